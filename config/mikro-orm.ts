@@ -1,0 +1,37 @@
+import { fileURLToPath } from 'node:url';
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, type Options } from '@mikro-orm/postgresql';
+import { migrationsList } from '../server/db/migrations/index.js';
+import { entities } from '../server/entities/index.js';
+import type { Config } from './schema.js';
+
+const migrationsDir = (suffix: string) => fileURLToPath(new URL(`../server/db/migrations${suffix}`, import.meta.url));
+
+/** One ORM configuration for the server, the CLI and the tests; `overrides` is how tests adjust it. */
+export function mikroOrmConfig(config: Config, overrides: Partial<Options> = {}): Options {
+  return defineConfig({
+    clientUrl: config.DATABASE_URL,
+    entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: config.DATABASE_POOL_SIZE },
+    allowGlobalContext: false,
+    debug: false,
+    ensureDatabase: false,
+    // Created by our migration, owned by Agenda: never diffed against the entities.
+    schemaGenerator: { skipTables: ['agenda_jobs'] },
+    discovery: { warnWhenNoEntities: true },
+    migrations: {
+      tableName: 'mikro_orm_migrations',
+      migrationsList,
+      // Used only when generating a new migration from the entities (see README, "Development").
+      path: migrationsDir(''),
+      transactional: true,
+      allOrNothing: true,
+      snapshot: true,
+      silent: true,
+      snapshotName: '.snapshot-postlane',
+      emit: 'ts',
+    },
+    ...overrides,
+  });
+}

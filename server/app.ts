@@ -1,0 +1,27 @@
+import Koa from 'koa';
+import type { Deps } from './deps.js';
+import { body } from './http/middleware/body.js';
+import { errorHandler } from './http/middleware/error-handler.js';
+import { logRequests } from './http/middleware/log-requests.js';
+import { normalizePath } from './http/middleware/normalize-path.js';
+import { ormContext } from './http/middleware/orm-context.js';
+import { requestId } from './http/middleware/request-id.js';
+import type { AppState } from './http/route.js';
+import { createRouter } from './http/router.js';
+
+/** The whole HTTP stack; it never listens, so tests and `postlane serve` mount the same thing. */
+export function createApp(deps: Deps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: deps.config.POSTLANE_TRUST_PROXY });
+  const router = createRouter(deps);
+  // Errors are rendered by errorHandler(); Koa's default handler would log them a second time.
+  app.silent = true;
+  app.use(requestId());
+  app.use(logRequests(deps.logger));
+  app.use(errorHandler(deps.logger));
+  app.use(normalizePath());
+  app.use(body(deps.config.POSTLANE_BODY_LIMIT_MB));
+  app.use(ormContext(deps.orm));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

@@ -1,0 +1,41 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import { validationError } from '../errors.js';
+
+export interface PageQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/**
+ * The one list helper: newest first by (created_at, id). A cursor must be an id this same list
+ * returned (same filter, so another team's id is refused like an unknown one); `before` pages back.
+ */
+export async function paginate<T extends { id: string; createdAt: Date }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: FilterQuery<T>,
+  page: PageQuery,
+): Promise<Page<T>> {
+  const cursorId = page.after ?? page.before;
+  let filter = where;
+  if (cursorId) {
+    const cursor = await em.findOne(entity, { $and: [where, { id: cursorId }] } as FilterQuery<T>, { fields: ['id', 'createdAt'] as never });
+    if (!cursor) throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
+    const op = page.after ? '$lt' : '$gt';
+    filter = {
+      $and: [where, { $or: [{ createdAt: { [op]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [op]: cursor.id } }] }],
+    } as FilterQuery<T>;
+  }
+  const direction = page.before ? 'asc' : 'desc';
+  const rows = await em.find(entity, filter, { orderBy: { createdAt: direction, id: direction } as never, limit: page.limit + 1 });
+  const data = rows.slice(0, page.limit);
+  if (page.before) data.reverse();
+  return { data, hasMore: rows.length > page.limit };
+}

@@ -1,0 +1,49 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { baseProperties, timestamp } from './base.js';
+import { Team } from './team.entity.js';
+
+/** Where the outbox row is in its life: the send job moves it, the sweeper watches `queued` and `sending`. */
+export const EMAIL_STATUSES = ['queued', 'sending', 'sent', 'failed'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+/** The wire's `last_event`; more values arrive with delivery outcomes and scheduling. */
+export const EMAIL_LAST_EVENTS = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'] as const;
+export type EmailLastEvent = (typeof EMAIL_LAST_EVENTS)[number];
+
+const addresses = () => p.array().columnType('text[]');
+
+export const Email = defineEntity({
+  name: 'Email',
+  indexes: [
+    { name: 'email_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
+    { name: 'email_outbox_idx', properties: ['status', 'sendAfter'] },
+  ],
+  properties: {
+    ...baseProperties,
+    team: () => p.manyToOne(Team),
+    from: p.text(),
+    to: addresses(),
+    cc: addresses(),
+    bcc: addresses(),
+    replyTo: addresses(),
+    subject: p.text(),
+    html: p.text().nullable(),
+    text: p.text().nullable(),
+    region: p.text(),
+    /** Our own Message-ID, stored before sending so a duplicate from the at-least-once window is recognisable. */
+    messageId: p.text().unique(),
+    status: p.enum([...EMAIL_STATUSES]),
+    lastEvent: p.enum([...EMAIL_LAST_EVENTS]),
+    /** The send job claims the row only from this time on (scheduling and retry backoff). */
+    sendAfter: timestamp(),
+    scheduledAt: timestamp().nullable(),
+    leaseExpiresAt: timestamp().nullable(),
+    attempts: p.integer().default(0),
+    providerMessageId: p.text().nullable(),
+    lastError: p.text().nullable(),
+    sentAt: timestamp().nullable(),
+    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+
+export interface IEmail extends InferEntity<typeof Email> {}

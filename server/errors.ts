@@ -1,0 +1,43 @@
+export type ErrorName =
+  | 'validation_error'
+  | 'missing_required_field'
+  | 'invalid_idempotency_key'
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'restricted_api_key'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'rate_limit_exceeded'
+  | 'application_error'
+  | 'service_unavailable';
+
+/** The one error type a handler throws; `toJSON` is the whole wire envelope. */
+export class ApiError extends Error {
+  override readonly name: ErrorName;
+
+  constructor(
+    readonly statusCode: number,
+    name: ErrorName,
+    message: string,
+  ) {
+    super(message);
+    this.name = name;
+  }
+
+  toJSON() {
+    return { statusCode: this.statusCode, name: this.name, message: this.message };
+  }
+}
+
+export const validationError = (message: string, statusCode = 422) => new ApiError(statusCode, 'validation_error', message);
+export const missingRequiredField = (field: string) => new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`);
+export const missingApiKey = () => new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
+export const invalidApiKey = () => new ApiError(403, 'invalid_api_key', 'API key is invalid');
+export const restrictedApiKey = () => new ApiError(403, 'restricted_api_key', 'This API key is restricted to only send emails');
+export const notFound = (resource: string) => new ApiError(404, 'not_found', `${resource} not found`);
+export const routeNotFound = () => new ApiError(404, 'not_found', 'The requested endpoint does not exist.');
+export const methodNotAllowed = () => new ApiError(405, 'method_not_allowed', 'Method is not allowed for the requested path.');
+export const conflict = (message = 'The request conflicts with the current state of the resource.') => new ApiError(409, 'conflict', message);
+export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.');
+export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');

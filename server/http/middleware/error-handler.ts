@@ -1,0 +1,52 @@
+import { DriverException, NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../logger.js';
+import { ApiError, applicationError, conflict, methodNotAllowed, routeNotFound, serviceUnavailable, validationError } from '../../errors.js';
+import type { AppState } from '../route.js';
+
+interface HttpishError extends Error {
+  status?: number;
+  expose?: boolean;
+  code?: string;
+  type?: string;
+}
+
+/** Codes that mean "the database is not there right now" rather than "the query is wrong". */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+
+function isDatabaseUnavailable(err: HttpishError): boolean {
+  const code = err.code ?? (err as { cause?: HttpishError }).cause?.code;
+  if (code && UNAVAILABLE_CODES.has(code)) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error/i.test(err.message);
+}
+
+/** Every failure leaves as `{statusCode, name, message}` JSON; nothing unexpected is echoed. */
+export function toApiError(err: HttpishError): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.status === 405 || err.status === 501) return methodNotAllowed();
+  if (err.status === 413 || err.type === 'entity.too.large') return validationError('Request body too large', 413);
+  if (err instanceof SyntaxError && err.status === 400) return validationError('Invalid JSON body');
+  if (err instanceof NotFoundError) return new ApiError(404, 'not_found', 'Resource not found');
+  if (err instanceof UniqueConstraintViolationException) return conflict();
+  if (isDatabaseUnavailable(err) || (err instanceof DriverException && isDatabaseUnavailable(err))) return serviceUnavailable();
+  if (err.expose && err.status && err.status >= 400 && err.status < 500) return validationError(err.message, err.status);
+  return applicationError();
+}
+
+export function errorHandler(logger: Logger): Middleware<AppState> {
+  return async function errorHandler(ctx, next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw routeNotFound();
+    } catch (thrown) {
+      const err = thrown instanceof Error ? (thrown as HttpishError) : new Error(String(thrown));
+      const apiError = toApiError(err);
+      if (apiError.statusCode >= 500) {
+        logger.error({ requestId: ctx.state.requestId, err: { message: err.message, stack: err.stack, code: (err as HttpishError).code } }, 'request failed');
+      }
+      ctx.status = apiError.statusCode;
+      ctx.body = apiError.toJSON();
+      if (apiError.statusCode === 503) ctx.set('retry-after', '5');
+    }
+  };
+}

@@ -1,0 +1,70 @@
+import type { Middleware, ParameterizedContext } from 'koa';
+import * as v from 'valibot';
+import type { Deps } from '../deps.js';
+import type { Auth } from '../services/api-keys/authenticate-api-key.js';
+import { authenticate } from './middleware/authenticate.js';
+import { requirePermission } from './middleware/require-permission.js';
+import { validate } from './middleware/validate.js';
+
+/**
+ * `public` needs no key (health); `sending_access` admits sending-only keys (only `/emails…` routes
+ * may say so); `full_access` admits full-access keys only.
+ */
+export type Permission = 'public' | 'sending_access' | 'full_access';
+
+type Schema = v.GenericSchema;
+type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
+
+export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  permission: Permission;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Exactly one success status; its schema documents and (outside production) checks the response. */
+  responses: Record<number, Schema>;
+}
+
+export interface AppState {
+  requestId: string;
+  auth?: Auth;
+  input?: { params: unknown; query: unknown; body: unknown };
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+
+export interface HandlerArgs<P, Q, B> {
+  input: { params: Out<P>; query: Out<Q>; body: Out<B> };
+  auth: Auth;
+  deps: Deps;
+  ctx: AppContext;
+}
+
+export interface Route {
+  spec: RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
+  middleware: (deps: Deps) => Middleware<AppState>[];
+}
+
+export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
+  spec: RouteSpec<P, Q, B>,
+  handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown,
+): Route {
+  const [status, responseSchema] = Object.entries(spec.responses)[0]!;
+  return {
+    spec: spec as Route['spec'],
+    middleware: (deps) => [
+      ...(spec.permission === 'public' ? [] : [authenticate(deps), requirePermission(spec.permission)]),
+      validate(spec),
+      async function handle(ctx: AppContext) {
+        const body = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
+        if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, body);
+        ctx.status = ctx.status === 404 ? Number(status) : ctx.status;
+        ctx.body = body;
+      },
+    ],
+  };
+}

@@ -1,0 +1,35 @@
+import { createApiKey } from '../../../services/api-keys/create-api-key.js';
+import { listApiKeys } from '../../../services/api-keys/list-api-keys.js';
+import { revokeApiKey } from '../../../services/api-keys/revoke-api-key.js';
+import { presentList } from '../../presenters.js';
+import { defineRoute } from '../../route.js';
+import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { presentApiKey, presentCreatedApiKey, presentDeletedApiKey } from './api-key.presenter.js';
+import { ApiKeyListItemSchema, CreateApiKeyBodySchema, CreatedApiKeySchema, DeletedApiKeySchema } from './api-keys.schemas.js';
+
+export const apiKeyRoutes = [
+  defineRoute(
+    {
+      method: 'post', path: '/api-keys', operationId: 'createApiKey', summary: 'Create an API key', tags: ['API keys'],
+      permission: 'full_access', body: CreateApiKeyBodySchema, responses: { 201: CreatedApiKeySchema },
+    },
+    async ({ input: { body }, auth, deps }) => {
+      const { apiKey, token } = await createApiKey(deps, auth.teamId, { name: body.name, permission: body.permission, domainId: body.domain_id });
+      return presentCreatedApiKey(apiKey, token);
+    },
+  ),
+  defineRoute(
+    {
+      method: 'get', path: '/api-keys', operationId: 'listApiKeys', summary: 'List API keys', tags: ['API keys'],
+      permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(ApiKeyListItemSchema) },
+    },
+    async ({ input: { query }, auth, deps }) => presentList(await listApiKeys(deps, auth.teamId, query), presentApiKey),
+  ),
+  defineRoute(
+    {
+      method: 'delete', path: '/api-keys/:id', operationId: 'deleteApiKey', summary: 'Revoke an API key', tags: ['API keys'],
+      permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedApiKeySchema },
+    },
+    async ({ input: { params }, auth, deps }) => presentDeletedApiKey(await revokeApiKey(deps, auth.teamId, params.id)),
+  ),
+];

@@ -1,0 +1,29 @@
+import * as v from 'valibot';
+
+export const UuidSchema = v.pipe(v.string(), v.uuid('must be a UUID'));
+
+export const IdParamSchema = v.object({ id: UuidSchema });
+
+/** `limit` 1–100 (default 20); `after` and `before` are ids the list returned, never both. */
+export const PaginationQuerySchema = v.pipe(
+  v.object({
+    limit: v.optional(
+      v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number between 1 and 100'), v.transform(Number), v.minValue(1, 'must be between 1 and 100'), v.maxValue(100, 'must be between 1 and 100')),
+      '20',
+    ),
+    after: v.optional(UuidSchema),
+    before: v.optional(UuidSchema),
+  }),
+  v.check((q) => !(q.after && q.before), 'after and before cannot be used together'),
+);
+
+export const TimestampSchema = v.pipe(v.string(), v.isoTimestamp());
+
+export const ErrorResponseSchema = v.pipe(
+  v.object({ statusCode: v.number(), name: v.string(), message: v.string() }),
+  v.metadata({ title: 'Error' }),
+);
+
+export const listOf = <S extends v.GenericSchema>(item: S) =>
+  v.object({ object: v.literal('list'), data: v.array(item), has_more: v.boolean() });
+

@@ -1,0 +1,106 @@
+import { hostname } from 'node:os';
+import { PostgresBackend } from '@agendajs/postgres-backend';
+import { RequestContext } from '@mikro-orm/core';
+import { Agenda } from 'agenda';
+import pg from 'pg';
+import type { Config } from '../../config/index.js';
+import type { Deps } from '../deps.js';
+import type { Logger } from '../logger.js';
+import type { AnyJobDefinition } from './define-job.js';
+import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
+
+/** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
+function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
+  let suppressed = 0;
+  let last = 0;
+  return (err: Error) => {
+    const now = Date.now();
+    if (now - last < windowMs) {
+      suppressed += 1;
+      return;
+    }
+    logger.error({ err: { message: err.message, code: (err as { code?: string }).code }, repeated: suppressed }, what);
+    suppressed = 0;
+    last = now;
+  };
+}
+
+/**
+ * Agenda on our Postgres, with the mitigations of reliability-notes §1: our own pool with error
+ * listeners, schema from our migration, a unique name per process, per-job lock limits.
+ * Construct it only once the database answers (pitfall A3).
+ */
+export class AgendaJobs implements JobQueue {
+  readonly name: string;
+  private readonly pool: pg.Pool;
+  private readonly agenda: Agenda;
+  private started = false;
+
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+    role: string,
+  ) {
+    this.name = `${hostname()}:${process.pid}:${role}`;
+    this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 6, application_name: `postlane-jobs:${role}` });
+    this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
+    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
+    backend.notificationChannel?.on?.('error', throttledErrorLog(logger, 'job notification channel error'));
+    this.agenda = new Agenda({
+      backend,
+      name: this.name,
+      processEvery: config.POSTLANE_JOB_PROCESS_EVERY_SECONDS * 1000,
+      defaultLockLifetime: config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS * 1000,
+      defaultLockLimit: 1,
+      removeOnComplete: true,
+    });
+    this.agenda.on('error', throttledErrorLog(logger, 'job runner error'));
+  }
+
+  async ready(): Promise<void> {
+    await this.agenda.ready;
+  }
+
+  async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
+    if (at && at.getTime() > Date.now()) await this.agenda.schedule(at, name, data);
+    else await this.agenda.now(name, data);
+  }
+
+  /** Defines every job on this process and starts picking them up: the worker role. */
+  async start(deps: Deps, definitions: readonly AnyJobDefinition[]): Promise<void> {
+    for (const job of definitions) {
+      const options = job.options(this.config);
+      this.agenda.define(
+        job.name,
+        async (agendaJob) => {
+          // A fresh EntityManager per run, like a request gets one.
+          await RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {}));
+        },
+        options,
+      );
+    }
+    this.agenda.on('fail', (err: Error, agendaJob: { attrs: { name: string; id?: unknown } }) =>
+      this.logger.error({ err, job: agendaJob.attrs.name, jobId: String(agendaJob.attrs.id) }, 'job failed'),
+    );
+    await this.agenda.start();
+    this.started = true;
+    for (const job of definitions) if (job.every) await this.agenda.every(job.every, job.name);
+  }
+
+  /**
+   * Shutdown (reliability-notes §1): let running jobs finish, then release the locks this process
+   * still holds on jobs it fetched but never started, so other workers take them at once.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.started) {
+      const result = await this.agenda.drain({ timeout: graceMs, closeConnection: false });
+      if (result.timedOut) this.logger.warn({ running: result.running }, 'jobs still running at shutdown');
+      await this.pool.query(
+        'UPDATE agenda_jobs SET locked_at = NULL WHERE last_modified_by = $1 AND locked_at IS NOT NULL AND next_run_at IS NOT NULL',
+        [this.name],
+      );
+    }
+    await this.pool.end();
+  }
+
+}

@@ -1,0 +1,21 @@
+import { constant } from 'agenda';
+import * as v from 'valibot';
+import { sweepOutbox } from '../services/emails/sweep-outbox.js';
+import { defineJob } from './define-job.js';
+
+export const outboxSweepJob = defineJob({
+  name: 'outbox.sweep',
+  data: v.object({}) as unknown as v.GenericSchema<unknown, Record<string, never>>,
+  every: '1 minute',
+  options: () => ({
+    concurrency: 1,
+    lockLimit: 1,
+    lockLifetime: 60_000,
+    // The next tick is a minute away anyway; one quick retry covers a blip.
+    backoff: constant({ delay: 10_000, maxRetries: 1 }),
+    removeOnComplete: false,
+  }),
+  run: async (deps) => {
+    await sweepOutbox(deps);
+  },
+});

@@ -1,0 +1,36 @@
+import nodemailer from 'nodemailer';
+import type { OutboundMessage } from '../providers/provider.js';
+
+/** nodemailer's message options, from our fields only: no user object is ever passed through. */
+export function toNodemailerMessage(message: OutboundMessage) {
+  return {
+    messageId: message.messageId,
+    from: message.from,
+    to: message.to,
+    cc: message.cc,
+    bcc: message.bcc,
+    replyTo: message.replyTo,
+    subject: message.subject,
+    html: message.html ?? undefined,
+    text: message.text ?? undefined,
+    headers: { 'X-Postlane-Email-Id': message.emailId },
+  };
+}
+
+/** Every transport we create refuses to read local files or fetch URLs named in a message. */
+export const SAFE_TRANSPORT_OPTIONS = { disableFileAccess: true, disableUrlAccess: true } as const;
+
+const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, ...SAFE_TRANSPORT_OPTIONS });
+
+/** The RFC 5322 message as it would leave over SMTP, plus its envelope. */
+export async function buildMime(message: OutboundMessage): Promise<{ raw: string; envelope: { from: string; to: string[] } }> {
+  const info = await composer.sendMail(toNodemailerMessage(message));
+  const envelope = info.envelope as { from: string | false; to: string[] };
+  return { raw: (info.message as Buffer).toString('utf8'), envelope: { from: envelope.from || '', to: envelope.to } };
+}
+
+/** `<uuid@domain>`: the domain of the sender, so the id is globally unique and attributable. */
+export function createMessageId(emailId: string, fromAddress: string): string {
+  const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1).replace(/>$/, '');
+  return `<${emailId}@${domain}>`;
+}

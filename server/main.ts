@@ -1,0 +1,98 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/index.js';
+import { createApp } from './app.js';
+import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
+import type { Deps } from './deps.js';
+import { AgendaJobs, jobDefinitions } from './jobs/index.js';
+import { createLogger, type Logger } from './logger.js';
+import { createProviders } from './providers/index.js';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Appliance {
+  deps: Deps;
+  /** Where the API listens; null for a worker. */
+  url: string | null;
+  shutdown(): Promise<void>;
+}
+
+export class PendingMigrationsError extends Error {
+  constructor(readonly pending: string[]) {
+    super(`The database schema is behind this version (${pending.length} migration(s) pending). Run \`postlane migrate\` first.`);
+    this.name = 'PendingMigrationsError';
+  }
+}
+
+/**
+ * Starts the API, the worker, or both on one Postgres. Any number of each may run at once:
+ * the database is the only shared state.
+ */
+export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
+  await waitForDatabase(config, logger);
+  const orm = await initOrm(config);
+  const pending = await pendingMigrations(orm);
+  if (pending.length > 0) {
+    await orm.close();
+    throw new PendingMigrationsError(pending);
+  }
+  const jobs = new AgendaJobs(config, logger, role);
+  await jobs.ready();
+  const providers = createProviders(config, orm);
+  const deps: Deps = { config, orm, jobs, providers, logger, clock: () => new Date() };
+
+  if (role !== 'api') await jobs.start(deps, jobDefinitions);
+
+  let server: Server | null = null;
+  let url: string | null = null;
+  if (role !== 'worker') {
+    server = createServer(createApp(deps).callback());
+    server.keepAliveTimeout = 65_000;
+    server.listen(config.POSTLANE_PORT, config.POSTLANE_HOST);
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${port}`;
+  }
+  logger.info({ role, url, regions: providers.regions, worker: jobs.name }, 'postlane started');
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      logger.info({ role }, 'shutting down');
+      if (server) {
+        const closed = new Promise((resolve) => server!.close(resolve));
+        server.closeIdleConnections();
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        server.closeAllConnections();
+      }
+      await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
+      await providers.close();
+      await orm.close();
+      logger.info({ role }, 'stopped');
+    })());
+  return { deps, url, shutdown };
+}
+
+/** SIGTERM and SIGINT drain and exit 0; an unhandled rejection exits 1 so the supervisor restarts us. */
+export function exitOnSignals(appliance: Appliance, logger: Logger): void {
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'signal received');
+    appliance.shutdown().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error({ err: err.message }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+export function exitOnUnhandledRejection(logger: Logger): void {
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason instanceof Error ? { message: reason.message, stack: reason.stack } : String(reason) }, 'unhandled rejection');
+    process.exit(1);
+  });
+}

@@ -1,0 +1,38 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../../config/index.js';
+import { CaptureProvider } from './capture.provider.js';
+import type { EmailProvider } from './provider.js';
+import { SmtpProvider } from './smtp.provider.js';
+
+export * from './provider.js';
+
+/** The configured providers, looked up by the region a domain sends from. */
+export class ProviderRegistry {
+  private readonly byRegion = new Map<string, EmailProvider>();
+
+  constructor(readonly all: readonly EmailProvider[]) {
+    for (const provider of all) for (const region of provider.regions) this.byRegion.set(region, provider);
+  }
+
+  forRegion(region: string): EmailProvider {
+    const provider = this.byRegion.get(region);
+    if (!provider) throw new Error(`No provider serves region ${region}`);
+    return provider;
+  }
+
+  get regions(): string[] {
+    return [...this.byRegion.keys()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all.map((p) => p.close()));
+  }
+}
+
+export function createProviders(config: Config, orm: MikroORM): ProviderRegistry {
+  // The provider call must finish well inside the lease, or a second worker could send the same row.
+  const timeoutMs = Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.6);
+  return new ProviderRegistry(
+    config.POSTLANE_PROVIDERS.map((p) => (p.type === 'capture' ? new CaptureProvider(p.regions, orm) : new SmtpProvider(p, timeoutMs))),
+  );
+}

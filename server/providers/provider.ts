@@ -1,0 +1,45 @@
+/** What a provider needs to hand one email over; built from validated fields only. */
+export interface OutboundMessage {
+  emailId: string;
+  messageId: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+export interface RecipientResult {
+  address: string;
+  accepted: boolean;
+  response: string;
+}
+
+export interface SendResult {
+  providerMessageId: string;
+  recipients: RecipientResult[];
+}
+
+/** `transient` failures are retried with backoff; the others fail the email for good. */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+    readonly responseCode?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+export interface EmailProvider {
+  readonly type: string;
+  readonly regions: readonly string[];
+  send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
+  /** Reachability and credentials, for health checks and `postlane doctor`. */
+  verify(): Promise<void>;
+  close(): Promise<void>;
+}

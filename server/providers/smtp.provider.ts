@@ -1,0 +1,72 @@
+import nodemailer from 'nodemailer';
+import type { ProviderConfig } from '../../config/index.js';
+import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
+import { type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+
+type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
+
+interface SmtpFailure extends Error {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  rejectedErrors?: SmtpFailure[];
+  recipient?: string;
+}
+
+/** A relay over SMTP through a pooled nodemailer transport; timeouts stay well below the send lease. */
+export class SmtpProvider implements EmailProvider {
+  readonly type = 'smtp';
+  readonly regions: readonly string[];
+  private readonly transport;
+
+  constructor(config: SmtpConfig, timeoutMs: number) {
+    this.regions = config.regions;
+    const url = new URL(config.url);
+    this.transport = nodemailer.createTransport({
+      pool: true,
+      host: url.hostname,
+      port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
+      secure: url.protocol === 'smtps:',
+      auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+      maxConnections: config.max_connections,
+      maxMessages: 100,
+      rateDelta: 1000,
+      rateLimit: config.rate_per_second,
+      connectionTimeout: Math.min(timeoutMs, 30_000),
+      greetingTimeout: Math.min(timeoutMs, 30_000),
+      socketTimeout: timeoutMs,
+      ...SAFE_TRANSPORT_OPTIONS,
+    });
+  }
+
+  async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
+    try {
+      const info = await this.transport.sendMail({ ...toNodemailerMessage(message), signal });
+      const rejected = (info.rejectedErrors ?? []) as SmtpFailure[];
+      return {
+        providerMessageId: info.messageId,
+        recipients: [
+          ...(info.accepted as string[]).map((address) => ({ address, accepted: true, response: info.response })),
+          ...rejected.map((err) => ({ address: err.recipient ?? '', accepted: false, response: err.response ?? err.message })),
+        ],
+      };
+    } catch (err) {
+      throw classify(err as SmtpFailure);
+    }
+  }
+
+  async verify(): Promise<void> {
+    await this.transport.verify();
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
+
+/** 5xx is permanent; 4xx, timeouts and connection trouble are worth another try. */
+function classify(err: SmtpFailure): ProviderError {
+  const code = err.responseCode ?? err.rejectedErrors?.[0]?.responseCode;
+  const transient = code === undefined || code < 500;
+  return new ProviderError(err.response ?? err.message, transient, code);
+}

@@ -1,0 +1,29 @@
+import type { Deps } from '../../deps.js';
+import { ApiKey, type ApiKeyPermission, type IApiKey, Team } from '../../entities/index.js';
+import { validationError } from '../../errors.js';
+import { generateToken, hashToken, tokenHint } from './token.js';
+
+export interface CreateApiKeyInput {
+  name: string;
+  permission: ApiKeyPermission;
+  domainId?: string | null;
+}
+
+/** Returns the token once; only its SHA-256 is stored. */
+export async function createApiKey(deps: Pick<Deps, 'orm'>, teamId: string, input: CreateApiKeyInput): Promise<{ apiKey: IApiKey; token: string }> {
+  if (input.domainId && input.permission !== 'sending_access') {
+    throw validationError('domain_id: only a sending_access key can be limited to a domain');
+  }
+  const em = deps.orm.em;
+  const token = generateToken();
+  const apiKey = em.create(ApiKey, {
+    team: em.getReference(Team, teamId),
+    name: input.name,
+    permission: input.permission,
+    domainId: input.domainId ?? null,
+    tokenHash: hashToken(token),
+    tokenHint: tokenHint(token),
+  });
+  await em.flush();
+  return { apiKey, token };
+}

@@ -1,0 +1,116 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Deps } from '../../deps.js';
+import { Email, EmailEvent, EmailRecipient, type IEmail } from '../../entities/index.js';
+import { ProviderError, type SendResult } from '../../providers/index.js';
+import { enqueueSend } from './send-email.js';
+
+/** Retry delays after transient provider failures, by attempt number; the last repeats. */
+export const SEND_RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600] as const;
+
+/**
+ * Claims the row with a compare-and-set lease; if nothing comes back someone else owns it or it is
+ * done, so a duplicate job run sends nothing. If the process dies after the provider accepted the
+ * message but before the result is committed, the message goes out again once the lease expires:
+ * delivery is at least once, and the stored Message-ID makes the duplicate recognisable.
+ */
+export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
+  const em = deps.orm.em;
+  const leaseSeconds = deps.config.POSTLANE_SEND_LEASE_SECONDS;
+  const row = await em.getConnection().execute<Record<string, unknown>>(
+    `UPDATE email SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
+      WHERE id = ? AND send_after <= now() AND (status = 'queued' OR (status = 'sending' AND lease_expires_at < now()))
+      RETURNING *`,
+    [leaseSeconds, emailId],
+    'get',
+  );
+  if (!row) return;
+  const email = em.map(Email, row);
+  const log = deps.logger.child({ emailId, attempt: email.attempts });
+
+  if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
+
+  let result: SendResult;
+  try {
+    const provider = deps.providers.forRegion(email.region);
+    result = await provider.send(
+      {
+        emailId: email.id,
+        messageId: email.messageId,
+        from: email.from,
+        to: email.to,
+        cc: email.cc,
+        bcc: email.bcc,
+        replyTo: email.replyTo,
+        subject: email.subject,
+        html: email.html ?? null,
+        text: email.text ?? null,
+      },
+      AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8)),
+    );
+  } catch (err) {
+    const transient = !(err instanceof ProviderError) || err.transient;
+    const message = (err as Error).message;
+    if (transient && email.attempts < deps.config.POSTLANE_SEND_MAX_ATTEMPTS) {
+      await scheduleRetry(deps, email, message);
+      log.warn({ err: message }, 'send failed, will retry');
+    } else {
+      await recordFailure(deps, email, message);
+      log.error({ err: message }, 'send failed permanently');
+    }
+    return;
+  }
+  await recordSent(deps, email, result);
+  log.info({ providerMessageId: result.providerMessageId }, 'email sent');
+}
+
+async function recordSent(deps: Deps, email: IEmail, result: SendResult): Promise<void> {
+  const em = deps.orm.em;
+  const now = deps.clock();
+  await em.transactional(async (tx) => {
+    const recipients = await tx.find(EmailRecipient, { email: email.id });
+    const verdicts = new Map(result.recipients.map((r) => [r.address.toLowerCase(), r]));
+    for (const recipient of recipients) {
+      const verdict = verdicts.get(recipient.address.toLowerCase());
+      if (!verdict) continue;
+      recipient.status = verdict.accepted ? 'accepted' : 'rejected';
+      recipient.response = verdict.response;
+    }
+    Object.assign(tx.merge(email), {
+      status: 'sent',
+      lastEvent: 'sent',
+      providerMessageId: result.providerMessageId,
+      sentAt: now,
+      leaseExpiresAt: null,
+      lastError: null,
+    });
+    tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.sent', payload: eventData(email) });
+  });
+}
+
+async function scheduleRetry(deps: Deps, email: IEmail, error: string): Promise<void> {
+  const delays = SEND_RETRY_DELAYS_SECONDS;
+  const delay = delays[Math.min(email.attempts - 1, delays.length - 1)]!;
+  const sendAfter = new Date(deps.clock().getTime() + delay * 1000);
+  await deps.orm.em.nativeUpdate(Email, { id: email.id }, { status: 'queued', leaseExpiresAt: null, sendAfter, lastError: error });
+  await enqueueSend(deps, { id: email.id, sendAfter });
+}
+
+async function recordFailure(deps: Deps, email: IEmail, error: string): Promise<void> {
+  const now = deps.clock();
+  await deps.orm.em.transactional(async (tx) => {
+    Object.assign(tx.merge(email), { status: 'failed', lastEvent: 'failed', leaseExpiresAt: null, lastError: error });
+    tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: { ...eventData(email), error } });
+  });
+}
+
+/** The `data` of an email webhook event, kept with the event row. */
+function eventData(email: IEmail): Record<string, unknown> {
+  return {
+    email_id: email.id,
+    created_at: email.createdAt.toISOString(),
+    from: email.from,
+    to: email.to,
+    subject: email.subject,
+    message_id: email.messageId,
+  };
+}

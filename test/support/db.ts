@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The server the tests create their databases on: trust auth on loopback, as CI and install.sh set it up. */
+export const ADMIN_URL = process.env.POSTLANE_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function databaseUrl(name: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export const uniqueDatabaseName = (prefix: string) => `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+/** A fresh database cloned from the migrated template of this run: fast, and isolated per test file. */
+export async function createTestDatabase(template: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = uniqueDatabaseName('postlane_t');
+  await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  return { url: databaseUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}

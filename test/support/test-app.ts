@@ -1,0 +1,87 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RequestContext } from '@mikro-orm/core';
+import { inject } from 'vitest';
+import { type Config, loadConfig } from '../../config/index.js';
+import { createApp } from '../../server/app.js';
+import { initOrm } from '../../server/db/orm.js';
+import type { Deps } from '../../server/deps.js';
+import { AgendaJobs, type JobQueue, jobDefinitions, RecordingJobQueue } from '../../server/jobs/index.js';
+import { createLogger } from '../../server/logger.js';
+import { createProviders } from '../../server/providers/index.js';
+import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { createTeam } from '../../server/services/teams/create-team.js';
+import { createTestDatabase } from './db.js';
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** `recording` asserts enqueues without running them; `agenda` enqueues for real; `worker` also runs jobs here. */
+  jobs?: 'recording' | 'agenda' | 'worker';
+}
+
+/** The real app on a real socket over a fresh database of its own. */
+export async function startTestApp(options: TestAppOptions = {}) {
+  const database = await createTestDatabase(inject('templateDatabase'));
+  const config: Config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    DATABASE_URL: database.url,
+    POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
+    POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
+    ...options.env,
+  });
+  const logger = createLogger(config.POSTLANE_LOG_LEVEL);
+  const orm = await initOrm(config);
+  const mode = options.jobs ?? 'recording';
+  const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);
+  await agenda?.ready();
+  const jobs: JobQueue = agenda ?? new RecordingJobQueue();
+  const deps: Deps = { config, orm, jobs, providers: createProviders(config, orm), logger, clock: () => new Date() };
+  if (agenda && mode === 'worker') await agenda.start(deps, jobDefinitions);
+
+  const server = createServer(createApp(deps).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  /** Runs a service outside HTTP with its own EntityManager, as a job or the CLI would. */
+  const run = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em, fn);
+
+  return {
+    url,
+    deps,
+    config,
+    databaseUrl: database.url,
+    recorded: jobs instanceof RecordingJobQueue ? jobs.jobs : [],
+    run,
+    /** A new team with one key of the given permission: every test works inside its own team. */
+    async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access') {
+      return run(async () => {
+        const team = await createTeam(deps, { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
+        const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });
+        return { teamId: team.id, keyId: apiKey.id, token };
+      });
+    },
+    async request(method: string, path: string, init: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };
+      if (init.token) headers.authorization = `Bearer ${init.token}`;
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers,
+        body: init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, text };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await agenda?.stop(5_000);
+      await deps.providers.close();
+      await orm.close();
+      await database.drop();
+    },
+  };
+}
+
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
