@@ -22,10 +22,10 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock'>): Promise<He
       `SELECT name, count(*) AS due, extract(epoch FROM now() - min(next_run_at))::float AS oldest
          FROM agenda_jobs WHERE next_run_at <= now() AND locked_at IS NULL AND disabled = false GROUP BY name ORDER BY name`,
     );
-    const [sweep] = await connection.execute<{ last_finished_at: Date | null }[]>(
+    const [sweep] = await connection.execute<{ last_finished_at: string | Date | null }[]>(
       `SELECT max(last_finished_at) AS last_finished_at FROM agenda_jobs WHERE name = 'outbox.sweep'`,
     );
-    const lastSweep = sweep?.last_finished_at ?? null;
+    const lastSweep = sweep?.last_finished_at ? new Date(sweep.last_finished_at) : null;
     const workerAlive = lastSweep !== null && deps.clock().getTime() - lastSweep.getTime() < WORKER_SILENCE_SECONDS * 1000;
     return {
       ok: workerAlive,

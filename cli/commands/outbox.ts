@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { getCapturedMessage } from '../../server/services/outbox/get-captured-message.js';
+import { listCapturedMessages } from '../../server/services/outbox/list-captured-messages.js';
+import type { ICapturedMessage } from '../../server/entities/index.js';
+import { command, withDatabase } from '../lib/context.js';
+import { printJson, renderTable } from '../lib/render.js';
+
+const summary = (m: ICapturedMessage) => ({
+  id: m.id,
+  created_at: m.createdAt.toISOString(),
+  region: m.region,
+  message_id: m.messageId,
+  from: m.envelopeFrom,
+  to: m.envelopeTo,
+  subject: m.subject,
+});
+
+export function registerOutbox(program: Command): void {
+  const outbox = program
+    .command('outbox')
+    .description('mail kept by the embedded capture provider instead of being relayed');
+
+  outbox
+    .command('list', { isDefault: true })
+    .description('list captured messages, newest first')
+    .option('--limit <n>', 'how many (1-100)', '20')
+    .action(
+      command(async (options: { limit: string }, cmd: Command) => {
+        const rows = await withDatabase(async ({ orm }) => {
+          const page = await listCapturedMessages({ orm }, { limit: Math.min(100, Math.max(1, Number(options.limit) || 20)) });
+          return page.data.map(summary);
+        });
+        if (cmd.optsWithGlobals().json) return printJson(rows);
+        await renderTable({
+          columns: ['ID', 'CAPTURED', 'FROM', 'TO', 'SUBJECT'],
+          rows: rows.map((m) => [m.id, m.created_at, m.from, m.to.join(', '), m.subject]),
+          empty: 'No captured mail yet.',
+        });
+      }),
+    );
+
+  outbox
+    .command('show')
+    .description('print one captured message as raw MIME (by id or Message-ID)')
+    .argument('<id>', 'captured message id, or the email\'s Message-ID')
+    .action(
+      command(async (id: string, _options: unknown, cmd: Command) => {
+        const message = await withDatabase(({ orm }) => getCapturedMessage({ orm }, id));
+        if (cmd.optsWithGlobals().json) return printJson({ ...summary(message), raw: message.raw });
+        process.stdout.write(message.raw.endsWith('\n') ? message.raw : `${message.raw}\n`);
+      }),
+    );
+}

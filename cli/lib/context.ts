@@ -1,0 +1,54 @@
+import { RequestContext } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { type Config, ConfigError, loadConfig } from '../../config/index.js';
+import { DatabaseUnavailableError, initOrm, waitForDatabase } from '../../server/db/orm.js';
+import { ApiError } from '../../server/errors.js';
+import { PendingMigrationsError } from '../../server/main.js';
+import { printJson, renderProblems } from './render.js';
+
+export interface GlobalOptions {
+  json?: boolean;
+}
+
+/** Runs a command body and turns every failure into a clear message and a non-zero exit. */
+export function command<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    const options = args.findLast((a) => typeof a === 'object' && a !== null && 'optsWithGlobals' in a) as
+      | { optsWithGlobals(): GlobalOptions }
+      | undefined;
+    const json = Boolean(options?.optsWithGlobals().json);
+    try {
+      await fn(...args);
+    } catch (err) {
+      process.exitCode = await reportFailure(err as Error, json);
+    }
+  };
+}
+
+async function reportFailure(err: Error, json: boolean): Promise<number> {
+  const { title, problems, hint } = describeFailure(err);
+  if (json) printJson({ error: { name: err.name, message: title, problems } });
+  else await renderProblems(title, problems, hint);
+  return 1;
+}
+
+function describeFailure(err: Error): { title: string; problems: string[]; hint?: string } {
+  if (err instanceof ConfigError) {
+    return { title: 'The configuration is invalid', problems: err.problems, hint: 'Fix the environment variables or the config file, then run the command again.' };
+  }
+  if (err instanceof DatabaseUnavailableError) return { title: err.message, problems: [], hint: 'Is PostgreSQL running? `systemctl status postgresql`' };
+  if (err instanceof PendingMigrationsError) return { title: err.message, problems: err.pending };
+  if (err instanceof ApiError) return { title: err.message, problems: [] };
+  return { title: err.message || 'Unexpected failure', problems: [] };
+}
+
+/** Config, a database connection and a unit of work, for commands that talk to Postgres directly. */
+export async function withDatabase<T>(fn: (ctx: { config: Config; orm: MikroORM }) => Promise<T>, config: Config = loadConfig()): Promise<T> {
+  await waitForDatabase(config, null, 5_000);
+  const orm = await initOrm(config);
+  try {
+    return await RequestContext.create(orm.em, () => fn({ config, orm }));
+  } finally {
+    await orm.close();
+  }
+}

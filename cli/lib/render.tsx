@@ -1,0 +1,59 @@
+import { render, renderToString } from 'ink';
+import type { ReactElement } from 'react';
+import { Problems } from '../components/Problems.js';
+import { Table, type TableProps } from '../components/Table.js';
+import { TaskList, type TaskView } from '../components/TaskList.js';
+
+export interface Task<T = unknown> {
+  title: string;
+  run: () => Promise<T>;
+  /** A short note shown after the title once the task is done. */
+  detail?: (result: T) => string | undefined;
+}
+
+/** Static output for tables and messages; unwrapped when piped, so `grep` and `cut` see whole rows. */
+async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Promise<void> {
+  stream.write(`${renderToString(element, { columns: stream.isTTY ? stream.columns : 10_000 })}\n`);
+}
+
+/**
+ * Runs steps in order with a live checklist on stderr, so stdout stays for data.
+ * With `quiet` (the --json mode) nothing is drawn. Stops at the first failure and rethrows it.
+ */
+export async function renderTasks(tasks: Task<any>[], { quiet }: { quiet: boolean }): Promise<unknown[]> {
+  const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
+  const instance = quiet ? null : render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false });
+  const redraw = () => instance?.rerender(<TaskList tasks={[...views]} />);
+  const results: unknown[] = [];
+  try {
+    for (const [index, task] of tasks.entries()) {
+      views[index] = { ...views[index]!, state: 'running' };
+      redraw();
+      try {
+        const result = await task.run();
+        results.push(result);
+        views[index] = { ...views[index]!, state: 'done', detail: task.detail?.(result) };
+      } catch (err) {
+        views[index] = { ...views[index]!, state: 'failed' };
+        throw err;
+      } finally {
+        redraw();
+      }
+    }
+  } finally {
+    instance?.unmount();
+    await instance?.waitUntilExit();
+  }
+  return results;
+}
+
+export const renderTable = (props: TableProps) => renderOnce(<Table {...props} />, process.stdout);
+
+export const renderElement = (element: ReactElement) => renderOnce(element, process.stdout);
+
+export const renderProblems = (title: string, problems: string[], hint?: string) =>
+  renderOnce(<Problems title={title} problems={problems} hint={hint} />, process.stderr);
+
+export function printJson(data: unknown): void {
+  process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+}

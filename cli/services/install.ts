@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { configFilePath, loadConfig, readConfigFile } from '../../config/index.js';
+import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { createTeam } from '../../server/services/teams/create-team.js';
+import { listTeams } from '../../server/services/teams/list-teams.js';
+import { migrate } from '../../server/db/orm.js';
+import { withDatabase } from '../lib/context.js';
+import type { Task } from '../lib/render.js';
+
+export interface InstallOptions {
+  databaseUrl?: string;
+  host?: string;
+  port?: string;
+  publicUrl?: string;
+  teamName: string;
+}
+
+export interface InstallResult {
+  config_path: string;
+  config_written: boolean;
+  migrations_applied: string[];
+  team: { id: string; name: string; created: boolean };
+  /** Only on the run that created the team: the token is shown this once. */
+  api_key: { id: string; token: string } | null;
+}
+
+/**
+ * Idempotent: keeps every value already in the config file (flags only fill in or change what is
+ * given), applies pending migrations, and creates the first team and key only if there is no team.
+ */
+export function installTasks(options: InstallOptions): { tasks: Task<any>[]; result: () => InstallResult } {
+  const path = configFilePath();
+  const partial: Partial<InstallResult> = { config_path: path };
+  const tasks: Task<any>[] = [
+    {
+      title: `Write configuration to ${path}`,
+      run: async () => {
+        const existing = readConfigFile(path);
+        const given = Object.fromEntries(
+          Object.entries({
+            DATABASE_URL: options.databaseUrl ?? (existing.DATABASE_URL ? undefined : process.env.DATABASE_URL),
+            POSTLANE_HOST: options.host,
+            POSTLANE_PORT: options.port,
+            POSTLANE_PUBLIC_URL: options.publicUrl,
+          }).filter(([, value]) => value !== undefined),
+        );
+        const next = { ...existing, ...given };
+        partial.config_written = !existsSync(path) || JSON.stringify(next) !== JSON.stringify(existing);
+        loadConfig({ ...process.env, ...stringValues(next), POSTLANE_CONFIG: '/nonexistent/postlane.json' });
+        if (partial.config_written) {
+          mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+          // The file holds the database password: readable by its owner only.
+          writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+        }
+        return partial.config_written;
+      },
+      detail: (written: boolean) => (written ? 'written' : 'unchanged'),
+    },
+    {
+      title: 'Apply database migrations',
+      run: async () => {
+        partial.migrations_applied = await withDatabase(({ orm }) => migrate(orm));
+        return partial.migrations_applied;
+      },
+      detail: (applied: string[]) => (applied.length ? `${applied.length} applied` : 'up to date'),
+    },
+    {
+      title: 'Create the first team and API key',
+      run: async () =>
+        withDatabase(async ({ orm }) => {
+          const [existing] = await listTeams({ orm });
+          if (existing) {
+            partial.team = { id: existing.id, name: existing.name, created: false };
+            partial.api_key = null;
+            return false;
+          }
+          const team = await createTeam({ orm }, { name: options.teamName });
+          const { apiKey, token } = await createApiKey({ orm }, team.id, { name: `install ${randomUUID().slice(0, 8)}`, permission: 'full_access' });
+          partial.team = { id: team.id, name: team.name, created: true };
+          partial.api_key = { id: apiKey.id, token };
+          return true;
+        }),
+      detail: (created: boolean) => (created ? 'created' : 'a team exists already; kept'),
+    },
+  ];
+  return { tasks, result: () => partial as InstallResult };
+}
+
+const stringValues = (record: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));

@@ -1,0 +1,130 @@
+/**
+ * `npm run bench`: accepted POST /emails per second and latency under concurrent load, beside a
+ * baseline measured in the same run on the same database: a bare Koa handler doing one INSERT.
+ * The ratio is what the targets are about; absolute figures depend on the machine.
+ *
+ *   node --import tsx test/bench/run.ts [--json] [--duration 10] [--warmup 3] [--connections 50]
+ */
+import { parseArgs } from 'node:util';
+import { RequestContext } from '@mikro-orm/core';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import pg from 'pg';
+import { loadConfig } from '../../config/index.js';
+import { createApp } from '../../server/app.js';
+import { initOrm, migrate } from '../../server/db/orm.js';
+import type { Deps } from '../../server/deps.js';
+import { AgendaJobs } from '../../server/jobs/index.js';
+import { createLogger } from '../../server/logger.js';
+import { createProviders } from '../../server/providers/index.js';
+import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { createTeam } from '../../server/services/teams/create-team.js';
+import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
+import { type LoadResult, type LoadSettings, load } from './load.js';
+
+const TARGET_RPS = 1_500;
+const TARGET_RATIO = 0.5;
+
+// As deployed: responses are not checked against their schemas in production.
+process.env.NODE_ENV = 'production';
+
+const { values: args } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+const settings: LoadSettings = { connections: Number(args.connections), warmupSeconds: Number(args.warmup), durationSeconds: Number(args.duration) };
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+const payload = JSON.stringify({ from: 'Bench <bench@example.com>', to: ['user@example.com'], subject: 'Hello', html: '<p>Hi</p>' });
+
+const dbName = uniqueDatabaseName('postlane_bench');
+await adminQuery(`CREATE DATABASE "${dbName}"`);
+try {
+  // A nonexistent config path, and nothing from the environment: no machine config leaks in.
+  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent' });
+  const logger = createLogger(config.POSTLANE_LOG_LEVEL);
+  const orm = await initOrm(config);
+  await migrate(orm);
+  // The baseline's pool, sized like the ORM's; also used for the row counts.
+  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
+  // Enqueue only, never started as a worker: what an API process (`--role api`) does.
+  const jobs = new AgendaJobs(config, logger, 'api');
+  await jobs.ready();
+  const deps: Deps = { config, orm, jobs, providers: createProviders(config, orm), logger, clock: () => new Date() };
+  try {
+    const count = (table: string) => async () => Number((await pool.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+
+    await pool.query('CREATE TABLE bench_baseline (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), body jsonb NOT NULL)');
+    const bare = new Koa();
+    bare.use(koaBody());
+    bare.use(async (ctx) => {
+      const { rows } = await pool.query('INSERT INTO bench_baseline (body) VALUES ($1) RETURNING id', [ctx.request.body]);
+      ctx.body = { id: rows[0].id };
+    });
+    progress(`baseline: ${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s at ${settings.connections} connections…`);
+    const baseline = await load(bare.callback(), { path: '/', headers: {}, body: payload }, settings, count('bench_baseline'));
+
+    const { token } = await RequestContext.create(orm.em, async () => {
+      const team = await createTeam(deps, { name: 'Bench' });
+      return createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' });
+    });
+    const jobsBefore = await count('agenda_jobs')();
+    progress('postlane: same settings…');
+    const postlane = await load(createApp(deps).callback(), { path: '/emails', headers: { authorization: `Bearer ${token}` }, body: payload }, settings, count('email'));
+    // Warm-up jobs included: every accepted email, warm-up or measured, must have been enqueued.
+    const emailsTotal = await count('email')();
+    const jobsEnqueued = (await count('agenda_jobs')()) - jobsBefore;
+
+    report(baseline, postlane, { emailsTotal, jobsEnqueued });
+  } finally {
+    await jobs.stop(1_000);
+    await deps.providers.close();
+    await orm.close();
+    await pool.end();
+  }
+} finally {
+  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+}
+
+type Measured = LoadResult & { rows: number };
+
+function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }) {
+  const ratio = postlane.rps / baseline.rps;
+  const targets = {
+    rps: { target: TARGET_RPS, value: Math.round(postlane.rps), met: postlane.rps >= TARGET_RPS },
+    ratio: { target: TARGET_RATIO, value: Number(ratio.toFixed(2)), met: ratio >= TARGET_RATIO },
+  };
+  const sanity = {
+    emailRows: postlane.rows,
+    served2xx: postlane.served,
+    autocannon2xx: postlane.accepted,
+    rowsMatchServed: postlane.rows === postlane.served,
+    // autocannon drops what is in flight when its duration ends; the server still commits it.
+    droppedInFlight: postlane.served - postlane.accepted,
+    everyEmailEnqueued: jobs.jobsEnqueued === jobs.emailsTotal,
+    ...jobs,
+  };
+  if (args.json) {
+    const round = ({ rows: _rows, ...r }: Measured) => ({ ...r, rps: Math.round(r.rps) });
+    console.log(JSON.stringify({ settings, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, sanity }, null, 2));
+    return;
+  }
+  const line = (label: string, r: Measured) =>
+    `${label.padEnd(28)}${Math.round(r.rps).toString().padStart(6)} req/s  p50 ${String(r.p50).padStart(3)} ms  p99 ${String(r.p99).padStart(4)} ms` +
+    (r.non2xx || r.errors ? `  (${r.non2xx} non-2xx, ${r.errors} errors)` : '');
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log(`\n${settings.connections} connections, ${settings.durationSeconds} s after ${settings.warmupSeconds} s warm-up`);
+  console.log(line('baseline (koa + 1 INSERT)', baseline));
+  console.log(`${line('postlane POST /emails', postlane)}   ratio ${ratio.toFixed(2)}`);
+  console.log(`\ntarget >= ${TARGET_RPS} accepted/s: ${met(targets.rps.met)} (${targets.rps.value})`);
+  console.log(`target ratio >= ${TARGET_RATIO}: ${met(targets.ratio.met)} (${targets.ratio.value})`);
+  console.log(
+    `sanity: ${sanity.emailRows} email rows ${sanity.rowsMatchServed ? '=' : '!='} ${sanity.served2xx} 2xx served ` +
+      `(autocannon counted ${sanity.autocannon2xx}; ${sanity.droppedInFlight} in flight at its stop); ` +
+      `${sanity.jobsEnqueued} jobs for ${sanity.emailsTotal} emails ${sanity.everyEmailEnqueued ? 'ok' : 'MISMATCH'}`,
+  );
+}
