@@ -51,6 +51,8 @@ try {
   await migrate(orm);
   // The baseline's pool, sized like the ORM's; also used for the row counts.
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
+  // pool.end() resolves before its sockets close, so DROP DATABASE ... WITH (FORCE) can still hit an idle one.
+  pool.on('error', () => {});
   // Enqueue only, never started as a worker: what an API process (`--role api`) does.
   const jobs = new AgendaJobs(config, logger, 'api');
   await jobs.ready();

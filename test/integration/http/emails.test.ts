@@ -10,19 +10,18 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+const valid = { from: 'Acme <hello@acme.test>', to: 'user@example.com', subject: 'Hi', html: '<p>Hi</p>' };
+
 describe('POST /emails', () => {
   it('queues the email, enqueues its send after commit, and reads it back', async () => {
-    const sent = await app.request('POST', '/emails', {
-      token,
-      body: { from: 'Acme <hello@acme.test>', to: 'user@example.com', subject: 'Hi', html: '<p>Hi</p>' },
-    });
+    const sent = await app.request('POST', '/emails', { token, body: valid });
     expect(sent.status).toBe(200);
     expect(sent.body).toEqual({ id: expect.any(String) });
     expect(app.recorded).toContainEqual(expect.objectContaining({ name: 'email.send', data: { emailId: sent.body.id } }));
 
     const read = await app.request('GET', `/emails/${sent.body.id}`, { token });
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({
+    expect(read.body).toEqual({
       object: 'email',
       id: sent.body.id,
       from: 'Acme <hello@acme.test>',
@@ -35,6 +34,72 @@ describe('POST /emails', () => {
       text: null,
       last_event: 'queued',
       scheduled_at: null,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      message_id: `<${sent.body.id}@acme.test>`,
     });
+  });
+
+  it('takes strings or arrays for every address field and reads them back canonical', async () => {
+    const sent = await app.request('POST', '/emails', {
+      token,
+      body: { ...valid, to: ['a@example.com', 'Bee <b@example.com>'], cc: 'c@example.com', bcc: null, reply_to: ['"Doe, Jane" <jane@example.com>'] },
+    });
+    expect(sent.status).toBe(200);
+    const read = await app.request('GET', `/emails/${sent.body.id}`, { token });
+    expect(read.body).toMatchObject({
+      to: ['a@example.com', 'Bee <b@example.com>'],
+      cc: ['c@example.com'],
+      bcc: [],
+      reply_to: ['"Doe, Jane" <jane@example.com>'],
+    });
+  });
+
+  it.each([
+    [{ ...valid, from: undefined }, 422, 'missing_required_field', 'Missing `from` field.'],
+    [{ ...valid, subject: undefined }, 422, 'missing_required_field', 'Missing `subject` field.'],
+    [{ ...valid, to: 'not an address' }, 422, 'validation_error', /^to/],
+    [{ ...valid, to: [] }, 422, 'validation_error', /to: must name at least one recipient/],
+    [{ ...valid, from: '"x@y.com" <a@acme.test>' }, 422, 'validation_error', /^from: display name must not contain @/],
+    [{ ...valid, to: 'Doe, Jane <jane@example.com>' }, 422, 'validation_error', /^to/],
+    [{ ...valid, html: undefined }, 422, 'validation_error', /html.*text/],
+    [{ ...valid, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, 422, 'validation_error', /at most 50/],
+    [{ ...valid, subject: 5 }, 422, 'validation_error', /^subject: /],
+    [{ ...valid, status: 'sent' }, 422, 'validation_error', 'status: is not a supported field'],
+  ])('refuses %j and writes nothing', async (body, status, name, message) => {
+    const before = app.recorded.length;
+    const res = await app.request('POST', '/emails', { token, body });
+    expect(res.status).toBe(status);
+    expect(res.body.name).toBe(name);
+    if (typeof message === 'string') expect(res.body.message).toBe(message);
+    else expect(res.body.message).toMatch(message);
+    expect(app.recorded.length).toBe(before);
+  });
+});
+
+describe('GET /emails', () => {
+  it('lists the team’s emails newest first in the list-item shape', async () => {
+    const own = await app.createTeamWithKey();
+    const ids: string[] = [];
+    for (const subject of ['one', 'two', 'three']) ids.push((await app.request('POST', '/emails', { token: own.token, body: { ...valid, subject } })).body.id);
+    const list = await app.request('GET', '/emails?limit=2', { token: own.token });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ object: 'list', has_more: true });
+    expect(list.body.data.map((e: { subject: string }) => e.subject)).toEqual(['three', 'two']);
+    expect(Object.keys(list.body.data[0]).sort()).toEqual(
+      ['bcc', 'cc', 'created_at', 'from', 'id', 'last_event', 'message_id', 'reply_to', 'scheduled_at', 'subject', 'to'].sort(),
+    );
+  });
+});
+
+describe('team isolation', () => {
+  it("answers another team's email with 404 and never lists it", async () => {
+    const mine = await app.createTeamWithKey();
+    const theirs = await app.createTeamWithKey();
+    const sent = await app.request('POST', '/emails', { token: theirs.token, body: valid });
+    const foreign = await app.request('GET', `/emails/${sent.body.id}`, { token: mine.token });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ statusCode: 404, name: 'not_found', message: 'Email not found' });
+    const list = await app.request('GET', '/emails', { token: mine.token });
+    expect(list.body.data).toEqual([]);
   });
 });

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { POSTLANE_BODY_LIMIT_MB: '1' } });
+  ({ token } = await app.createTeamWithKey());
+});
+afterAll(() => app.close());
+
+const expectError = (res: { status: number; body: unknown; headers: Headers }, status: number, name: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(res.body).toEqual({ statusCode: status, name, message: expect.any(String) });
+};
+
+describe('the error envelope', () => {
+  it('answers an unknown route with 404 not_found', async () => {
+    expectError(await app.request('GET', '/no-such-thing', { token }), 404, 'not_found');
+  });
+
+  it('answers a known path with the wrong method with 405 method_not_allowed', async () => {
+    expectError(await app.request('PUT', '/emails', { token }), 405, 'method_not_allowed');
+  });
+
+  it('answers malformed JSON with 422 validation_error and writes nothing', async () => {
+    const res = await app.request('POST', '/api-keys', { token, rawBody: '{"name": ' });
+    expectError(res, 422, 'validation_error');
+    expect(res.body.message).toBe('Invalid JSON body');
+  });
+
+  it('refuses a top-level JSON scalar', async () => {
+    expectError(await app.request('POST', '/api-keys', { token, rawBody: '"just a string"' }), 422, 'validation_error');
+  });
+
+  it('accepts a bodiless POST with a JSON content type (parsed as {})', async () => {
+    const res = await app.request('POST', '/api-keys', { token });
+    expectError(res, 422, 'missing_required_field');
+    expect(res.body.message).toBe('Missing `name` field.');
+  });
+
+  it('names the invalid field', async () => {
+    const res = await app.request('POST', '/api-keys', { token, body: { name: 'x', permission: 'admin' } });
+    expectError(res, 422, 'validation_error');
+    expect(res.body.message).toMatch(/^permission: /);
+  });
+
+  it('refuses unknown fields', async () => {
+    const res = await app.request('POST', '/api-keys', { token, body: { name: 'x', team_id: 'mine' } });
+    expectError(res, 422, 'validation_error');
+    expect(res.body.message).toBe('team_id: is not a supported field');
+  });
+
+  it('answers an oversized body with 413', async () => {
+    const res = await app.request('POST', '/api-keys', { token, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
+    expectError(res, 413, 'validation_error');
+  });
+
+  it('collapses duplicate and trailing slashes', async () => {
+    const res = await app.request('GET', '//api-keys/', { token });
+    expect(res.status).toBe(200);
+  });
+
+  it('gives every response a request id, and keeps a sane incoming one', async () => {
+    const res = await app.request('GET', '/api-keys', { token, headers: { 'x-request-id': 'trace-123' } });
+    expect(res.headers.get('x-request-id')).toBe('trace-123');
+    const generated = await app.request('GET', '/api-keys', { token, headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('validates pagination parameters', async () => {
+    expectError(await app.request('GET', '/api-keys?limit=0', { token }), 422, 'validation_error');
+    expectError(await app.request('GET', '/api-keys?limit=101', { token }), 422, 'validation_error');
+    expectError(await app.request('GET', '/api-keys?after=not-a-uuid', { token }), 422, 'validation_error');
+    const both = await app.request('GET', `/api-keys?after=${crypto.randomUUID()}&before=${crypto.randomUUID()}`, { token });
+    expectError(both, 422, 'validation_error');
+  });
+});

@@ -1,0 +1,83 @@
+import { Resend } from 'resend';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpSink } from '../../support/smtp-sink.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let app: TestApp;
+let resend: Resend;
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  app = await startTestApp({
+    jobs: 'worker',
+    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
+  });
+  const { token } = await app.createTeamWithKey();
+  // Exactly how a user points the official SDK at Postlane.
+  process.env.RESEND_BASE_URL = app.url;
+  resend = new Resend(token);
+});
+afterAll(async () => {
+  delete process.env.RESEND_BASE_URL;
+  await app.close();
+  await sink.close();
+});
+
+const waitForLastEvent = async (id: string, expected: string) => {
+  for (let i = 0; i < 100; i += 1) {
+    const { data } = await resend.emails.get(id);
+    if (data?.last_event === expected) return data;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`email ${id} never reached ${expected}`);
+};
+
+describe('the official resend SDK', () => {
+  it('sends an email that arrives at a real SMTP server, then reads it back', async () => {
+    const { data, error } = await resend.emails.send({
+      from: 'Acme <hello@acme.test>',
+      to: ['Jane Doe <jane@example.com>'],
+      cc: 'copy@example.com',
+      bcc: ['hidden@example.com'],
+      replyTo: 'support@acme.test',
+      subject: 'Welcome aboard',
+      html: '<p>Hello <b>Jane</b></p>',
+      text: 'Hello Jane',
+    });
+    expect(error).toBeNull();
+    const id = data!.id;
+
+    const [mail] = await sink.waitFor(1);
+    expect(mail!.envelope.to.sort()).toEqual(['copy@example.com', 'hidden@example.com', 'jane@example.com']);
+    expect(mail!.parsed.subject).toBe('Welcome aboard');
+    expect(mail!.parsed.messageId).toBe(`<${id}@acme.test>`);
+    expect(mail!.parsed.from?.value).toEqual([{ name: 'Acme', address: 'hello@acme.test' }]);
+    expect(mail!.parsed.html).toContain('<b>Jane</b>');
+    expect(mail!.parsed.text?.trim()).toBe('Hello Jane');
+    expect(mail!.raw).not.toMatch(/^bcc:/im);
+
+    const email = await waitForLastEvent(id, 'sent');
+    expect(email).toMatchObject({ object: 'email', id, subject: 'Welcome aboard', to: ['Jane Doe <jane@example.com>'], bcc: ['hidden@example.com'] });
+
+    const list = await resend.emails.list();
+    expect(list.error).toBeNull();
+    expect(list.data?.data.map((e) => e.id)).toContain(id);
+  });
+
+  it('surfaces validation errors in the SDK error shape', async () => {
+    const { data, error } = await resend.emails.send({ from: 'not an address', to: 'x@example.com', subject: 's', text: 't' });
+    expect(data).toBeNull();
+    expect(error).toMatchObject({ name: 'validation_error', statusCode: 422 });
+  });
+
+  it('creates, lists and removes API keys', async () => {
+    const created = await resend.apiKeys.create({ name: 'from-sdk', permission: 'sending_access' });
+    expect(created.error).toBeNull();
+    expect(created.data?.token).toMatch(/^re_/);
+    const list = await resend.apiKeys.list();
+    expect(list.data?.data.map((k) => k.id)).toContain(created.data!.id);
+    const removed = await resend.apiKeys.remove(created.data!.id);
+    expect(removed.error).toBeNull();
+  });
+});

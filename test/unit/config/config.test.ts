@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../config/index.js';
+
+const base = { POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' };
+
+describe('loadConfig', () => {
+  it('fills in defaults', () => {
+    const config = loadConfig(base);
+    expect(config).toMatchObject({
+      POSTLANE_PORT: 3000,
+      POSTLANE_HOST: '127.0.0.1',
+      POSTLANE_PUBLIC_URL: 'http://localhost:3000',
+      POSTLANE_PROVIDERS: [{ type: 'capture', regions: ['us-east-1'] }],
+      POSTLANE_DEFAULT_REGION: 'us-east-1',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('lists every problem at once', () => {
+    let error: ConfigError | undefined;
+    try {
+      loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_PORT: 'eighty', POSTLANE_PROVIDERS: '[{"type":"smtp"}]', POSTLANE_LOG_LEVEL: 'loud' });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = error!.problems.join('\n');
+    expect(text).toContain('DATABASE_URL');
+    expect(text).toContain('POSTLANE_PORT');
+    expect(text).toContain('POSTLANE_PROVIDERS');
+    expect(text).toContain('POSTLANE_LOG_LEVEL');
+  });
+
+  it('parses providers and refuses a region served twice or a default region nobody serves', () => {
+    const providers = JSON.stringify([
+      { type: 'smtp', url: 'smtp://relay.example.com:587', regions: ['eu-west-1'] },
+      { type: 'capture', regions: ['us-east-1'] },
+    ]);
+    expect(loadConfig({ ...base, POSTLANE_PROVIDERS: providers }).POSTLANE_DEFAULT_REGION).toBe('eu-west-1');
+    const twice = JSON.stringify([{ type: 'capture', regions: ['a-1'] }, { type: 'capture', regions: ['a-1'] }]);
+    expect(() => loadConfig({ ...base, POSTLANE_PROVIDERS: twice })).toThrow(/one provider only/);
+    expect(() => loadConfig({ ...base, POSTLANE_DEFAULT_REGION: 'mars-1' })).toThrow(/POSTLANE_DEFAULT_REGION/);
+  });
+
+  it('insists the job lock outlives the send lease', () => {
+    expect(() => loadConfig({ ...base, POSTLANE_SEND_LEASE_SECONDS: '60', POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '30' })).toThrow(/POSTLANE_JOB_LOCK_LIFETIME_SECONDS/);
+  });
+});
