@@ -70,6 +70,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_JOB_LOCK_LIFETIME_SECONDS: v.optional(Integer(2, 3600), 330),
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: v.optional(Integer(1, 300), 5),
     POSTLANE_SWEEP_AFTER_SECONDS: v.optional(Integer(1, 3600), 120),
+    POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     /** Test-only fault injection: pause this long after claiming an email, before handing it to the provider. */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),

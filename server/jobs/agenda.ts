@@ -84,7 +84,7 @@ export class AgendaJobs implements JobQueue {
     );
     await this.agenda.start();
     this.started = true;
-    for (const job of definitions) if (job.every) await this.agenda.every(job.every, job.name);
+    for (const job of definitions) if (job.every) await this.agenda.every(job.every(this.config), job.name);
   }
 
   /**
@@ -93,7 +93,17 @@ export class AgendaJobs implements JobQueue {
    */
   async stop(graceMs: number): Promise<void> {
     if (this.started) {
-      const result = await this.agenda.drain({ timeout: graceMs, closeConnection: false });
+      // drain() re-checks for idleness one tick after each 'complete', before the finished job has left
+      // Agenda's running list, so it can wait out the whole timeout with nothing running. Poll as well.
+      const idle = new AbortController();
+      const poll = setInterval(() => {
+        this.agenda.getRunningStats().then(
+          (stats) => stats.runningJobs === 0 && idle.abort(),
+          () => {},
+        );
+      }, 200);
+      const result = await this.agenda.drain({ timeout: graceMs, signal: idle.signal, closeConnection: false });
+      clearInterval(poll);
       if (result.timedOut) this.logger.warn({ running: result.running }, 'jobs still running at shutdown');
       await this.pool.query(
         'UPDATE agenda_jobs SET locked_at = NULL WHERE last_modified_by = $1 AND locked_at IS NOT NULL AND next_run_at IS NOT NULL',

@@ -18,8 +18,8 @@ export interface JobDefinition<N extends JobName> {
   name: N;
   data: v.GenericSchema<unknown, JobPayloads[N]>;
   options: (config: Config) => JobOptions;
-  /** Recurring jobs name their interval; one row per name, so every worker may declare it. */
-  every?: string;
+  /** Recurring jobs name their interval in ms; one row per name, so every worker may declare it. */
+  every?: (config: Config) => number;
   run: (deps: Deps, data: JobPayloads[N]) => Promise<void>;
 }
 

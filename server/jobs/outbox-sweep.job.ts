@@ -6,7 +6,7 @@ import { defineJob } from './define-job.js';
 export const outboxSweepJob = defineJob({
   name: 'outbox.sweep',
   data: v.object({}) as unknown as v.GenericSchema<unknown, Record<string, never>>,
-  every: '1 minute',
+  every: (config) => config.POSTLANE_SWEEP_INTERVAL_SECONDS * 1000,
   options: () => ({
     concurrency: 1,
     lockLimit: 1,

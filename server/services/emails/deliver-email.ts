@@ -23,7 +23,7 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
     [leaseSeconds, emailId],
     'get',
   );
-  if (!row) return;
+  if (!row) return watchForeignLease(deps, emailId);
   const email = em.map(Email, row);
   const log = deps.logger.child({ emailId, attempt: email.attempts });
 
@@ -61,6 +61,16 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   }
   await recordSent(deps, email, result);
   log.info({ providerMessageId: result.providerMessageId }, 'email sent');
+}
+
+/**
+ * The claim failed. If another run holds a live lease (or held it and died), come back when the
+ * lease ends instead of leaving recovery to the next sweep: a dead worker then costs one lease.
+ */
+async function watchForeignLease(deps: Deps, emailId: string): Promise<void> {
+  const held = await deps.orm.em.findOne(Email, { id: emailId, status: 'sending' }, { fields: ['id', 'leaseExpiresAt'] });
+  if (!held?.leaseExpiresAt) return;
+  await enqueueSend(deps, { id: emailId, sendAfter: new Date(held.leaseExpiresAt.getTime() + 1_000) });
 }
 
 async function recordSent(deps: Deps, email: IEmail, result: SendResult): Promise<void> {

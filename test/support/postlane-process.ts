@@ -1,0 +1,45 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
+
+export interface PostlaneProcess {
+  child: ChildProcess;
+  output: () => string;
+  waitForOutput: (pattern: RegExp, timeoutMs?: number) => Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The compiled CLI (`npm test` builds first) as a real child process with its own environment. */
+export function spawnPostlane(args: string[], env: Record<string, string>): PostlaneProcess {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  return {
+    child,
+    output: () => output,
+    exited,
+    async waitForOutput(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(output)) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`never saw ${pattern} in:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+/** Runs a CLI command to completion and returns what it printed. */
+export async function runPostlane(args: string[], env: Record<string, string>) {
+  const proc = spawnPostlane(args, env);
+  let stdout = '';
+  proc.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const { code } = await proc.exited;
+  return { code, stdout, output: proc.output() };
+}
