@@ -9,7 +9,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'postlane' },
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'password', '*.password', 'DATABASE_URL', 'url'],
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'password', '*.password', 'DATABASE_URL'],
         censor: '[redacted]',
       },
     },
