@@ -62,8 +62,10 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
       async function handle(ctx: AppContext) {
         const body = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
         if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, body);
-        ctx.status = ctx.status === 404 ? Number(status) : ctx.status;
+        // Koa's status is 404 until something sets it: a handler may choose one (health's 503), else the spec's.
+        const chosen = ctx.status === 404 ? Number(status) : ctx.status;
         ctx.body = body;
+        ctx.status = chosen;
       },
     ],
   };

@@ -106,3 +106,36 @@ describe('postlane CLI', () => {
     expect(JSON.parse(result.stdout).error.message).toMatch(/PostgreSQL is not reachable/);
   });
 });
+
+describe('a database that drops every connection', () => {
+  it('keeps the appliance alive: it reconnects, answers health, and still sends', async () => {
+    const server = spawnPostlane(['serve'], { ...env, POSTLANE_PORT: '0', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
+    try {
+      await server.waitForOutput(/postlane started/);
+      const url = /"url":"(http:[^"]+)"/.exec(server.output())![1]!;
+      const token = (await json(['keys', 'create', '--name', 'outage'])).token as string;
+      // What a PostgreSQL restart does to idle pooled clients and the LISTEN connection (57P01).
+      await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(server.child.exitCode).toBeNull();
+
+      let health: { database: { ok: boolean } } | undefined;
+      for (let i = 0; i < 50 && !health?.database.ok; i += 1) {
+        health = await (await fetch(`${url}/health`)).json();
+        if (!health?.database.ok) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(health?.database.ok).toBe(true);
+      const { data, error } = await new Resend(token, { baseUrl: url }).emails.send({ from: 'a@example.org', to: 'b@example.net', subject: 'After the outage', text: 'x' });
+      expect(error).toBeNull();
+      let captured: { message_id: string }[] = [];
+      for (let i = 0; i < 100 && !captured.some((m) => m.message_id === `<${data!.id}@example.org>`); i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        captured = await json(['outbox']);
+      }
+      expect(captured.map((m) => m.message_id)).toContain(`<${data!.id}@example.org>`);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  }, 60_000);
+});
