@@ -36,15 +36,22 @@ export function readConfigFile(path: string): Record<string, unknown> {
 
 /** Environment variables override the config file; every problem is reported at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const fromFile = readConfigFile(configFilePath(env));
   const fromEnv = Object.fromEntries(
     Object.keys(ConfigSchema.pipe[0].entries)
       .filter((key) => env[key] !== undefined && env[key] !== '')
       .map((key) => [key, env[key]]),
   );
+  const path = configFilePath(env);
+  const fromFile = readConfigFile(path);
   const result = v.safeParse(ConfigSchema, { ...fromFile, ...fromEnv });
   if (!result.success) {
-    throw new ConfigError(result.issues.map((issue) => `${v.getDotPath(issue) ?? 'config'}: ${issue.message}`));
+    throw new ConfigError(
+      result.issues.map((issue) => {
+        const key = v.getDotPath(issue) ?? 'config';
+        const missing = issue.input === undefined && issue.path?.length === 1;
+        return missing ? `${key}: is required (set it in the environment or in ${path})` : `${key}: ${issue.message}`;
+      }),
+    );
   }
   return Object.freeze(result.output);
 }

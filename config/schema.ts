@@ -3,7 +3,7 @@ import * as v from 'valibot';
 /** Whole numbers arrive as strings from the environment and as numbers from the JSON config file. */
 const Integer = (min: number, max: number) =>
   v.pipe(
-    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number))]),
+    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number))], 'must be a whole number'),
     v.integer('must be a whole number'),
     v.minValue(min, `must be at least ${min}`),
     v.maxValue(max, `must be at most ${max}`),
@@ -35,7 +35,7 @@ export const SmtpProviderConfigSchema = v.strictObject({
 export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema]);
 
 const ProvidersSchema = v.pipe(
-  v.union([v.pipe(v.string(), v.parseJson()), v.array(v.unknown())]),
+  v.union([v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON array of providers')), v.array(v.unknown())], 'must be a JSON array of providers'),
   v.array(ProviderConfigSchema),
   v.minLength(1, 'configure at least one provider'),
   v.check((providers) => {
@@ -45,7 +45,7 @@ const ProvidersSchema = v.pipe(
 );
 
 const Flag = v.pipe(
-  v.union([v.boolean(), v.picklist(['true', 'false', '1', '0'])]),
+  v.union([v.boolean(), v.picklist(['true', 'false', '1', '0'])], 'must be true or false'),
   v.transform((value) => value === true || value === 'true' || value === '1'),
 );
 
@@ -74,7 +74,6 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     /** Test-only fault injection: pause this long after claiming an email, before handing it to the provider. */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
-    POSTLANE_CAPTURE_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
   }),
   v.forward(

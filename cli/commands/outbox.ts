@@ -32,8 +32,8 @@ export function registerOutbox(program: Command): void {
         });
         if (cmd.optsWithGlobals().json) return printJson(rows);
         await renderTable({
-          columns: ['ID', 'CAPTURED', 'FROM', 'TO', 'SUBJECT'],
-          rows: rows.map((m) => [m.id, m.created_at, m.from, m.to.join(', '), m.subject]),
+          columns: ['CAPTURED', 'MESSAGE-ID', 'FROM', 'TO', 'SUBJECT'],
+          rows: rows.map((m) => [m.created_at, m.message_id, m.from, m.to.join(', '), m.subject]),
           empty: 'No captured mail yet.',
         });
       }),
@@ -41,8 +41,8 @@ export function registerOutbox(program: Command): void {
 
   outbox
     .command('show')
-    .description('print one captured message as raw MIME (by id or Message-ID)')
-    .argument('<id>', 'captured message id, or the email\'s Message-ID')
+    .description('print one captured message as raw MIME')
+    .argument('<id>', 'the email id POST /emails answered, the captured message id, or the Message-ID')
     .action(
       command(async (id: string, _options: unknown, cmd: Command) => {
         const message = await withDatabase(({ orm }) => getCapturedMessage({ orm }, id));

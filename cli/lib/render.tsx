@@ -17,18 +17,23 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
 }
 
 /**
- * Runs steps in order with a live checklist on stderr, so stdout stays for data.
- * With `quiet` (the --json mode) nothing is drawn. Stops at the first failure and rethrows it.
+ * Runs steps in order with a live checklist on stderr, so stdout stays for data. Not on a
+ * terminal (logs, cron) each finished step is one plain line; with `quiet` (--json) nothing is
+ * drawn. Stops at the first failure and rethrows it.
  */
 export async function renderTasks(tasks: Task<any>[], { quiet }: { quiet: boolean }): Promise<unknown[]> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
-  const instance = quiet ? null : render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false });
-  const redraw = () => instance?.rerender(<TaskList tasks={[...views]} />);
+  const live = !quiet && process.stderr.isTTY;
+  const instance = live ? render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false }) : null;
+  const redraw = (index: number) => {
+    if (instance) instance.rerender(<TaskList tasks={[...views]} />);
+    else if (!quiet && views[index]!.state !== 'running') process.stderr.write(`${renderToString(<TaskList tasks={[views[index]!]} />)}\n`);
+  };
   const results: unknown[] = [];
   try {
     for (const [index, task] of tasks.entries()) {
       views[index] = { ...views[index]!, state: 'running' };
-      redraw();
+      redraw(index);
       try {
         const result = await task.run();
         results.push(result);
@@ -37,7 +42,7 @@ export async function renderTasks(tasks: Task<any>[], { quiet }: { quiet: boolea
         views[index] = { ...views[index]!, state: 'failed' };
         throw err;
       } finally {
-        redraw();
+        redraw(index);
       }
     }
   } finally {

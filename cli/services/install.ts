@@ -5,7 +5,7 @@ import { configFilePath, loadConfig, readConfigFile } from '../../config/index.j
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
-import { migrate } from '../../server/db/orm.js';
+import { migrate, waitForDatabase } from '../../server/db/orm.js';
 import { withDatabase } from '../lib/context.js';
 import type { Task } from '../lib/render.js';
 
@@ -35,20 +35,22 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
   const partial: Partial<InstallResult> = { config_path: path };
   const tasks: Task<any>[] = [
     {
-      title: `Write configuration to ${path}`,
+      title: `Check the database and write ${path}`,
       run: async () => {
         const existing = readConfigFile(path);
         const given = Object.fromEntries(
           Object.entries({
             DATABASE_URL: options.databaseUrl ?? (existing.DATABASE_URL ? undefined : process.env.DATABASE_URL),
             POSTLANE_HOST: options.host,
-            POSTLANE_PORT: options.port,
+            POSTLANE_PORT: options.port && /^\d+$/.test(options.port) ? Number(options.port) : options.port,
             POSTLANE_PUBLIC_URL: options.publicUrl,
           }).filter(([, value]) => value !== undefined),
         );
         const next = { ...existing, ...given };
         partial.config_written = !existsSync(path) || JSON.stringify(next) !== JSON.stringify(existing);
-        loadConfig({ ...process.env, ...stringValues(next), POSTLANE_CONFIG: '/nonexistent/postlane.json' });
+        // Validate and reach the database before writing, so a bad URL is never saved.
+        const candidate = loadConfig({ ...process.env, ...stringValues(next), POSTLANE_CONFIG: '/nonexistent/postlane.json' });
+        await waitForDatabase(candidate, null, 10_000);
         if (partial.config_written) {
           mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
           // The file holds the database password: readable by its owner only.

@@ -1,3 +1,4 @@
+import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { ApiKey, type IApiKey } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
@@ -5,7 +6,7 @@ import { notFound } from '../../errors.js';
 /** Immediate: authentication reads the row on every request, so nothing caches the old key. */
 export async function revokeApiKey(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, id: string): Promise<IApiKey> {
   const em = deps.orm.em;
-  const apiKey = await em.findOne(ApiKey, { id, team: teamId, revokedAt: null });
+  const apiKey = isUuid(id) ? await em.findOne(ApiKey, { id, team: teamId, revokedAt: null }) : null;
   if (!apiKey) throw notFound('API key');
   apiKey.revokedAt = deps.clock();
   await em.flush();

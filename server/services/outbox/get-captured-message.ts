@@ -1,14 +1,18 @@
+import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { CapturedMessage, type ICapturedMessage } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
 
-/** By our id, or by the Message-ID an email carried (with or without angle brackets). */
-export async function getCapturedMessage(deps: Pick<Deps, 'orm'>, idOrMessageId: string): Promise<ICapturedMessage> {
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrMessageId);
-  const messageId = idOrMessageId.startsWith('<') ? idOrMessageId : `<${idOrMessageId}>`;
-  const message = await deps.orm.em.findOne(CapturedMessage, isUuid ? { $or: [{ id: idOrMessageId }, { messageId }] } : { messageId }, {
-    orderBy: { createdAt: 'desc' },
-  });
+/**
+ * By the id of the email that was sent (what POST /emails answered), by the captured message's own
+ * id, or by its Message-ID (with or without angle brackets). Newest first if an email went out twice.
+ */
+export async function getCapturedMessage(deps: Pick<Deps, 'orm'>, reference: string): Promise<ICapturedMessage> {
+  const messageId = reference.startsWith('<') ? reference : `<${reference}>`;
+  const where = isUuid(reference)
+    ? { $or: [{ id: reference }, { messageId: { $like: `<${reference}@%` } }] }
+    : { messageId };
+  const message = await deps.orm.em.findOne(CapturedMessage, where, { orderBy: { createdAt: 'desc' } });
   if (!message) throw notFound('Captured message');
   return message;
 }

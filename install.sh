@@ -1,0 +1,478 @@
+#!/usr/bin/env bash
+# Postlane installer for Debian and Ubuntu: installs what is missing, builds, configures the
+# database, creates the first team and API key, and starts the appliance. Safe to run again:
+# a re-run rebuilds and restarts, and keeps the data, the team, the keys and the database password.
+# The inline node scripts use JS template literals: ${...} in single quotes is intended.
+# shellcheck disable=SC2016
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: ./install.sh [options]
+
+Installs Postlane from this directory and starts it. Run it again to pick up a new
+version: it changes nothing else (same team, same keys, same database password).
+
+Options:
+  --no-start           install and configure, but do not start (or restart) the service
+  --host HOST          address the API listens on (default 127.0.0.1)
+  --port PORT          port the API listens on (default 3000)
+  --public-url URL     URL applications use to reach the API
+  --team-name NAME     name of the first team (default "Default team")
+  -h, --help           show this help
+
+Database: $DATABASE_URL if set, else the one already in the config file, else a local
+PostgreSQL (installed with apt if missing) with a role and database named "postlane".
+
+Config file: $POSTLANE_CONFIG, else /etc/postlane/config.json as root,
+else ~/.config/postlane/config.json. Run as root (sudo ./install.sh) to install
+packages, create the local database and get a systemd service.
+EOF
+}
+
+# --- output -----------------------------------------------------------------------------------
+if [ -t 2 ]; then BOLD=$'\033[1m' RED=$'\033[31m' RESET=$'\033[0m'; else BOLD='' RED='' RESET=''; fi
+say() { printf '%s==>%s %s\n' "$BOLD" "$RESET" "$*" >&2; }
+note() { printf '    %s\n' "$*" >&2; }
+die() {
+  printf '%serror:%s %s\n' "$RED" "$RESET" "$1" >&2
+  shift
+  local line
+  for line in "$@"; do printf '       %s\n' "$line" >&2; done
+  exit 1
+}
+
+# --- arguments --------------------------------------------------------------------------------
+START=1
+CLI_ARGS=()
+ORIG_ARGS=("$@")
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-start) START=0 ;;
+    --host | --port | --public-url | --team-name)
+      [ $# -ge 2 ] || die "$1 needs a value (see --help)"
+      CLI_ARGS+=("$1" "$2")
+      shift
+      ;;
+    --host=* | --port=* | --public-url=* | --team-name=*) CLI_ARGS+=("$1") ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option: $1 (see --help)" ;;
+  esac
+  shift
+done
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+cd "$REPO"
+if [ ! -f package.json ] || [ ! -f bin/postlane.js ]; then
+  die "run install.sh from a Postlane checkout ($REPO has no package.json or bin/postlane.js)"
+fi
+
+IS_ROOT=0
+[ "$(id -u)" -eq 0 ] && IS_ROOT=1
+HAS_SYSTEMD=0
+[ -d /run/systemd/system ] && HAS_SYSTEMD=1
+
+as_root_hint() {
+  local cmd="sudo ./install.sh"
+  [ ${#ORIG_ARGS[@]} -gt 0 ] && cmd+=" ${ORIG_ARGS[*]}"
+  printf '%s' "$cmd"
+}
+
+# --- apt --------------------------------------------------------------------------------------
+APT_UPDATED=0
+apt_install() {
+  if [ "$IS_ROOT" -ne 1 ]; then
+    die "missing packages: $*" "install them with:  sudo apt-get install -y $*" "or run the whole installer as root:  $(as_root_hint)"
+  fi
+  command -v apt-get >/dev/null || die "missing packages: $* (and no apt-get: install them by hand)"
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    say "Updating package lists"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
+    APT_UPDATED=1
+  fi
+  say "Installing $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+    die "apt-get install $* failed"
+}
+
+# --- Node.js ----------------------------------------------------------------------------------
+NODE_MIN_MAJOR=20 NODE_MIN_MINOR=10
+node_ok() {
+  command -v node >/dev/null 2>&1 &&
+    node -e "const [a, b] = process.versions.node.split('.').map(Number);
+             process.exit(a > $NODE_MIN_MAJOR || (a === $NODE_MIN_MAJOR && b >= $NODE_MIN_MINOR) ? 0 : 1)"
+}
+
+if ! node_ok; then
+  have="not installed"
+  command -v node >/dev/null 2>&1 && have="$(node --version)"
+  # Debian's own nodejs is good enough from Debian 13 and Ubuntu 24.10 on; never fetch Node elsewhere.
+  candidate=""
+  if [ "$IS_ROOT" -eq 1 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && APT_UPDATED=1
+    candidate=$(apt-cache policy nodejs 2>/dev/null | awk '/Candidate:/ {print $2}')
+  fi
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] &&
+    dpkg --compare-versions "${candidate#*:}" ge "$NODE_MIN_MAJOR.$NODE_MIN_MINOR"; then
+    apt_install nodejs
+  else
+    die "Postlane needs Node.js >= $NODE_MIN_MAJOR.$NODE_MIN_MINOR (found: $have)." \
+      "Install a Node.js $NODE_MIN_MAJOR+ package from your distribution (Debian 13, Ubuntu 24.10 and later ship one)," \
+      "then run ./install.sh again."
+  fi
+  node_ok || die "Node.js is still older than $NODE_MIN_MAJOR.$NODE_MIN_MINOR after installing nodejs ($(node --version))"
+fi
+command -v npm >/dev/null 2>&1 || apt_install npm
+NODE=$(command -v node)
+say "Node.js $(node --version) at $NODE"
+
+# Fail before the slow steps when a later one could not work.
+if [ "$START" -eq 1 ] && ! command -v curl >/dev/null 2>&1; then apt_install curl ca-certificates; fi
+if [ "$IS_ROOT" -ne 1 ] && [ -z "${DATABASE_URL:-}" ]; then
+  # Same rule as configFilePath() in config/index.ts (asked for real once the CLI is built).
+  guess_config=${POSTLANE_CONFIG:-${XDG_CONFIG_HOME:-$HOME/.config}/postlane/config.json}
+  if ! grep -qs '"DATABASE_URL"' "$guess_config"; then
+    die "no database configured, and creating a local one needs root." \
+      "Either run as root:  $(as_root_hint)" \
+      "or point Postlane at an existing database:  DATABASE_URL=postgres://user:pass@host:5432/db ./install.sh"
+  fi
+fi
+
+# --- npm dependencies and build ---------------------------------------------------------------
+say "Installing npm dependencies"
+if [ -f package-lock.json ]; then
+  NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm ci failed"
+else
+  NPM_CONFIG_UPDATE_NOTIFIER=false npm install --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm install failed"
+fi
+say "Building (tsc)"
+NPM_CONFIG_UPDATE_NOTIFIER=false npm run --silent build </dev/null >&2 || die "npm run build failed"
+
+# --- configuration ----------------------------------------------------------------------------
+# The CLI decides where the config file lives; ask it, so both always agree.
+CONFIG_PATH=$(node --input-type=module -e '
+  const { pathToFileURL } = await import("node:url");
+  const { configFilePath } = await import(pathToFileURL(process.argv[1] + "/dist/config/index.js").href);
+  console.log(configFilePath());' "$REPO")
+
+# Prints one key of the config file (empty if the file or the key is missing).
+config_get() {
+  node -e '
+    const fs = require("fs");
+    const [path, key] = process.argv.slice(1);
+    if (!fs.existsSync(path)) process.exit(0);
+    let value;
+    try { value = JSON.parse(fs.readFileSync(path, "utf8"))[key]; }
+    catch (err) { console.error(`${path}: not valid JSON (${err.message})`); process.exit(1); }
+    if (value !== undefined && value !== null) console.log(typeof value === "string" ? value : JSON.stringify(value));' \
+    "$CONFIG_PATH" "$1"
+}
+CONFIGURED_URL=$(config_get DATABASE_URL) || die "cannot read the config file $CONFIG_PATH"
+
+# "host port user password database" of a postgres URL, URL-decoded, space-separated.
+url_parts() {
+  node -e '
+    const u = new URL(process.argv[1]);
+    const d = decodeURIComponent;
+    console.log([u.hostname.replace(/^\[|\]$/g, "") || "localhost", u.port || "5432", d(u.username) || "-", d(u.password) || "-", d(u.pathname.slice(1)) || "-"].join(" "));' "$1"
+}
+is_local_host() { case "$1" in 127.0.0.1 | localhost | ::1) return 0 ;; *) return 1 ;; esac; }
+
+# --- local PostgreSQL -------------------------------------------------------------------------
+pg_server_installed() { command -v pg_lsclusters >/dev/null 2>&1 && compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
+pg_main_version() { pg_lsclusters -h 2>/dev/null | awk '$2 == "main" {print $1}' | sort -V | tail -n 1; }
+pg_cluster_field() { pg_lsclusters -h 2>/dev/null | awk -v v="$1" -v f="$2" '$1 == v && $2 == "main" {print $f}'; }
+
+PG_PORT=""
+# Installs PostgreSQL if needed, makes sure the newest "main" cluster runs, sets PG_PORT.
+pg_ensure_running() {
+  if ! pg_server_installed; then
+    apt_install postgresql
+  fi
+  local ver
+  ver=$(pg_main_version)
+  if [ -z "$ver" ]; then
+    [ "$IS_ROOT" -eq 1 ] || die "PostgreSQL has no cluster yet; create one as root: sudo pg_createcluster <version> main"
+    ver=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
+    say "Creating PostgreSQL $ver cluster \"main\""
+    pg_createcluster "$ver" main >/dev/null
+  fi
+  PG_PORT=$(pg_cluster_field "$ver" 3)
+  if [ "$(pg_cluster_field "$ver" 4)" != online ]; then
+    [ "$IS_ROOT" -eq 1 ] || die "PostgreSQL $ver is not running; start it as root, or run: $(as_root_hint)"
+    say "Starting PostgreSQL $ver"
+    if [ "$HAS_SYSTEMD" -eq 1 ]; then
+      systemctl enable -q postgresql 2>/dev/null || true
+      systemctl start "postgresql@$ver-main"
+    else
+      pg_ctlcluster --skip-systemctl-redirect "$ver" main start
+    fi
+  fi
+  for _ in $(seq 1 30); do
+    pg_isready -q -h /var/run/postgresql -p "$PG_PORT" && return 0
+    sleep 1
+  done
+  die "PostgreSQL $ver did not come up on port $PG_PORT; see /var/log/postgresql/postgresql-$ver-main.log"
+}
+
+# psql as the postgres superuser over the local socket; SQL on stdin keeps passwords out of argv.
+pg_admin() { (cd / && runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$PG_PORT" -d postgres "$@"); }
+pg_role_exists() { [ "$(pg_admin -tA -c "SELECT 1 FROM pg_roles WHERE rolname = 'postlane'")" = 1 ]; }
+pg_db_exists() { [ "$(pg_admin -tA -c "SELECT 1 FROM pg_database WHERE datname = 'postlane'")" = 1 ]; }
+pg_set_password() { # $1 CREATE|ALTER, $2 password (base64url: safe inside a quoted literal)
+  printf "\\set pw '%s'\n%s ROLE postlane LOGIN PASSWORD :'pw';\n" "$2" "$1" | pg_admin >/dev/null
+}
+
+new_password() {
+  if command -v openssl >/dev/null 2>&1; then
+    openssl rand -base64 32 | tr '+/' '-_' | tr -d '=\n'
+  else
+    head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+  fi
+}
+
+DB_URL=""
+DB_SOURCE=""
+if [ -n "${DATABASE_URL:-}" ]; then
+  DB_URL=$DATABASE_URL
+  DB_SOURCE="DATABASE_URL from the environment"
+elif [ -n "$CONFIGURED_URL" ]; then
+  DB_URL=$CONFIGURED_URL
+  DB_SOURCE="DATABASE_URL from $CONFIG_PATH"
+fi
+
+if [ -n "$DB_URL" ]; then
+  say "Database: $DB_SOURCE"
+  parts=$(url_parts "$DB_URL" 2>/dev/null) || die "DATABASE_URL ($DB_SOURCE) is not a valid URL"
+  read -r DB_HOST DB_PORT DB_USER DB_PASS DB_NAME <<<"$parts"
+  # A local server we manage: make sure it runs, and that the role and database the config
+  # names still exist (created again with the stored password; an existing role is never touched).
+  if is_local_host "$DB_HOST" && [ "$IS_ROOT" -eq 1 ] && pg_server_installed &&
+    ! pg_isready -q -h "$DB_HOST" -p "$DB_PORT"; then
+    pg_ensure_running
+  fi
+  if [ -z "${DATABASE_URL:-}" ] && is_local_host "$DB_HOST" && [ "$IS_ROOT" -eq 1 ] &&
+    [ "$DB_USER" = postlane ] && [ "$DB_NAME" = postlane ] && [ "$DB_PASS" != - ] && pg_server_installed; then
+    pg_ensure_running
+    if ! pg_role_exists; then
+      say "Re-creating role postlane with the password from $CONFIG_PATH"
+      pg_set_password CREATE "$DB_PASS"
+    fi
+    pg_db_exists || { say "Creating database postlane"; pg_admin -c 'CREATE DATABASE postlane OWNER postlane' >/dev/null; }
+  fi
+else
+  if [ "$IS_ROOT" -ne 1 ]; then
+    die "no database configured, and creating a local one needs root." \
+      "Either run as root:  $(as_root_hint)" \
+      "or point Postlane at an existing database:  DATABASE_URL=postgres://user:pass@host:5432/db ./install.sh"
+  fi
+  say "Database: local PostgreSQL, role and database \"postlane\""
+  pg_ensure_running
+  password=$(new_password)
+  [ ${#password} -ge 32 ] || die "could not generate a password (openssl or /dev/urandom)"
+  if pg_role_exists; then
+    # No config file knows its password: set a new one and store it below.
+    say "Role postlane exists but no config holds its password: setting a new one"
+    pg_set_password ALTER "$password"
+  else
+    say "Creating role postlane"
+    pg_set_password CREATE "$password"
+  fi
+  pg_db_exists || { say "Creating database postlane"; pg_admin -c 'CREATE DATABASE postlane OWNER postlane' >/dev/null; }
+  DB_URL="postgres://postlane:$password@127.0.0.1:$PG_PORT/postlane"
+  unset password
+fi
+
+# --- postlane install: config file, migrations, first team and key ---------------------------
+say "Configuring Postlane ($CONFIG_PATH)"
+# The URL goes through the environment (not argv, which every user can read in ps); the CLI
+# writes it when the config has none. --database-url only to replace a different stored one.
+[ -n "$CONFIGURED_URL" ] && [ "$CONFIGURED_URL" != "$DB_URL" ] && CLI_ARGS+=(--database-url "$DB_URL")
+set +e
+INSTALL_JSON=$(DATABASE_URL=$DB_URL POSTLANE_CONFIG=$CONFIG_PATH "$NODE" bin/postlane.js install --json ${CLI_ARGS[@]+"${CLI_ARGS[@]}"} </dev/null)
+status=$?
+set -e
+if [ $status -ne 0 ]; then
+  printf '%s\n' "$INSTALL_JSON" | node -e '
+    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+      try { const { error } = JSON.parse(s); console.error(`${error.message}${error.problems.map((p) => `\n  - ${p}`).join("")}`); }
+      catch { console.error(s); }
+    });' >&2 || true
+  die "postlane install failed (exit $status)"
+fi
+
+# "token<TAB>team name<TAB>team id<TAB>migrations applied" (token "-" when no key was created)
+IFS=$'\t' read -r TOKEN TEAM_NAME TEAM_ID MIGRATED <<<"$(printf '%s' "$INSTALL_JSON" | node -e '
+  const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+  console.log([r.api_key ? r.api_key.token : "-", r.team.name, r.team.id, r.migrations_applied.length].join("\t"));')"
+note "migrations applied: $MIGRATED; team: $TEAM_NAME ($TEAM_ID)"
+if [ "$IS_ROOT" -eq 1 ]; then
+  # `postlane` on the PATH, for the commands in the README. Never replaces a file that is not ours.
+  if [ ! -e /usr/local/bin/postlane ] || [ -L /usr/local/bin/postlane ]; then
+    ln -sfn "$REPO/bin/postlane.js" /usr/local/bin/postlane
+    CLI=postlane
+  else
+    CLI="$REPO/bin/postlane.js"
+  fi
+else
+  CLI="$REPO/bin/postlane.js"
+fi
+# A config file somewhere else than the default has to be named to every command.
+[ -n "${POSTLANE_CONFIG:-}" ] && CLI="POSTLANE_CONFIG=$CONFIG_PATH $CLI"
+
+# Printed now, before anything else can fail: the token exists only in this output.
+if [ "$TOKEN" != - ]; then
+  printf '\n%sAPI key (full access) - shown once, store it now:%s\n\n    %s\n\n' "$BOLD" "$RESET" "$TOKEN"
+else
+  note "team \"$TEAM_NAME\" exists already: kept its API keys (new key: $CLI keys create --name NAME)"
+fi
+
+# --- start ------------------------------------------------------------------------------------
+# Where the API answers, from the config file alone (that is all the service sees).
+LISTEN=$(env -i PATH="$PATH" POSTLANE_CONFIG="$CONFIG_PATH" "$NODE" --input-type=module -e '
+  const { pathToFileURL } = await import("node:url");
+  const { loadConfig } = await import(pathToFileURL(process.argv[1] + "/dist/config/index.js").href);
+  const c = loadConfig();
+  const host = { "0.0.0.0": "127.0.0.1", "::": "::1" }[c.POSTLANE_HOST] ?? c.POSTLANE_HOST;
+  console.log(`http://${host.includes(":") ? `[${host}]` : host}:${c.POSTLANE_PORT}`);' "$REPO")
+
+if [ "$IS_ROOT" -eq 1 ]; then
+  STATE_DIR=/var/lib/postlane
+else
+  STATE_DIR="${XDG_STATE_HOME:-$HOME/.local/state}/postlane"
+fi
+PID_FILE="$STATE_DIR/postlane.pid"
+LOG_FILE="$STATE_DIR/postlane.log"
+UNIT=/etc/systemd/system/postlane.service
+USE_SYSTEMD=0
+[ "$HAS_SYSTEMD" -eq 1 ] && [ "$IS_ROOT" -eq 1 ] && USE_SYSTEMD=1
+
+# Stops a background instance this script started earlier (SIGTERM drains; then waits).
+stop_background() {
+  [ -f "$PID_FILE" ] || return 0
+  local pid
+  pid=$(cat "$PID_FILE")
+  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'postlane.js serve'; then
+    say "Stopping the running Postlane (pid $pid)"
+    kill -TERM "$pid"
+      for _ in $(seq 1 70); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      note "still running after 35 s: killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$PID_FILE"
+}
+
+SERVICE_PID=""
+# Something else answering where Postlane should listen would fool the health check.
+ensure_port_free() {
+  if curl -sS --max-time 2 -o /dev/null "$LISTEN/health" 2>/dev/null; then
+    die "something is already listening on $LISTEN (another Postlane started by hand?)" \
+      "stop it, or choose another port: ./install.sh --port PORT"
+  fi
+}
+start_service() {
+  if [ "$USE_SYSTEMD" -eq 1 ]; then
+    stop_background
+    systemctl is-active -q postlane || ensure_port_free
+    local unit
+    unit=$(
+      cat <<EOF
+[Unit]
+Description=Postlane email sending appliance
+Documentation=file://$REPO/README.md
+After=network-online.target postgresql.service
+Wants=network-online.target
+
+[Service]
+Type=simple
+WorkingDirectory=$REPO
+Environment="POSTLANE_CONFIG=$CONFIG_PATH" "NODE_ENV=production"
+ExecStart="$NODE" "$REPO/bin/postlane.js" serve
+Restart=always
+RestartSec=2
+# SIGTERM drains the API and the running jobs (POSTLANE_SHUTDOWN_GRACE_SECONDS, 25 s by default).
+KillSignal=SIGTERM
+TimeoutStopSec=35
+NoNewPrivileges=true
+
+[Install]
+WantedBy=multi-user.target
+EOF
+    )
+    if [ ! -f "$UNIT" ] || [ "$(cat "$UNIT")" != "$unit" ]; then
+      say "Writing $UNIT"
+      printf '%s\n' "$unit" >"$UNIT"
+      systemctl daemon-reload
+    fi
+    if systemctl is-active -q postlane; then
+      say "Restarting postlane.service (picks up the new build)"
+      systemctl enable -q postlane
+      systemctl restart postlane
+    else
+      say "Starting postlane.service"
+      systemctl enable -q --now postlane
+    fi
+  else
+    stop_background
+    ensure_port_free
+    mkdir -p "$STATE_DIR"
+    chmod 0750 "$STATE_DIR"
+    say "Starting Postlane in the background (log: $LOG_FILE)"
+    # Only the config file configures it, as under systemd: a clean environment.
+    setsid nohup env -i PATH="$PATH" HOME="${HOME:-/}" LANG="${LANG:-C.UTF-8}" \
+      POSTLANE_CONFIG="$CONFIG_PATH" NODE_ENV=production \
+      "$NODE" "$REPO/bin/postlane.js" serve >>"$LOG_FILE" 2>&1 </dev/null &
+    SERVICE_PID=$!
+    echo "$SERVICE_PID" >"$PID_FILE"
+  fi
+}
+
+service_failed() {
+  if [ "$USE_SYSTEMD" -eq 1 ]; then
+    journalctl -u postlane -n 20 --no-pager >&2 2>/dev/null || true
+    die "$1" "see: journalctl -u postlane"
+  else
+    tail -n 20 "$LOG_FILE" >&2 2>/dev/null || true
+    die "$1" "see: $LOG_FILE"
+  fi
+}
+
+wait_for_health() {
+  for _ in $(seq 1 60); do
+    if curl -fsS --max-time 2 -o /dev/null "$LISTEN/health" 2>/dev/null; then return 0; fi
+    if [ -n "$SERVICE_PID" ] && ! kill -0 "$SERVICE_PID" 2>/dev/null; then
+      rm -f "$PID_FILE"
+      service_failed "Postlane exited at start"
+    fi
+    sleep 0.5
+  done
+  service_failed "Postlane did not answer $LISTEN/health within 30 s"
+}
+
+if [ "$START" -eq 0 ]; then
+  if { [ "$USE_SYSTEMD" -eq 1 ] && systemctl is-active -q postlane; } || { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }; then
+    printf 'Note: the Postlane already running still runs the previous build.\n'
+  fi
+  if [ "$USE_SYSTEMD" -eq 1 ]; then
+    printf 'Installed, not started (--no-start). Start with: ./install.sh  (or: systemctl restart postlane)\n'
+  else
+    printf 'Installed, not started (--no-start). Start with: ./install.sh  (or in the foreground: %s serve)\n' "$CLI"
+  fi
+  exit 0
+fi
+
+start_service
+wait_for_health
+cat <<EOF
+Postlane is running at $LISTEN  (config: $CONFIG_PATH)
+Next, send a test email with the official SDK (README, "Quickstart"):
+    npm i resend
+    RESEND_BASE_URL=$LISTEN RESEND_API_KEY=re_... node send.mjs
+    $CLI outbox
+EOF
