@@ -82,7 +82,7 @@ describe('postlane CLI', () => {
         captured = await json(['outbox']);
       }
       expect(captured[0]).toMatchObject({ subject: 'Captured', message_id: `<${data!.id}@example.org>`, to: ['someone@example.net'] });
-      const shown = await runPostlane(['outbox', 'show', captured[0]!.message_id], env);
+      const shown = await runPostlane(['outbox', 'show', data!.id], env);
       expect(shown.code).toBe(0);
       expect(shown.stdout).toMatch(/^Subject: Captured$/m);
       expect(shown.stdout).toContain('kept here');
