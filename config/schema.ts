@@ -75,6 +75,8 @@ export const ConfigSchema = v.pipe(
     /** Test-only fault injection: pause this long after claiming an email, before handing it to the provider. */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
+    /** How long an API process trusts a verified key before looking it up again (0 = every request). */
+    POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
   }),
   v.forward(
     v.check(

@@ -2,7 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { Logger } from './logger.js';
-import type { ProviderRegistry } from './providers/index.js';
+import { createProviders, type ProviderRegistry } from './providers/index.js';
+import { AuthCache } from './services/api-keys/auth-cache.js';
+import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
 export interface Deps {
@@ -12,4 +14,20 @@ export interface Deps {
   providers: ProviderRegistry;
   logger: Logger;
   clock: () => Date;
+  authCache: AuthCache;
+  emailWriter: QueuedEmailWriter;
+}
+
+/** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
+export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
+  return {
+    config,
+    orm,
+    jobs,
+    logger,
+    providers: createProviders(config, orm),
+    clock: () => new Date(),
+    authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
+    emailWriter: new QueuedEmailWriter(orm, jobs),
+  };
 }

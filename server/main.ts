@@ -4,10 +4,9 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
 import { createApp } from './app.js';
 import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
-import type { Deps } from './deps.js';
+import { createDeps, type Deps } from './deps.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
-import { createProviders } from './providers/index.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -39,8 +38,8 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
   }
   const jobs = new AgendaJobs(config, logger, role);
   await jobs.ready();
-  const providers = createProviders(config, orm);
-  const deps: Deps = { config, orm, jobs, providers, logger, clock: () => new Date() };
+  const deps = createDeps({ config, orm, jobs, logger });
+  const { providers } = deps;
 
   if (role !== 'api') await jobs.start(deps, jobDefinitions);
 

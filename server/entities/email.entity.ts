@@ -31,7 +31,7 @@ export const Email = defineEntity({
     text: p.text().nullable(),
     region: p.text(),
     /** Our own Message-ID, stored before sending so a duplicate from the at-least-once window is recognisable. */
-    messageId: p.text().unique(),
+    messageId: p.text(),
     status: p.enum([...EMAIL_STATUSES]),
     lastEvent: p.enum([...EMAIL_LAST_EVENTS]),
     /** The send job claims the row only from this time on (scheduling and retry backoff). */

@@ -9,6 +9,9 @@ import type { Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
 
+/** Agenda's LISTEN/NOTIFY channel (the backend's default); a NOTIFY there makes workers fill their queues at once. */
+export const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';
+
 /** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
 function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
   let suppressed = 0;
@@ -30,6 +33,8 @@ function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
  * listeners, schema from our migration, a unique name per process, per-job lock limits.
  * Construct it only once the database answers (pitfall A3).
  */
+const WAKE_COALESCE_MS = 5;
+
 export class AgendaJobs implements JobQueue {
   readonly name: string;
   private readonly pool: pg.Pool;
@@ -44,7 +49,7 @@ export class AgendaJobs implements JobQueue {
     this.name = `${hostname()}:${process.pid}:${role}`;
     this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 6, application_name: `postlane-jobs:${role}` });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
-    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
+    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, channelName: AGENDA_NOTIFY_CHANNEL, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
     backend.notificationChannel?.on?.('error', throttledErrorLog(logger, 'job notification channel error'));
     this.agenda = new Agenda({
       backend,
@@ -65,6 +70,30 @@ export class AgendaJobs implements JobQueue {
     if (at && at.getTime() > Date.now()) await this.agenda.schedule(at, name, data);
     else await this.agenda.now(name, data);
   }
+
+  private readonly wakePending = new Set<JobName>();
+  private wakeTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * One NOTIFY per job name per few milliseconds, however many rows were written: NOTIFY takes a
+   * global lock at commit, so one per email would serialise every send. A lost one costs at most
+   * a poll interval (POSTLANE_JOB_PROCESS_EVERY_SECONDS).
+   */
+  wake(name: JobName): void {
+    this.wakePending.add(name);
+    this.wakeTimer ??= setTimeout(() => {
+      this.wakeTimer = null;
+      const names = [...this.wakePending];
+      this.wakePending.clear();
+      for (const jobName of names) {
+        // The payload Agenda's own publish sends; workers only read jobName and nextRunAt from it.
+        const payload = JSON.stringify({ jobId: null, jobName, nextRunAt: null, priority: 0, timestamp: new Date().toISOString(), source: this.name });
+        this.pool.query('SELECT pg_notify($1, $2)', [AGENDA_NOTIFY_CHANNEL, payload]).catch(this.logWakeError);
+      }
+    }, WAKE_COALESCE_MS);
+  }
+
+  private readonly logWakeError = (err: Error) => this.logger.warn({ err: err.message }, 'could not wake workers; they will poll');
 
   /** Defines every job on this process and starts picking them up: the worker role. */
   async start(deps: Deps, definitions: readonly AnyJobDefinition[]): Promise<void> {
@@ -92,6 +121,7 @@ export class AgendaJobs implements JobQueue {
    * still holds on jobs it fetched but never started, so other workers take them at once.
    */
   async stop(graceMs: number): Promise<void> {
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
     if (this.started) {
       // drain() re-checks for idleness one tick after each 'complete', before the finished job has left
       // Agenda's running list, so it can wait out the whole timeout with nothing running. Poll as well.

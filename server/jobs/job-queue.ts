@@ -8,13 +8,20 @@ export type JobName = keyof JobPayloads;
 /** Wakes workers. Never the source of truth: the rows are, and the sweeper re-enqueues what gets lost. */
 export interface JobQueue {
   enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void>;
+  /** Tells workers that jobs of this name were written outside Agenda; calls close together share one notification. */
+  wake(name: JobName): void;
 }
 
 /** Records enqueues without running them: route tests assert on `jobs`. */
 export class RecordingJobQueue implements JobQueue {
   readonly jobs: { name: JobName; data: unknown; at?: Date }[] = [];
+  readonly wakes: JobName[] = [];
 
   async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
     this.jobs.push({ name, data, at });
+  }
+
+  wake(name: JobName): void {
+    this.wakes.push(name);
   }
 }

@@ -6,10 +6,9 @@ import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
 import { createApp } from '../../server/app.js';
 import { initOrm } from '../../server/db/orm.js';
-import type { Deps } from '../../server/deps.js';
+import { createDeps } from '../../server/deps.js';
 import { AgendaJobs, type JobQueue, jobDefinitions, RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
-import { createProviders } from '../../server/providers/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { createTestDatabase } from './db.js';
@@ -36,7 +35,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);
   await agenda?.ready();
   const jobs: JobQueue = agenda ?? new RecordingJobQueue();
-  const deps: Deps = { config, orm, jobs, providers: createProviders(config, orm), logger, clock: () => new Date() };
+  const deps = createDeps({ config, orm, jobs, logger });
   if (agenda && mode === 'worker') await agenda.start(deps, jobDefinitions);
 
   const server = createServer(createApp(deps).callback());

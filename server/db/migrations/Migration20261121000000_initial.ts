@@ -10,7 +10,6 @@ export class Migration20261121000000_initial extends Migration {
     this.addSql(`create table "team" ("id" uuid not null, "created_at" timestamptz(3) not null, "name" text not null, constraint "team_pkey" primary key ("id"));`);
 
     this.addSql(`create table "email" ("id" uuid not null, "created_at" timestamptz(3) not null, "team_id" uuid not null, "from" text not null, "to" text[] not null, "cc" text[] not null, "bcc" text[] not null, "reply_to" text[] not null, "subject" text not null, "html" text null, "text" text null, "region" text not null, "message_id" text not null, "status" text check ("status" in ('queued', 'sending', 'sent', 'failed')) not null, "last_event" text check ("last_event" in ('queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed')) not null, "send_after" timestamptz(3) not null, "scheduled_at" timestamptz(3) null, "lease_expires_at" timestamptz(3) null, "attempts" int not null default 0, "provider_message_id" text null, "last_error" text null, "sent_at" timestamptz(3) null, "updated_at" timestamptz(3) not null, constraint "email_pkey" primary key ("id"));`);
-    this.addSql(`alter table "email" add constraint "email_message_id_unique" unique ("message_id");`);
     this.addSql(`create index "email_team_listing_idx" on "email" ("team_id", "created_at", "id");`);
     this.addSql(`create index "email_outbox_idx" on "email" ("status", "send_after");`);
 

@@ -42,7 +42,9 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       const err = thrown instanceof Error ? (thrown as HttpishError) : new Error(String(thrown));
       const apiError = toApiError(err);
       if (apiError.statusCode >= 500) {
-        logger.error({ requestId: ctx.state.requestId, err: { message: err.message, stack: err.stack, code: (err as HttpishError).code } }, 'request failed');
+        // A driver error's message starts with the SQL and its bound values (addresses, bodies): keep only the reason.
+        const message = err instanceof DriverException ? err.message.split(' - ').at(-1) : err.message;
+        logger.error({ requestId: ctx.state.requestId, err: { name: err.name, message, code: (err as HttpishError).code, stack: err.stack?.split('\n').slice(1).join('\n') } }, 'request failed');
       }
       ctx.status = apiError.statusCode;
       ctx.body = apiError.toJSON();

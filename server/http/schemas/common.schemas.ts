@@ -1,5 +1,8 @@
 import * as v from 'valibot';
 
+/** Any text we store: Postgres text cannot hold NUL, so it is refused here rather than failing the write. */
+export const TextSchema = v.pipe(v.string(), v.check((value) => !value.includes('\u0000'), 'must not contain NUL characters'));
+
 export const UuidSchema = v.pipe(v.string(), v.uuid('must be a UUID'));
 
 export const IdParamSchema = v.object({ id: UuidSchema });

@@ -1,5 +1,6 @@
+import { preparedQuery } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
-import { ApiKey, type ApiKeyPermission } from '../../entities/index.js';
+import type { ApiKeyPermission } from '../../entities/index.js';
 import { invalidApiKey } from '../../errors.js';
 import { hashToken } from './token.js';
 
@@ -12,16 +13,40 @@ export interface Auth {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Looks the key up by its hash through the unique index; `last_used_at` is written at most once a minute. */
-export async function authenticateApiKey(deps: Pick<Deps, 'orm' | 'clock' | 'logger'>, token: string): Promise<Auth> {
-  const em = deps.orm.em;
-  const apiKey = await em.findOne(ApiKey, { tokenHash: hashToken(token), revokedAt: null }, { fields: ['id', 'team', 'permission', 'domainId', 'lastUsedAt'] });
-  if (!apiKey) throw invalidApiKey();
+interface AuthRow {
+  id: string;
+  team_id: string;
+  permission: ApiKeyPermission;
+  domain_id: string | null;
+  last_used_at: Date | string | null;
+}
+
+/**
+ * Looks the key up by its hash through the unique index, or in the short-lived cache;
+ * `last_used_at` is written at most once a minute.
+ */
+export async function authenticateApiKey(deps: Pick<Deps, 'orm' | 'clock' | 'logger' | 'authCache'>, token: string): Promise<Auth> {
+  const hash = hashToken(token);
+  const cacheKey = hash.toString('base64');
   const now = deps.clock();
-  if (!apiKey.lastUsedAt || now.getTime() - apiKey.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-    em.fork()
-      .nativeUpdate(ApiKey, { id: apiKey.id }, { lastUsedAt: now })
-      .catch((err: Error) => deps.logger.warn({ err: err.message, keyId: apiKey.id }, 'could not record key use'));
+  const cached = deps.authCache.get(cacheKey, now.getTime());
+  if (cached) return cached;
+  // Plain SQL: entity hydration would cost more than the query.
+  const [row] = await preparedQuery<AuthRow>(
+    deps.orm,
+    'postlane_authenticate_api_key',
+    'SELECT id, team_id, permission, domain_id, last_used_at FROM api_key WHERE token_hash = ? AND revoked_at IS NULL',
+    [hash],
+  );
+  if (!row) throw invalidApiKey();
+  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
+    // The condition makes concurrent first uses write once; not awaited, the request need not wait.
+    deps.orm.em
+      .getConnection()
+      .execute('UPDATE api_key SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [now, row.id, new Date(now.getTime() - LAST_USED_RESOLUTION_MS)])
+      .catch((err: Error) => deps.logger.warn({ err: err.message, keyId: row.id }, 'could not record key use'));
   }
-  return { keyId: apiKey.id, teamId: apiKey.team.id, permission: apiKey.permission, domainId: apiKey.domainId ?? null };
+  const auth: Auth = { keyId: row.id, teamId: row.team_id, permission: row.permission, domainId: row.domain_id };
+  deps.authCache.set(cacheKey, auth, now.getTime());
+  return auth;
 }

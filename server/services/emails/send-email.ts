@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
-import { Email, EmailRecipient, type IEmail, Team } from '../../entities/index.js';
+import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
 
@@ -15,43 +15,30 @@ export interface SendEmailInput {
   text: string | null;
 }
 
-/**
- * The outbox write: the email is committed as `queued` together with its recipients; only after
- * the commit is the send job enqueued. A lost enqueue is harmless, the sweeper finds the row.
- */
-export async function sendEmail(deps: Deps, teamId: string, input: SendEmailInput): Promise<IEmail> {
-  const em = deps.orm.em;
+/** Commits the email, its recipients and its send job together; workers are woken after the commit. */
+export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
   const id = randomUUID();
-  const now = deps.clock();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
-  const email = em.create(Email, {
+  await deps.emailWriter.write({
     id,
-    createdAt: now,
-    updatedAt: now,
-    team: em.getReference(Team, teamId),
+    team_id: teamId,
     from: input.from.formatted,
     to: formatted(input.to),
     cc: formatted(input.cc),
     bcc: formatted(input.bcc),
-    replyTo: formatted(input.replyTo),
+    reply_to: formatted(input.replyTo),
     subject: input.subject,
     html: input.html,
     text: input.text,
     region: deps.config.POSTLANE_DEFAULT_REGION,
-    messageId: createMessageId(id, input.from.address),
-    status: 'queued',
-    lastEvent: 'queued',
-    sendAfter: now,
+    message_id: createMessageId(id, input.from.address),
+    created_at: deps.clock().toISOString(),
+    recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
   });
-  for (const [kind, list] of [['to', input.to], ['cc', input.cc], ['bcc', input.bcc]] as const) {
-    for (const mailbox of list) em.create(EmailRecipient, { createdAt: now, email, kind, address: mailbox.address, status: 'pending' });
-  }
-  await em.flush();
-  await enqueueSend(deps, email);
-  return email;
+  return { id };
 }
 
-/** After the commit; a failure is logged and left to the sweeper, never reported to the client. */
+/** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */
 export async function enqueueSend(deps: Pick<Deps, 'jobs' | 'logger'>, email: Pick<IEmail, 'id' | 'sendAfter'>): Promise<void> {
   try {
     await deps.jobs.enqueue('email.send', { emailId: email.id }, email.sendAfter);

@@ -10,14 +10,24 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+/** The `email.send` jobs written for an email (the send itself is written with its job, in one commit). */
+const jobsFor = (emailId: string) =>
+  app.deps.orm.em.fork().getConnection().execute<{ next_run_at: Date }[]>(
+    `SELECT next_run_at FROM agenda_jobs WHERE name = 'email.send' AND data->>'emailId' = ?`,
+    [emailId],
+  );
+const countEmails = async () => Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM email'))[0]!.n);
+
 const valid = { from: 'Acme <hello@acme.test>', to: 'user@example.com', subject: 'Hi', html: '<p>Hi</p>' };
 
 describe('POST /emails', () => {
-  it('queues the email, enqueues its send after commit, and reads it back', async () => {
+  it('queues the email together with its send job, and reads it back', async () => {
     const sent = await app.request('POST', '/emails', { token, body: valid });
     expect(sent.status).toBe(200);
     expect(sent.body).toEqual({ id: expect.any(String) });
-    expect(app.recorded).toContainEqual(expect.objectContaining({ name: 'email.send', data: { emailId: sent.body.id } }));
+    const jobs = await jobsFor(sent.body.id);
+    expect(jobs).toHaveLength(1);
+    expect(new Date(jobs[0]!.next_run_at).getTime()).toBeLessThanOrEqual(Date.now());
 
     const read = await app.request('GET', `/emails/${sent.body.id}`, { token });
     expect(read.status).toBe(200);
@@ -65,14 +75,38 @@ describe('POST /emails', () => {
     [{ ...valid, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, 422, 'validation_error', /at most 50/],
     [{ ...valid, subject: 5 }, 422, 'validation_error', /^subject: /],
     [{ ...valid, status: 'sent' }, 422, 'validation_error', 'status: is not a supported field'],
+    [{ ...valid, subject: 'nul \u0000 byte' }, 422, 'validation_error', 'subject: must not contain NUL characters'],
+    [{ ...valid, html: '<p>\u0000</p>' }, 422, 'validation_error', 'html: must not contain NUL characters'],
   ])('refuses %j and writes nothing', async (body, status, name, message) => {
-    const before = app.recorded.length;
+    const before = await countEmails();
     const res = await app.request('POST', '/emails', { token, body });
     expect(res.status).toBe(status);
     expect(res.body.name).toBe(name);
     if (typeof message === 'string') expect(res.body.message).toBe(message);
     else expect(res.body.message).toMatch(message);
-    expect(app.recorded.length).toBe(before);
+    expect(await countEmails()).toBe(before);
+  });
+});
+
+describe('concurrent sends', () => {
+  it('share commits without mixing up their rows', async () => {
+    const own = await app.createTeamWithKey();
+    const sent = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        app.request('POST', '/emails', { token: own.token, body: { ...valid, to: [`r${i}@example.com`, `s${i}@example.com`], subject: `n${i}` } }),
+      ),
+    );
+    expect(sent.map((r) => r.status)).toEqual(sent.map(() => 200));
+    for (const [i, res] of sent.entries()) {
+      const read = await app.request('GET', `/emails/${res.body.id}`, { token: own.token });
+      expect(read.body).toMatchObject({ subject: `n${i}`, to: [`r${i}@example.com`, `s${i}@example.com`] });
+      expect(await jobsFor(res.body.id)).toHaveLength(1);
+    }
+    const recipients = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(
+      'SELECT count(*) AS n FROM email_recipient WHERE email_id = ANY(?::uuid[])',
+      [`{${sent.map((r) => r.body.id).join(',')}}`],
+    );
+    expect(Number(recipients[0]!.n)).toBe(80);
   });
 });
 

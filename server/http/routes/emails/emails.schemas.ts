@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { type Mailbox, parseMailbox } from '../../../mail/address.js';
-import { TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
+import { TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
 const MAX_RECIPIENTS = 50;
 
@@ -31,9 +31,9 @@ export const SendEmailBodySchema = v.pipe(
     cc: optionalList(),
     bcc: optionalList(),
     reply_to: optionalList(),
-    subject: v.pipe(v.string(), v.maxLength(998, 'must be at most 998 characters')),
-    html: v.optional(v.nullable(v.string()), null),
-    text: v.optional(v.nullable(v.string()), null),
+    subject: v.pipe(TextSchema, v.maxLength(998, 'must be at most 998 characters')),
+    html: v.optional(v.nullable(TextSchema), null),
+    text: v.optional(v.nullable(TextSchema), null),
   }),
   v.check((b) => b.to.length > 0, 'to: must name at least one recipient'),
   v.check((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
