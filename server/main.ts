@@ -40,20 +40,8 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
   await jobs.ready();
   const deps = createDeps({ config, orm, jobs, logger });
   const { providers } = deps;
-
-  if (role !== 'api') await jobs.start(deps, jobDefinitions);
-
   let server: Server | null = null;
   let url: string | null = null;
-  if (role !== 'worker') {
-    server = createServer(createApp(deps).callback());
-    server.keepAliveTimeout = 65_000;
-    server.listen(config.POSTLANE_PORT, config.POSTLANE_HOST);
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${port}`;
-  }
-  logger.info({ role, url, regions: providers.regions, worker: jobs.name }, 'postlane started');
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
@@ -70,6 +58,24 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
       await orm.close();
       logger.info({ role }, 'stopped');
     })());
+
+  try {
+    // Listen first: a port that is taken must stop the process, not leave a worker running without its API.
+    if (role !== 'worker') {
+      server = createServer(createApp(deps).callback());
+      server.keepAliveTimeout = 65_000;
+      server.listen(config.POSTLANE_PORT, config.POSTLANE_HOST);
+      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
+      const { port } = server.address() as AddressInfo;
+      url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${port}`;
+    }
+    if (role !== 'api') await jobs.start(deps, jobDefinitions);
+  } catch (err) {
+    if (!server?.listening) server = null;
+    await shutdown().catch(() => {});
+    throw err;
+  }
+  logger.info({ role, url, regions: providers.regions, worker: jobs.name }, 'postlane started');
   return { deps, url, shutdown };
 }
 

@@ -5,6 +5,7 @@ import { listApiKeys } from '../../server/services/api-keys/list-api-keys.js';
 import { revokeApiKey } from '../../server/services/api-keys/revoke-api-key.js';
 import { presentApiKey } from '../../server/http/routes/api-keys/api-key.presenter.js';
 import { command, withDatabase } from '../lib/context.js';
+import { limitOption } from '../lib/options.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
@@ -39,12 +40,12 @@ export function registerKeys(program: Command): void {
     .command('list')
     .description('list the active API keys of a team')
     .addOption(teamOption())
-    .option('--limit <n>', 'how many, newest first (1-100)', '100')
+    .addOption(limitOption(100))
     .action(
-      command(async (options: { team?: string; limit: string }, cmd: Command) => {
+      command(async (options: { team?: string; limit: number }, cmd: Command) => {
         const rows = await withDatabase(async ({ orm }) => {
           const team = await resolveTeam(orm, options.team);
-          const page = await listApiKeys({ orm }, team.id, { limit: Math.min(100, Math.max(1, Number(options.limit) || 100)) });
+          const page = await listApiKeys({ orm }, team.id, { limit: options.limit });
           return page.data.map(presentApiKey);
         });
         if (cmd.optsWithGlobals().json) return printJson(rows);

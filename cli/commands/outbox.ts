@@ -3,6 +3,7 @@ import { getCapturedMessage } from '../../server/services/outbox/get-captured-me
 import { listCapturedMessages } from '../../server/services/outbox/list-captured-messages.js';
 import type { ICapturedMessage } from '../../server/entities/index.js';
 import { command, withDatabase } from '../lib/context.js';
+import { limitOption } from '../lib/options.js';
 import { printJson, renderTable } from '../lib/render.js';
 
 const summary = (m: ICapturedMessage) => ({
@@ -23,11 +24,11 @@ export function registerOutbox(program: Command): void {
   outbox
     .command('list', { isDefault: true })
     .description('list captured messages, newest first')
-    .option('--limit <n>', 'how many (1-100)', '20')
+    .addOption(limitOption(20))
     .action(
-      command(async (options: { limit: string }, cmd: Command) => {
+      command(async (options: { limit: number }, cmd: Command) => {
         const rows = await withDatabase(async ({ orm }) => {
-          const page = await listCapturedMessages({ orm }, { limit: Math.min(100, Math.max(1, Number(options.limit) || 20)) });
+          const page = await listCapturedMessages({ orm }, { limit: options.limit });
           return page.data.map(summary);
         });
         if (cmd.optsWithGlobals().json) return printJson(rows);

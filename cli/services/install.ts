@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { configFilePath, loadConfig, readConfigFile } from '../../config/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
@@ -53,9 +53,10 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
         await waitForDatabase(candidate, null, 10_000);
         if (partial.config_written) {
           mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
-          // The file holds the database password: readable by its owner only.
           writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
         }
+        // The file holds the database password: readable by its owner only, also if it existed before.
+        chmodSync(path, 0o600);
         return partial.config_written;
       },
       detail: (written: boolean) => (written ? 'written' : 'unchanged'),

@@ -22,6 +22,8 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   entity: EntityName<T>,
   where: FilterQuery<T>,
   page: PageQuery,
+  /** Columns a list never shows (bodies): not loaded at all. */
+  exclude: readonly (keyof T & string)[] = [],
 ): Promise<Page<T>> {
   const cursorId = page.after ?? page.before;
   let filter = where;
@@ -34,7 +36,7 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
     } as FilterQuery<T>;
   }
   const direction = page.before ? 'asc' : 'desc';
-  const rows = await em.find(entity, filter, { orderBy: { createdAt: direction, id: direction } as never, limit: page.limit + 1 });
+  const rows = await em.find(entity, filter, { orderBy: { createdAt: direction, id: direction } as never, limit: page.limit + 1, exclude: exclude as never });
   const data = rows.slice(0, page.limit);
   if (page.before) data.reverse();
   return { data, hasMore: rows.length > page.limit };

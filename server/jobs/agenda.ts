@@ -5,7 +5,7 @@ import { Agenda } from 'agenda';
 import pg from 'pg';
 import type { Config } from '../../config/index.js';
 import type { Deps } from '../deps.js';
-import type { Logger } from '../logger.js';
+import { errorFields, type Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
 
@@ -57,6 +57,8 @@ export class AgendaJobs implements JobQueue {
       processEvery: config.POSTLANE_JOB_PROCESS_EVERY_SECONDS * 1000,
       defaultLockLifetime: config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS * 1000,
       defaultLockLimit: 1,
+      // Agenda caps all jobs of a process at 20 by default, below what POSTLANE_JOB_CONCURRENCY allows.
+      maxConcurrency: config.POSTLANE_JOB_CONCURRENCY + 4,
       removeOnComplete: true,
     });
     this.agenda.on('error', throttledErrorLog(logger, 'job runner error'));
@@ -109,8 +111,11 @@ export class AgendaJobs implements JobQueue {
       );
     }
     this.agenda.on('fail', (err: Error, agendaJob: { attrs: { name: string; id?: unknown } }) =>
-      this.logger.error({ err, job: agendaJob.attrs.name, jobId: String(agendaJob.attrs.id) }, 'job failed'),
+      this.logger.error({ err: errorFields(err), job: agendaJob.attrs.name, jobId: String(agendaJob.attrs.id) }, 'job failed'),
     );
+    // Agenda fetches due jobs only when it polls or hears a NOTIFY, not when a slot frees up: without
+    // this a worker would send at most lockLimit emails per poll interval, however large the backlog.
+    for (const job of definitions) this.agenda.on(`complete:${job.name}`, () => this.wake(job.name));
     await this.agenda.start();
     this.started = true;
     for (const job of definitions) if (job.every) await this.agenda.every(job.every(this.config), job.name);

@@ -9,16 +9,33 @@ export interface Mailbox {
 
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+/** Half of a UTF-16 pair without the other half: not text, and Postgres refuses it. */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * RFC 5322 dot-atom (with RFC 6532 UTF-8). Quoted local parts (`"a b"@x`) are refused: relays and
+ * mail libraries re-parse them leniently, and `"x@evil.org y"@example.com` has been seen to reach x@evil.org.
+ */
+const DOT_ATOM = /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+/** An address line (RFC 5322 caps lines at 998); longer input is refused before the parser sees it. */
+const MAX_INPUT_LENGTH = 998;
 
 /**
  * One mailbox, parsed strictly (RFC 5322/6532): never a lenient header parser, which would
  * happily read `a@b.com\r\nBcc: x@y.com` as two recipients. Returns the reason on failure.
  */
 export function parseMailbox(input: string): Mailbox | string {
-  if (CONTROL_CHARACTERS.test(input)) return 'must not contain control characters or line breaks';
-  const parsed = emailAddresses.parseOneAddress({ input, rfc6532: true });
+  if (input.length > MAX_INPUT_LENGTH) return 'is too long';
+  if (CONTROL_CHARACTERS.test(input) || LONE_SURROGATE.test(input)) return 'must not contain control characters, line breaks or broken characters';
+  let parsed: ReturnType<typeof emailAddresses.parseOneAddress>;
+  try {
+    parsed = emailAddresses.parseOneAddress({ input, rfc6532: true });
+  } catch {
+    // The parser recurses on nested comments; pathological input exhausts the stack.
+    parsed = null;
+  }
   if (!parsed || parsed.type !== 'mailbox') return 'must be a single email address, like `Name <user@example.com>`';
   const { local, domain, name } = parsed as emailAddresses.ParsedMailbox;
+  if (!DOT_ATOM.test(local)) return 'must not use a quoted local part';
   if (domain.startsWith('[') || !domain.includes('.')) return 'must have a fully qualified domain';
   if (local.length > 64 || parsed.address.length > 254) return 'is too long';
   if (name?.includes('@')) return 'display name must not contain @';

@@ -1,15 +1,21 @@
 import nodemailer from 'nodemailer';
-import type { OutboundMessage } from '../providers/provider.js';
+import type { Address, OutboundMessage } from '../providers/provider.js';
 
-/** nodemailer's message options, from our fields only: no user object is ever passed through. */
+const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
+
+/**
+ * nodemailer's message options, from our fields only: no user object is ever passed through, and
+ * addresses go as parts with an explicit envelope, so nothing is left for its lenient parser.
+ */
 export function toNodemailerMessage(message: OutboundMessage) {
   return {
     messageId: message.messageId,
-    from: message.from,
-    to: message.to,
-    cc: message.cc,
-    bcc: message.bcc,
-    replyTo: message.replyTo,
+    from: toAddress(message.from),
+    to: message.to.map(toAddress),
+    cc: message.cc.map(toAddress),
+    bcc: message.bcc.map(toAddress),
+    replyTo: message.replyTo.map(toAddress),
+    envelope: { from: message.from.address, to: [...message.to, ...message.cc, ...message.bcc].map((a) => a.address) },
     subject: message.subject,
     html: message.html ?? undefined,
     text: message.text ?? undefined,

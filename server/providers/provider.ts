@@ -1,12 +1,18 @@
+/** A parsed mailbox: providers get the parts, never a string they would parse again their own way. */
+export interface Address {
+  name: string | null;
+  address: string;
+}
+
 /** What a provider needs to hand one email over; built from validated fields only. */
 export interface OutboundMessage {
   emailId: string;
   messageId: string;
-  from: string;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  replyTo: string[];
+  from: Address;
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  replyTo: Address[];
   subject: string;
   html: string | null;
   text: string | null;

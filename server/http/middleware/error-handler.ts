@@ -1,6 +1,6 @@
 import { DriverException, NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Middleware } from 'koa';
-import type { Logger } from '../../logger.js';
+import { errorFields, type Logger } from '../../logger.js';
 import { ApiError, applicationError, conflict, methodNotAllowed, routeNotFound, serviceUnavailable, validationError } from '../../errors.js';
 import type { AppState } from '../route.js';
 
@@ -17,7 +17,7 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 function isDatabaseUnavailable(err: HttpishError): boolean {
   const code = err.code ?? (err as { cause?: HttpishError }).cause?.code;
   if (code && UNAVAILABLE_CODES.has(code)) return true;
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error/i.test(err.message);
+  return /timeout exceeded when trying to connect|Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error/i.test(err.message);
 }
 
 /** Every failure leaves as `{statusCode, name, message}` JSON; nothing unexpected is echoed. */
@@ -26,6 +26,7 @@ export function toApiError(err: HttpishError): ApiError {
   if (err.status === 405 || err.status === 501) return methodNotAllowed();
   if (err.status === 413 || err.type === 'entity.too.large') return validationError('Request body too large', 413);
   if (err instanceof SyntaxError && err.status === 400) return validationError('Invalid JSON body');
+  if (err.code?.startsWith('Z_')) return validationError('Invalid compressed body', 400);
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', 'Resource not found');
   if (err instanceof UniqueConstraintViolationException) return conflict();
   if (isDatabaseUnavailable(err) || (err instanceof DriverException && isDatabaseUnavailable(err))) return serviceUnavailable();
@@ -42,9 +43,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       const err = thrown instanceof Error ? (thrown as HttpishError) : new Error(String(thrown));
       const apiError = toApiError(err);
       if (apiError.statusCode >= 500) {
-        // A driver error's message starts with the SQL and its bound values (addresses, bodies): keep only the reason.
-        const message = err instanceof DriverException ? err.message.split(' - ').at(-1) : err.message;
-        logger.error({ requestId: ctx.state.requestId, err: { name: err.name, message, code: (err as HttpishError).code, stack: err.stack?.split('\n').slice(1).join('\n') } }, 'request failed');
+        logger.error({ requestId: ctx.state.requestId, err: errorFields(err) }, 'request failed');
       }
       ctx.status = apiError.statusCode;
       ctx.body = apiError.toJSON();

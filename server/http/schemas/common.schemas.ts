@@ -1,7 +1,15 @@
 import * as v from 'valibot';
+import { LONE_SURROGATE } from '../../mail/address.js';
 
-/** Any text we store: Postgres text cannot hold NUL, so it is refused here rather than failing the write. */
-export const TextSchema = v.pipe(v.string(), v.check((value) => !value.includes('\u0000'), 'must not contain NUL characters'));
+/** Any text we store: Postgres cannot hold NUL or a lone UTF-16 surrogate, so they are refused here rather than failing the write. */
+export const TextSchema = v.pipe(
+  v.string(),
+  v.check((value) => !value.includes('\u0000'), 'must not contain NUL characters'),
+  v.check((value) => !LONE_SURROGATE.test(value), 'must not contain broken characters (a lone UTF-16 surrogate)'),
+);
+
+/** One line of text (a subject, a name): no control characters at all. */
+export const LineSchema = v.pipe(TextSchema, v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters or line breaks'));
 
 export const UuidSchema = v.pipe(v.string(), v.uuid('must be a UUID'));
 

@@ -14,11 +14,15 @@ export async function createApiKey(deps: Pick<Deps, 'orm'>, teamId: string, inpu
   if (input.domainId && input.permission !== 'sending_access') {
     throw validationError('domain_id: only a sending_access key can be limited to a domain');
   }
+  // Domains arrive with their own feature; until then no id can name one, and a scope nothing enforces is refused.
+  if (input.domainId) throw validationError('domain_id: no domain with this id');
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > 50) throw validationError('name: must be 1 to 50 characters');
   const em = deps.orm.em;
   const token = generateToken();
   const apiKey = em.create(ApiKey, {
     team: em.getReference(Team, teamId),
-    name: input.name,
+    name,
     permission: input.permission,
     domainId: input.domainId ?? null,
     tokenHash: hashToken(token),

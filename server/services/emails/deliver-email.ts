@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
 import { Email, EmailEvent, EmailRecipient, type IEmail } from '../../entities/index.js';
-import { ProviderError, type SendResult } from '../../providers/index.js';
+import { parseMailbox } from '../../mail/address.js';
+import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
 import { enqueueSend } from './send-email.js';
 
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
@@ -23,7 +25,7 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
     [leaseSeconds, emailId],
     'get',
   );
-  if (!row) return watchForeignLease(deps, emailId);
+  if (!row) return rescheduleUnclaimed(deps, emailId);
   const email = em.map(Email, row);
   const log = deps.logger.child({ emailId, attempt: email.attempts });
 
@@ -32,21 +34,7 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   let result: SendResult;
   try {
     const provider = deps.providers.forRegion(email.region);
-    result = await provider.send(
-      {
-        emailId: email.id,
-        messageId: email.messageId,
-        from: email.from,
-        to: email.to,
-        cc: email.cc,
-        bcc: email.bcc,
-        replyTo: email.replyTo,
-        subject: email.subject,
-        html: email.html ?? null,
-        text: email.text ?? null,
-      },
-      AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8)),
-    );
+    result = await provider.send(toOutboundMessage(email), AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8)));
   } catch (err) {
     const transient = !(err instanceof ProviderError) || err.transient;
     const message = (err as Error).message;
@@ -63,20 +51,55 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   log.info({ providerMessageId: result.providerMessageId }, 'email sent');
 }
 
+/** Stored addresses were accepted by the strict parser, so they parse again; the parts go to the provider. */
+function toOutboundMessage(email: IEmail): OutboundMessage {
+  const parts = (formatted: string): Address => {
+    const mailbox = parseMailbox(formatted);
+    if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
+    return { name: mailbox.name, address: mailbox.address };
+  };
+  return {
+    emailId: email.id,
+    messageId: email.messageId,
+    from: parts(email.from),
+    to: email.to.map(parts),
+    cc: email.cc.map(parts),
+    bcc: email.bcc.map(parts),
+    replyTo: email.replyTo.map(parts),
+    subject: email.subject,
+    html: email.html ?? null,
+    text: email.text ?? null,
+  };
+}
+
 /**
  * The claim failed. If another run holds a live lease (or held it and died), come back when the
- * lease ends instead of leaving recovery to the next sweep: a dead worker then costs one lease.
+ * lease ends; if the email is not due yet (a clock running ahead, a retry), come back when it is.
+ * Recovery then never waits for the next sweep.
  */
-async function watchForeignLease(deps: Deps, emailId: string): Promise<void> {
-  const held = await deps.orm.em.findOne(Email, { id: emailId, status: 'sending' }, { fields: ['id', 'leaseExpiresAt'] });
-  if (!held?.leaseExpiresAt) return;
-  await enqueueSend(deps, { id: emailId, sendAfter: new Date(held.leaseExpiresAt.getTime() + 1_000) });
+async function rescheduleUnclaimed(deps: Deps, emailId: string): Promise<void> {
+  const email = await deps.orm.em.findOne(Email, { id: emailId, status: { $in: ['queued', 'sending'] } }, { fields: ['id', 'status', 'leaseExpiresAt', 'sendAfter'] });
+  if (!email) return;
+  const comeBack = email.status === 'sending' ? email.leaseExpiresAt : email.sendAfter;
+  if (comeBack) await enqueueSend(deps, { id: emailId, sendAfter: new Date(comeBack.getTime() + 1_000) });
+}
+
+/**
+ * Writes the outcome only while this run still holds the claim (same status and attempt). A run
+ * that outlived its lease must not undo what the run that took over has recorded.
+ */
+async function settle(tx: EntityManager, email: IEmail, changes: Partial<IEmail>): Promise<boolean> {
+  const updated = await tx.nativeUpdate(Email, { id: email.id, status: 'sending', attempts: email.attempts }, changes);
+  return updated === 1;
 }
 
 async function recordSent(deps: Deps, email: IEmail, result: SendResult): Promise<void> {
-  const em = deps.orm.em;
   const now = deps.clock();
-  await em.transactional(async (tx) => {
+  await deps.orm.em.transactional(async (tx) => {
+    const settled = await settle(tx, email, {
+      status: 'sent', lastEvent: 'sent', providerMessageId: result.providerMessageId, sentAt: now, leaseExpiresAt: null, lastError: null,
+    });
+    if (!settled) return;
     const recipients = await tx.find(EmailRecipient, { email: email.id });
     const verdicts = new Map(result.recipients.map((r) => [r.address.toLowerCase(), r]));
     for (const recipient of recipients) {
@@ -85,14 +108,6 @@ async function recordSent(deps: Deps, email: IEmail, result: SendResult): Promis
       recipient.status = verdict.accepted ? 'accepted' : 'rejected';
       recipient.response = verdict.response;
     }
-    Object.assign(tx.merge(email), {
-      status: 'sent',
-      lastEvent: 'sent',
-      providerMessageId: result.providerMessageId,
-      sentAt: now,
-      leaseExpiresAt: null,
-      lastError: null,
-    });
     tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.sent', payload: eventData(email) });
   });
 }
@@ -101,14 +116,13 @@ async function scheduleRetry(deps: Deps, email: IEmail, error: string): Promise<
   const delays = SEND_RETRY_DELAYS_SECONDS;
   const delay = delays[Math.min(email.attempts - 1, delays.length - 1)]!;
   const sendAfter = new Date(deps.clock().getTime() + delay * 1000);
-  await deps.orm.em.nativeUpdate(Email, { id: email.id }, { status: 'queued', leaseExpiresAt: null, sendAfter, lastError: error });
-  await enqueueSend(deps, { id: email.id, sendAfter });
+  if (await settle(deps.orm.em, email, { status: 'queued', leaseExpiresAt: null, sendAfter, lastError: error })) await enqueueSend(deps, { id: email.id, sendAfter });
 }
 
 async function recordFailure(deps: Deps, email: IEmail, error: string): Promise<void> {
   const now = deps.clock();
   await deps.orm.em.transactional(async (tx) => {
-    Object.assign(tx.merge(email), { status: 'failed', lastEvent: 'failed', leaseExpiresAt: null, lastError: error });
+    if (!(await settle(tx, email, { status: 'failed', lastEvent: 'failed', leaseExpiresAt: null, lastError: error }))) return;
     tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: { ...eventData(email), error } });
   });
 }

@@ -33,8 +33,9 @@ const INSERT_QUEUED_EMAILS = `
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
                        region, message_id, status, last_event, send_after, attempts)
+    -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-           region, message_id, 'queued', 'queued', created_at, 0 FROM input
+           region, message_id, 'queued', 'queued', least(created_at, now()), 0 FROM input
     RETURNING id, send_after
   ), recipients AS (
     INSERT INTO email_recipient (id, created_at, email_id, kind, address, status)
@@ -45,16 +46,18 @@ const INSERT_QUEUED_EMAILS = `
   SELECT 'email.send', 0, 'normal', send_after, jsonb_build_object('emailId', id) FROM email`;
 
 interface Waiting {
-  row: QueuedEmailRow;
+  /** The row as JSON, serialised once, on the request's own turn. */
+  json: string;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 /**
  * Group commit for POST /emails. A write starts at once while fewer than `maxInFlight` are
- * running; requests that arrive meanwhile share the next statement. Alone, a request waits for
- * nothing; under load, many requests share one round trip, one plan and one WAL flush. A
- * statement that fails fails every request in it, which is why rows arrive fully validated.
+ * running; requests that arrive meanwhile share the next statement, up to `maxBatchBytes` of
+ * rows (a larger row goes alone). Alone, a request waits for nothing; under load, many share one
+ * round trip, one plan and one WAL flush. If a shared statement fails, its rows are written one by
+ * one, so only a row that fails on its own fails its request.
  */
 export class QueuedEmailWriter {
   private readonly waiting: Waiting[] = [];
@@ -64,34 +67,48 @@ export class QueuedEmailWriter {
     private readonly orm: MikroORM,
     private readonly jobs: Pick<JobQueue, 'wake'>,
     private readonly maxInFlight = 4,
-    private readonly maxBatch = 200,
+    private readonly maxBatchBytes = 4 * 1024 * 1024,
   ) {}
 
   write(row: QueuedEmailRow): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ row, resolve, reject });
+      this.waiting.push({ json: JSON.stringify(row), resolve, reject });
       this.drain();
     });
   }
 
   private drain(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
+      const batch = this.takeBatch();
       this.inFlight += 1;
-      preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify(batch.map((w) => w.row))])
+      this.insert(batch)
         .then(
-          () => {
-            for (const w of batch) w.resolve();
-            this.jobs.wake('email.send');
-          },
-          (err: unknown) => {
-            for (const w of batch) w.reject(err);
-          },
+          () => batch.forEach((w) => w.resolve()),
+          (err: unknown) => (batch.length > 1 ? this.insertOneByOne(batch) : batch[0]!.reject(err)),
         )
         .finally(() => {
           this.inFlight -= 1;
           this.drain();
         });
     }
+  }
+
+  private takeBatch(): Waiting[] {
+    let bytes = this.waiting[0]!.json.length;
+    let count = 1;
+    while (count < this.waiting.length && bytes + this.waiting[count]!.json.length <= this.maxBatchBytes) {
+      bytes += this.waiting[count]!.json.length;
+      count += 1;
+    }
+    return this.waiting.splice(0, count);
+  }
+
+  private async insert(batch: Waiting[]): Promise<void> {
+    await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [`[${batch.map((w) => w.json).join(',')}]`]);
+    this.jobs.wake('email.send');
+  }
+
+  private async insertOneByOne(batch: Waiting[]): Promise<void> {
+    for (const waiting of batch) await this.insert([waiting]).then(waiting.resolve, waiting.reject);
   }
 }

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { errorFields } from '../../logger.js';
 
 export interface Health {
   ok: boolean;
@@ -12,10 +13,9 @@ export interface Health {
   };
 }
 
-/** A worker that has not swept for this long is presumed absent. */
-const WORKER_SILENCE_SECONDS = 180;
-
-export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock'>): Promise<Health> {
+export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock' | 'config' | 'logger'>): Promise<Health> {
+  // A worker that has missed three sweeps is presumed absent.
+  const silenceMs = deps.config.POSTLANE_SWEEP_INTERVAL_SECONDS * 3 * 1000 + 60_000;
   const connection = deps.orm.em.getConnection();
   try {
     const backlog = await connection.execute<{ name: string; due: string; oldest: number | null }[]>(
@@ -26,7 +26,7 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock'>): Promise<He
       `SELECT max(last_finished_at) AS last_finished_at FROM agenda_jobs WHERE name = 'outbox.sweep'`,
     );
     const lastSweep = sweep?.last_finished_at ? new Date(sweep.last_finished_at) : null;
-    const workerAlive = lastSweep !== null && deps.clock().getTime() - lastSweep.getTime() < WORKER_SILENCE_SECONDS * 1000;
+    const workerAlive = lastSweep !== null && deps.clock().getTime() - lastSweep.getTime() < silenceMs;
     return {
       ok: workerAlive,
       database: { ok: true },
@@ -37,6 +37,8 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock'>): Promise<He
       },
     };
   } catch (err) {
-    return { ok: false, database: { ok: false, error: (err as Error).message }, jobs: { ok: false, backlog: [], last_sweep_at: null } };
+    // The probe needs no key: the reason (hosts, users) goes to the log, not to the caller.
+    deps.logger.error({ err: errorFields(err) }, 'health check: database unreachable');
+    return { ok: false, database: { ok: false, error: 'unreachable' }, jobs: { ok: false, backlog: [], last_sweep_at: null } };
   }
 }

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resend } from 'resend';
@@ -90,6 +93,25 @@ describe('postlane CLI', () => {
       server.child.kill('SIGTERM');
       expect((await server.exited).code).toBe(0);
     }
+  });
+
+  it('serve exits 1 when its port is taken, instead of running on without an API', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    try {
+      const port = String((blocker.address() as AddressInfo).port);
+      const result = await runPostlane(['serve'], { ...env, POSTLANE_PORT: port });
+      expect(result.code).toBe(1);
+      expect(result.output).toContain('EADDRINUSE');
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses a --limit that is not 1 to 100', async () => {
+    const result = await runPostlane(['outbox', '--limit', 'abc'], env);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('must be a whole number from 1 to 100');
   });
 
   it('a bad config lists every problem and exits 1', async () => {

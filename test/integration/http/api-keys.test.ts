@@ -21,11 +21,14 @@ describe('/api-keys', () => {
     expect(JSON.stringify(list.body)).not.toContain(created.body.token);
   });
 
-  it('limits domain scope to sending keys', async () => {
+  it('limits domain scope to sending keys, and to domains that exist', async () => {
     const { token } = await app.createTeamWithKey();
-    const res = await app.request('POST', '/api-keys', { token, body: { name: 'x', domain_id: crypto.randomUUID() } });
-    expect(res.status).toBe(422);
-    expect(res.body.message).toMatch(/^domain_id: /);
+    const full = await app.request('POST', '/api-keys', { token, body: { name: 'x', domain_id: crypto.randomUUID() } });
+    expect(full.status).toBe(422);
+    expect(full.body.message).toBe('domain_id: only a sending_access key can be limited to a domain');
+    const unknown = await app.request('POST', '/api-keys', { token, body: { name: 'x', permission: 'sending_access', domain_id: crypto.randomUUID() } });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.message).toBe('domain_id: no domain with this id');
   });
 
   it("answers another team's key with 404, exactly like a missing one", async () => {

@@ -77,6 +77,11 @@ describe('POST /emails', () => {
     [{ ...valid, status: 'sent' }, 422, 'validation_error', 'status: is not a supported field'],
     [{ ...valid, subject: 'nul \u0000 byte' }, 422, 'validation_error', 'subject: must not contain NUL characters'],
     [{ ...valid, html: '<p>\u0000</p>' }, 422, 'validation_error', 'html: must not contain NUL characters'],
+    [{ ...valid, subject: 'broken \ud800 pair' }, 422, 'validation_error', /^subject: must not contain broken characters/],
+    [{ ...valid, subject: 'two\nlines' }, 422, 'validation_error', 'subject: must not contain control characters or line breaks'],
+    [{ ...valid, to: '"x@evil.org y"@example.com' }, 422, 'validation_error', 'to.0: must not use a quoted local part'],
+    [{ ...valid, reply_to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, 422, 'validation_error', 'reply_to: must hold at most 50 addresses'],
+    [{ ...valid, from: `${'('.repeat(20_000)}a@acme.test` }, 422, 'validation_error', 'from: is too long'],
   ])('refuses %j and writes nothing', async (body, status, name, message) => {
     const before = await countEmails();
     const res = await app.request('POST', '/emails', { token, body });
@@ -85,6 +90,22 @@ describe('POST /emails', () => {
     if (typeof message === 'string') expect(res.body.message).toBe(message);
     else expect(res.body.message).toMatch(message);
     expect(await countEmails()).toBe(before);
+  });
+});
+
+describe('hostile bodies', () => {
+  it('refuses 100,000 recipients without parsing them', async () => {
+    const started = Date.now();
+    const res = await app.request('POST', '/emails', { token, body: { ...valid, to: Array.from({ length: 100_000 }, (_, i) => `u${i}@example.com`) } });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toBe('to: must hold at most 50 addresses');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('answers a corrupt gzip body with 400, not 500', async () => {
+    const res = await app.request('POST', '/emails', { token, rawBody: 'not gzip at all', headers: { 'content-encoding': 'gzip' } });
+    expect(res.status).toBe(400);
+    expect(res.body.name).toBe('validation_error');
   });
 });
 

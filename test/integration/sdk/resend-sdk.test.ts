@@ -11,7 +11,12 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   app = await startTestApp({
     jobs: 'worker',
-    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
+    // A poll a minute apart and two send slots: delivery below has to come from wake-ups, not polling.
+    env: {
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
+      POSTLANE_JOB_PROCESS_EVERY_SECONDS: '60',
+      POSTLANE_JOB_CONCURRENCY: '2',
+    },
   });
   const { token } = await app.createTeamWithKey();
   // Exactly how a user points the official SDK at Postlane.
@@ -63,6 +68,16 @@ describe('the official resend SDK', () => {
     const list = await resend.emails.list();
     expect(list.error).toBeNull();
     expect(list.data?.data.map((e) => e.id)).toContain(id);
+  });
+
+  it('works through a backlog far larger than one fetch of jobs without waiting for polls', async () => {
+    const before = sink.received.length;
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => (await resend.emails.send({ from: 'a@acme.test', to: `bulk${i}@example.com`, subject: 'bulk', text: 'x' })).data!.id),
+    );
+    await sink.waitFor(before + ids.length, 20_000);
+    const arrived = sink.received.filter((m) => m.parsed.subject === 'bulk').map((m) => m.parsed.messageId);
+    expect(arrived.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
   });
 
   it('surfaces validation errors in the SDK error shape', async () => {

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
 import { API_KEY_PERMISSIONS } from '../../../entities/api-key.entity.js';
-import { TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
+import { LineSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
 export const CreateApiKeyBodySchema = v.pipe(
   v.strictObject({
-    name: v.pipe(TextSchema, v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(50, 'must be at most 50 characters')),
+    name: v.pipe(LineSchema, v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(50, 'must be at most 50 characters')),
     permission: v.optional(v.picklist(API_KEY_PERMISSIONS, 'must be full_access or sending_access'), 'full_access'),
     domain_id: v.optional(v.nullable(UuidSchema)),
   }),

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { type Mailbox, parseMailbox } from '../../../mail/address.js';
-import { TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
+import { parseMailbox } from '../../../mail/address.js';
+import { LineSchema, TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
 const MAX_RECIPIENTS = 50;
 
@@ -17,9 +17,12 @@ export const MailboxSchema = v.pipe(
   v.metadata({ description: 'One mailbox: `user@example.com` or `Name <user@example.com>`.' }),
 );
 
-/** A single address or an array of them; always an array once parsed. */
+/** A single address or an array of them; always an array once parsed. The count is checked before any parsing. */
 const MailboxListSchema = v.pipe(
-  v.union([v.pipe(MailboxSchema, v.transform((m): Mailbox[] => [m])), v.array(MailboxSchema)], 'must be an email address or an array of them'),
+  v.union([v.string(), v.array(v.string())], 'must be an email address or an array of them'),
+  v.transform((value) => (Array.isArray(value) ? value : [value])),
+  v.maxLength(MAX_RECIPIENTS, `must hold at most ${MAX_RECIPIENTS} addresses`),
+  v.array(MailboxSchema),
 );
 
 const optionalList = () => v.optional(v.nullable(MailboxListSchema), null);
@@ -31,7 +34,7 @@ export const SendEmailBodySchema = v.pipe(
     cc: optionalList(),
     bcc: optionalList(),
     reply_to: optionalList(),
-    subject: v.pipe(TextSchema, v.maxLength(998, 'must be at most 998 characters')),
+    subject: v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters')),
     html: v.optional(v.nullable(TextSchema), null),
     text: v.optional(v.nullable(TextSchema), null),
   }),

@@ -20,6 +20,11 @@ describe('parseMailbox', () => {
     ['x@[127.0.0.1]', /fully qualified/],
     ['a@localhost', /fully qualified/],
     ['foo..bar@example.com', /single email address/],
+    ['"other@elsewhere.org x"@example.com', /quoted local part/],
+    ['"a b"@example.com', /quoted local part/],
+    ['broken \ud800 <a@example.com>', /broken characters/],
+    [`${'('.repeat(900)}a@example.com`, /single email address/],
+    [`${'x'.repeat(1000)}@example.com`, /too long/],
   ])('refuses %j', (input, reason) => {
     expect(parseMailbox(input)).toMatch(reason);
   });

@@ -1,0 +1,10 @@
+import { InvalidArgumentError, Option } from 'commander';
+
+/** `--limit`, refused unless a whole number from 1 to 100, as the API's lists take it. */
+export const limitOption = (fallback: number) =>
+  new Option('--limit <n>', 'how many, newest first (1-100)')
+    .argParser((value) => {
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100) throw new InvalidArgumentError('must be a whole number from 1 to 100');
+      return Number(value);
+    })
+    .default(fallback);

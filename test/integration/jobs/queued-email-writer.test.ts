@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QueuedEmailRow } from '../../../server/services/emails/queued-email-writer.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let teamId: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ({ teamId } = await app.createTeamWithKey());
+});
+afterAll(() => app.close());
+
+const row = (team: string): QueuedEmailRow => {
+  const id = randomUUID();
+  return {
+    id, team_id: team, from: 'a@acme.test', to: ['b@example.com'], cc: [], bcc: [], reply_to: [], subject: 's', html: null, text: 't',
+    region: 'us-east-1', message_id: `<${id}@acme.test>`, created_at: new Date().toISOString(), recipients: [{ kind: 'to', address: 'b@example.com' }],
+  };
+};
+
+describe('QueuedEmailWriter', () => {
+  it('fails only the row that fails on its own when a shared statement fails', async () => {
+    const rows = Array.from({ length: 30 }, () => row(teamId));
+    const doomed = row(randomUUID()); // no such team: the foreign key refuses it
+    const results = await Promise.allSettled([...rows.slice(0, 15), doomed, ...rows.slice(15)].map((r) => app.deps.emailWriter.write(r)));
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect(results[15]!.status).toBe('rejected');
+    const stored = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(
+      'SELECT count(*) AS n FROM email WHERE id = ANY(?::uuid[])',
+      [`{${rows.map((r) => r.id).join(',')}}`],
+    );
+    expect(Number(stored[0]!.n)).toBe(30);
+  });
+
+  it('wakes the workers once the rows are committed', async () => {
+    const wakes = (app.deps.jobs as unknown as { wakes: string[] }).wakes;
+    const before = wakes.length;
+    await app.deps.emailWriter.write(row(teamId));
+    expect(wakes.slice(before)).toEqual(['email.send']);
+  });
+});
