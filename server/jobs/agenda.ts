@@ -47,7 +47,8 @@ export class AgendaJobs implements JobQueue {
     role: string,
   ) {
     this.name = `${hostname()}:${process.pid}:${role}`;
-    this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 6, application_name: `postlane-jobs:${role}` });
+    // LISTEN holds one connection for good, and every finishing job saves its state (pitfall A11).
+    this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.POSTLANE_JOB_CONCURRENCY + 2, application_name: `postlane-jobs:${role}` });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
     const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, channelName: AGENDA_NOTIFY_CHANNEL, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
     backend.notificationChannel?.on?.('error', throttledErrorLog(logger, 'job notification channel error'));
