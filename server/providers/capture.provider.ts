@@ -32,7 +32,7 @@ export class CaptureProvider implements EmailProvider {
     await em.flush();
     return {
       providerMessageId: captured.id,
-      recipients: envelope.to.map((address) => ({ address, accepted: true, response: '250 captured' })),
+      recipients: envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })),
     };
   }
 

@@ -13,6 +13,8 @@ export interface OutboundMessage {
   cc: Address[];
   bcc: Address[];
   replyTo: Address[];
+  /** Who gets it this time: every recipient at first, then only those a retry is still owed to. */
+  envelopeTo: string[];
   subject: string;
   html: string | null;
   text: string | null;
@@ -21,6 +23,8 @@ export interface OutboundMessage {
 export interface RecipientResult {
   address: string;
   accepted: boolean;
+  /** For a refused recipient: whether trying again later may work (SMTP 4xx). */
+  transient: boolean;
   response: string;
 }
 

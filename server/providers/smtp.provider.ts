@@ -39,19 +39,26 @@ export class SmtpProvider implements EmailProvider {
     });
   }
 
+  /**
+   * A resolved send can still have refused some recipients, and a send where every recipient was
+   * refused rejects with their errors (EENVELOPE): both come back as per-recipient verdicts.
+   */
   async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
     try {
       const info = await this.transport.sendMail({ ...toNodemailerMessage(message), signal });
-      const rejected = (info.rejectedErrors ?? []) as SmtpFailure[];
       return {
         providerMessageId: info.messageId,
         recipients: [
-          ...(info.accepted as string[]).map((address) => ({ address, accepted: true, response: info.response })),
-          ...rejected.map((err) => ({ address: err.recipient ?? '', accepted: false, response: err.response ?? err.message })),
+          ...(info.accepted as string[]).map((address) => ({ address, accepted: true, transient: false, response: info.response })),
+          ...((info.rejectedErrors ?? []) as SmtpFailure[]).map(refusal),
         ],
       };
     } catch (err) {
-      throw classify(err as SmtpFailure);
+      const failure = err as SmtpFailure;
+      if (failure.code === 'EENVELOPE' && failure.rejectedErrors?.length) {
+        return { providerMessageId: message.messageId, recipients: failure.rejectedErrors.map(refusal) };
+      }
+      throw classify(failure);
     }
   }
 
@@ -65,8 +72,15 @@ export class SmtpProvider implements EmailProvider {
 }
 
 /** 5xx is permanent; 4xx, timeouts and connection trouble are worth another try. */
+const isTransient = (code: number | undefined) => code === undefined || code < 500;
+
+const refusal = (err: SmtpFailure) => ({
+  address: err.recipient ?? '',
+  accepted: false,
+  transient: isTransient(err.responseCode),
+  response: err.response ?? err.message,
+});
+
 function classify(err: SmtpFailure): ProviderError {
-  const code = err.responseCode ?? err.rejectedErrors?.[0]?.responseCode;
-  const transient = code === undefined || code < 500;
-  return new ProviderError(err.response ?? err.message, transient, code);
+  return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode);
 }

@@ -29,12 +29,16 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   const email = em.map(Email, row);
   const log = deps.logger.child({ emailId, attempt: email.attempts });
 
+  // Only the recipients still owed a delivery: those accepted or refused for good are not sent again.
+  const owed = await em.find(EmailRecipient, { email: email.id, status: 'pending' });
+
   if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
 
   let result: SendResult;
   try {
     const provider = deps.providers.forRegion(email.region);
-    result = await provider.send(toOutboundMessage(email), AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8)));
+    const message = toOutboundMessage(email, owed.map((r) => r.address));
+    result = owed.length > 0 ? await provider.send(message, AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8))) : { providerMessageId: '', recipients: [] };
   } catch (err) {
     const transient = !(err instanceof ProviderError) || err.transient;
     const message = (err as Error).message;
@@ -47,12 +51,12 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
     }
     return;
   }
-  await recordSent(deps, email, result);
-  log.info({ providerMessageId: result.providerMessageId }, 'email sent');
+  const outcome = await recordOutcome(deps, email, result);
+  log.info({ providerMessageId: result.providerMessageId, outcome }, 'send attempt recorded');
 }
 
 /** Stored addresses were accepted by the strict parser, so they parse again; the parts go to the provider. */
-function toOutboundMessage(email: IEmail): OutboundMessage {
+function toOutboundMessage(email: IEmail, envelopeTo: string[]): OutboundMessage {
   const parts = (formatted: string): Address => {
     const mailbox = parseMailbox(formatted);
     if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
@@ -66,6 +70,7 @@ function toOutboundMessage(email: IEmail): OutboundMessage {
     cc: email.cc.map(parts),
     bcc: email.bcc.map(parts),
     replyTo: email.replyTo.map(parts),
+    envelopeTo,
     subject: email.subject,
     html: email.html ?? null,
     text: email.text ?? null,
@@ -93,36 +98,59 @@ async function settle(tx: EntityManager, email: IEmail, changes: Partial<IEmail>
   return updated === 1;
 }
 
-async function recordSent(deps: Deps, email: IEmail, result: SendResult): Promise<void> {
+/**
+ * Applies this attempt's per-recipient verdicts. Accepted and permanently refused recipients are
+ * settled; those refused for now (SMTP 4xx) are owed another attempt, unless this was the last.
+ * `email.sent` is recorded once, at the first acceptance; an email nobody accepted has failed.
+ */
+async function recordOutcome(deps: Deps, email: IEmail, result: SendResult): Promise<'sent' | 'retrying' | 'failed' | 'superseded'> {
   const now = deps.clock();
-  await deps.orm.em.transactional(async (tx) => {
-    const settled = await settle(tx, email, {
-      status: 'sent', lastEvent: 'sent', providerMessageId: result.providerMessageId, sentAt: now, leaseExpiresAt: null, lastError: null,
-    });
-    if (!settled) return;
+  const lastAttempt = email.attempts >= deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
+  const retryAt = nextAttemptAt(deps, email);
+  const outcome = await deps.orm.em.transactional(async (tx) => {
     const recipients = await tx.find(EmailRecipient, { email: email.id });
     const verdicts = new Map(result.recipients.map((r) => [r.address.toLowerCase(), r]));
-    for (const recipient of recipients) {
+    for (const recipient of recipients.filter((r) => r.status === 'pending')) {
       const verdict = verdicts.get(recipient.address.toLowerCase());
-      if (!verdict) continue;
-      recipient.status = verdict.accepted ? 'accepted' : 'rejected';
-      recipient.response = verdict.response;
+      if (verdict?.accepted) recipient.status = 'accepted';
+      else if (lastAttempt || (verdict && !verdict.transient)) recipient.status = 'rejected';
+      if (verdict) recipient.response = verdict.response;
     }
-    tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.sent', payload: eventData(email) });
+    const stillOwed = recipients.filter((r) => r.status === 'pending');
+    const accepted = recipients.some((r) => r.status === 'accepted');
+    const firstAcceptance = accepted && email.lastEvent !== 'sent';
+    const acceptance = firstAcceptance ? { lastEvent: 'sent' as const, providerMessageId: result.providerMessageId, sentAt: now } : {};
+    const [changes, state] =
+      stillOwed.length > 0
+        ? [{ status: 'queued' as const, sendAfter: retryAt, lastError: stillOwed[0]!.response ?? null }, 'retrying' as const]
+        : accepted
+          ? [{ status: 'sent' as const, lastError: null }, 'sent' as const]
+          : [{ status: 'failed' as const, lastEvent: 'failed' as const, lastError: recipients[0]?.response ?? null }, 'failed' as const];
+    if (!(await settle(tx, email, { ...changes, ...acceptance, leaseExpiresAt: null }))) return 'superseded' as const;
+    if (firstAcceptance) tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.sent', payload: eventData(email) });
+    if (state === 'failed') tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: eventData(email) });
+    return state;
   });
+  if (outcome === 'retrying') await enqueueSend(deps, { id: email.id, sendAfter: retryAt });
+  return outcome;
+}
+
+function nextAttemptAt(deps: Deps, email: IEmail): Date {
+  const delays = SEND_RETRY_DELAYS_SECONDS;
+  return new Date(deps.clock().getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000);
 }
 
 async function scheduleRetry(deps: Deps, email: IEmail, error: string): Promise<void> {
-  const delays = SEND_RETRY_DELAYS_SECONDS;
-  const delay = delays[Math.min(email.attempts - 1, delays.length - 1)]!;
-  const sendAfter = new Date(deps.clock().getTime() + delay * 1000);
+  const sendAfter = nextAttemptAt(deps, email);
   if (await settle(deps.orm.em, email, { status: 'queued', leaseExpiresAt: null, sendAfter, lastError: error })) await enqueueSend(deps, { id: email.id, sendAfter });
 }
 
 async function recordFailure(deps: Deps, email: IEmail, error: string): Promise<void> {
   const now = deps.clock();
   await deps.orm.em.transactional(async (tx) => {
-    if (!(await settle(tx, email, { status: 'failed', lastEvent: 'failed', leaseExpiresAt: null, lastError: error }))) return;
+    // Recipients that an earlier attempt reached keep the email's `sent`.
+    const lastEvent = email.lastEvent === 'sent' ? 'sent' : 'failed';
+    if (!(await settle(tx, email, { status: 'failed', lastEvent, leaseExpiresAt: null, lastError: error }))) return;
     tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: { ...eventData(email), error } });
   });
 }

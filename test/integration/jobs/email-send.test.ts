@@ -5,12 +5,13 @@ import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
+const refusals = new Map([['busy@example.com', 452], ['gone@example.com', 550], ['later@example.com', 452]]);
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  sink = await startSmtpSink({ reject: new Map([['busy@example.com', 452], ['gone@example.com', 550]]) });
+  sink = await startSmtpSink({ reject: refusals });
   app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
   ({ token } = await app.createTeamWithKey());
 });
@@ -76,6 +77,30 @@ describe('the send job', () => {
       ['ok@example.com', 'accepted'],
     ]);
     expect(bySubject('mixed')[0]!.envelope.to).toEqual(['ok@example.com']);
+  });
+});
+
+describe('a recipient refused for now', () => {
+  it('is retried alone, with the same Message-ID, while the others are not sent again', async () => {
+    const id = await send(['now@example.com', 'later@example.com'], 'partly later');
+    await deliver(id);
+    let email = await load(id);
+    expect(email).toMatchObject({ status: 'queued', lastEvent: 'sent', attempts: 1 });
+    expect(email.lastError).toMatch(/452/);
+    expect(bySubject('partly later').map((m) => m.envelope.to)).toEqual([['now@example.com']]);
+
+    refusals.delete('later@example.com');
+    await app.deps.orm.em.fork().getConnection().execute(`UPDATE email SET send_after = now() WHERE id = ?`, [id]);
+    await deliver(id);
+    email = await load(id);
+    expect(email).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 2, lastError: null });
+    const deliveries = bySubject('partly later');
+    expect(deliveries.map((m) => m.envelope.to)).toEqual([['now@example.com'], ['later@example.com']]);
+    expect(new Set(deliveries.map((m) => m.parsed.messageId)).size).toBe(1);
+    const events = await app.run(() => app.deps.orm.em.find(EmailEvent, { email: id }));
+    expect(events.map((e) => e.type)).toEqual(['email.sent']);
+    const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }));
+    expect(recipients.map((r) => r.status)).toEqual(['accepted', 'accepted']);
   });
 });
 
