@@ -1,6 +1,5 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
-import { body } from './http/middleware/body.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
 import { normalizePath } from './http/middleware/normalize-path.js';
@@ -19,7 +18,6 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(logRequests(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(normalizePath());
-  app.use(body(deps.config.POSTLANE_BODY_LIMIT_MB));
   app.use(ormContext(deps.orm));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

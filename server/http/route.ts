@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { Deps } from '../deps.js';
 import type { Auth } from '../services/api-keys/authenticate-api-key.js';
 import { authenticate } from './middleware/authenticate.js';
+import { body } from './middleware/body.js';
 import { requirePermission } from './middleware/require-permission.js';
 import { validate } from './middleware/validate.js';
 
@@ -25,6 +26,8 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   params?: P;
   query?: Q;
   body?: B;
+  /** Bodies up to POSTLANE_BODY_LIMIT_MB (mail with attachments); others are capped at 1 MB. */
+  largeBody?: boolean;
   /** Exactly one success status; its schema documents and (outside production) checks the response. */
   responses: Record<number, Schema>;
 }
@@ -58,6 +61,8 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
     spec: spec as Route['spec'],
     middleware: (deps) => [
       ...(spec.permission === 'public' ? [] : [authenticate(deps), requirePermission(spec.permission)]),
+      // Parsed only after the key is checked: an anonymous client cannot make us inflate and parse megabytes.
+      ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),
       async function handle(ctx: AppContext) {
         const body = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });

@@ -53,6 +53,10 @@ describe('the error envelope', () => {
     expect(res.body.message).toBe('team_id: is not a supported field');
   });
 
+  it('checks the key before reading the body', async () => {
+    expectError(await app.request('POST', '/emails', { rawBody: '{"broken": ' }), 401, 'missing_api_key');
+  });
+
   it('answers an oversized body with 413', async () => {
     const res = await app.request('POST', '/api-keys', { token, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     expectError(res, 413, 'validation_error');
