@@ -65,11 +65,11 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
       ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),
       async function handle(ctx: AppContext) {
-        const body = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
-        if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, body);
+        const response = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
+        if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, response);
         // Koa's status is 404 until something sets it: a handler may choose one (health's 503), else the spec's.
         const chosen = ctx.status === 404 ? Number(status) : ctx.status;
-        ctx.body = body;
+        ctx.body = response;
         ctx.status = chosen;
       },
     ],
