@@ -19,7 +19,9 @@ export function toNodemailerMessage(message: OutboundMessage) {
     subject: message.subject,
     html: message.html ?? undefined,
     text: message.text ?? undefined,
-    headers: { 'X-Postlane-Email-Id': message.emailId },
+    // Ours last: a caller cannot set X-Postlane-* (the header rules refuse it) nor override this one.
+    headers: { ...message.headers, 'X-Postlane-Email-Id': message.emailId },
+    attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType ?? undefined })),
   };
 }
 

@@ -18,6 +18,8 @@ export interface OutboundMessage {
   subject: string;
   html: string | null;
   text: string | null;
+  headers: Record<string, string>;
+  attachments: { filename: string; contentType: string | null; content: Buffer }[];
 }
 
 export interface RecipientResult {

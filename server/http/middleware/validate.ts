@@ -26,6 +26,6 @@ function toApiError(issue: v.BaseIssue<unknown>, label: string) {
   const last = issue.path?.at(-1);
   const missingKey = issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
   if (missingKey && path) return missingRequiredField(path);
-  if (issue.expected === 'never' && path) return validationError(`${path}: is not a supported field`);
+  if (issue.type === 'strict_object' && issue.expected === 'never' && path) return validationError(`${path}: is not a supported field`);
   return validationError(`${path ?? label}: ${issue.message}`);
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
-import { Email, EmailEvent, EmailRecipient, type IEmail } from '../../entities/index.js';
+import { Email, EmailAttachment, EmailEvent, EmailRecipient, type IEmail, type IEmailAttachment } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
 import { enqueueSend } from './send-email.js';
@@ -31,13 +31,14 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
 
   // Only the recipients still owed a delivery: those accepted or refused for good are not sent again.
   const owed = await em.find(EmailRecipient, { email: email.id, status: 'pending' });
+  const attachments = await em.find(EmailAttachment, { email: email.id }, { orderBy: { position: 'asc' } });
 
   if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
 
   let result: SendResult;
   try {
     const provider = deps.providers.forRegion(email.region);
-    const message = toOutboundMessage(email, owed.map((r) => r.address));
+    const message = toOutboundMessage(email, owed.map((r) => r.address), attachments);
     result = owed.length > 0 ? await provider.send(message, AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8))) : { providerMessageId: '', recipients: [] };
   } catch (err) {
     const transient = !(err instanceof ProviderError) || err.transient;
@@ -56,7 +57,7 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
 }
 
 /** Stored addresses were accepted by the strict parser, so they parse again; the parts go to the provider. */
-function toOutboundMessage(email: IEmail, envelopeTo: string[]): OutboundMessage {
+function toOutboundMessage(email: IEmail, envelopeTo: string[], attachments: IEmailAttachment[]): OutboundMessage {
   const parts = (formatted: string): Address => {
     const mailbox = parseMailbox(formatted);
     if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
@@ -74,6 +75,8 @@ function toOutboundMessage(email: IEmail, envelopeTo: string[]): OutboundMessage
     subject: email.subject,
     html: email.html ?? null,
     text: email.text ?? null,
+    headers: email.headers,
+    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType ?? null, content: Buffer.from(a.content) })),
   };
 }
 

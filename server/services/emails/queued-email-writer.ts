@@ -13,6 +13,10 @@ export interface QueuedEmailRow {
   subject: string;
   html: string | null;
   text: string | null;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  /** `content` is base64, as it came in: Postgres decodes it. */
+  attachments: { filename: string; content_type: string | null; content: string }[];
   region: string;
   message_id: string;
   created_at: string;
@@ -29,18 +33,26 @@ const INSERT_QUEUED_EMAILS = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
       id uuid, team_id uuid, "from" text, "to" text[], cc text[], bcc text[], reply_to text[], subject text,
-      html text, text text, region text, message_id text, created_at timestamptz, recipients jsonb)
+      html text, text text, headers jsonb, tags jsonb, attachments jsonb, region text, message_id text,
+      created_at timestamptz, recipients jsonb)
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-                       region, message_id, status, last_event, send_after, attempts)
+                       headers, tags, region, message_id, status, last_event, send_after, attempts)
     -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-           region, message_id, 'queued', 'queued', least(created_at, now()), 0 FROM input
+           headers, tags, region, message_id, 'queued', 'queued', least(created_at, now()), 0 FROM input
     RETURNING id, send_after
   ), recipients AS (
     INSERT INTO email_recipient (id, created_at, email_id, kind, address, status)
     SELECT gen_random_uuid(), i.created_at, i.id, r.kind, r.address, 'pending'
       FROM input i, jsonb_to_recordset(i.recipients) AS r(kind text, address text)
+  ), attachments AS (
+    INSERT INTO email_attachment (id, created_at, email_id, position, filename, content_type, content, size)
+    SELECT gen_random_uuid(), i.created_at, i.id, a.position - 1, a.filename, a.content_type, decode(a.content, 'base64'),
+           octet_length(decode(a.content, 'base64'))
+      FROM input i,
+           ROWS FROM (jsonb_to_recordset(i.attachments) AS (filename text, content_type text, content text))
+             WITH ORDINALITY AS a(filename, content_type, content, position)
   )
   INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
   SELECT 'email.send', 0, 'normal', send_after, jsonb_build_object('emailId', id) FROM email`;

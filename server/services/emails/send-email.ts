@@ -13,6 +13,9 @@ export interface SendEmailInput {
   subject: string;
   html: string | null;
   text: string | null;
+  headers: Record<string, string>;
+  attachments: { filename: string; contentType: string | null; content: string }[];
+  tags: { name: string; value: string }[];
 }
 
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
@@ -30,6 +33,9 @@ export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWrit
     subject: input.subject,
     html: input.html,
     text: input.text,
+    headers: input.headers,
+    tags: input.tags,
+    attachments: input.attachments.map((a) => ({ filename: a.filename, content_type: a.contentType, content: a.content })),
     region: deps.config.POSTLANE_DEFAULT_REGION,
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationsList } from '../../../server/db/migrations/index.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { runPostlane, spawnPostlane } from '../../support/postlane-process.js';
 
@@ -34,7 +35,7 @@ describe('postlane CLI', () => {
     expect(first).toMatchObject({
       config_path: configPath,
       config_written: true,
-      migrations_applied: ['Migration20261121000000_initial'],
+      migrations_applied: migrationsList.map((m) => m.name),
       team: { name: 'Ops', created: true },
       api_key: { id: expect.any(String), token: expect.stringMatching(/^re_/) },
     });

@@ -42,6 +42,7 @@ describe('POST /emails', () => {
       subject: 'Hi',
       html: '<p>Hi</p>',
       text: null,
+      tags: [],
       last_event: 'queued',
       scheduled_at: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -82,6 +83,17 @@ describe('POST /emails', () => {
     [{ ...valid, to: '"x@evil.org y"@example.com' }, 422, 'validation_error', 'to.0: must not use a quoted local part'],
     [{ ...valid, reply_to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, 422, 'validation_error', 'reply_to: must hold at most 50 addresses'],
     [{ ...valid, from: `${'('.repeat(20_000)}a@acme.test` }, 422, 'validation_error', 'from: is too long'],
+    [{ ...valid, headers: { Bcc: 'x@example.com' } }, 422, 'validation_error', /^headers: Bcc is not a header you may set/],
+    [{ ...valid, headers: { 'X-Resend-Thing': '1' } }, 422, 'validation_error', 'headers: X-Resend-Thing is reserved'],
+    [{ ...valid, headers: { 'x-postlane-email-id': 'forged' } }, 422, 'validation_error', 'headers: x-postlane-email-id is reserved'],
+    [{ ...valid, headers: { 'X-Ok': 'a\r\nBcc: victim@example.com' } }, 422, 'validation_error', 'headers: X-Ok must not contain line breaks or control characters'],
+    [{ ...valid, headers: { 'Bad Name': 'x' } }, 422, 'validation_error', 'headers: Bad Name is not a valid header name'],
+    [{ ...valid, headers: { 'List-Unsubscribe': '<https://acme.test/u>' } }, 422, 'validation_error', 'headers: List-Unsubscribe and List-Unsubscribe-Post must be set together'],
+    [{ ...valid, headers: { 'List-Unsubscribe': '<mailto:u@acme.test>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }, 422, 'validation_error', 'headers: List-Unsubscribe needs an https target'],
+    [{ ...valid, attachments: [{ filename: 'a.pdf', path: 'https://example.com/a.pdf' }] }, 422, 'validation_error', 'attachments.0.path: attachments take inline base64 `content` only; a `path` is never fetched'],
+    [{ ...valid, attachments: [{ filename: 'a.png', content: 'aGk=', content_id: 'logo' }] }, 422, 'validation_error', 'attachments.0.content_id: inline attachments (`content_id`) are not supported'],
+    [{ ...valid, attachments: [{ filename: 'a.txt', content: 'not base64!' }] }, 422, 'validation_error', 'attachments.0.content: must be standard base64'],
+    [{ ...valid, tags: [{ name: 'has space', value: 'x' }] }, 422, 'validation_error', /^tags\.0\.name: /],
   ])('refuses %j and writes nothing', async (body, status, name, message) => {
     const before = await countEmails();
     const res = await app.request('POST', '/emails', { token, body });

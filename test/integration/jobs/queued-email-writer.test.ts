@@ -16,6 +16,7 @@ const row = (team: string): QueuedEmailRow => {
   const id = randomUUID();
   return {
     id, team_id: team, from: 'a@acme.test', to: ['b@example.com'], cc: [], bcc: [], reply_to: [], subject: 's', html: null, text: 't',
+    headers: {}, tags: [], attachments: [],
     region: 'us-east-1', message_id: `<${id}@acme.test>`, created_at: new Date().toISOString(), recipients: [{ kind: 'to', address: 'b@example.com' }],
   };
 };

@@ -70,6 +70,37 @@ describe('the official resend SDK', () => {
     expect(list.data?.data.map((e) => e.id)).toContain(id);
   });
 
+  it('delivers custom headers, attachments and tags as given', async () => {
+    const pdf = Buffer.from('%PDF-1.4 pretend');
+    const { data, error } = await resend.emails.send({
+      from: 'Acme <hello@acme.test>',
+      to: 'jane@example.com',
+      subject: 'With extras',
+      text: 'see attached',
+      headers: { 'X-Entity-Ref-ID': 'abc-123', 'List-Unsubscribe': '<https://acme.test/u/1>, <mailto:u@acme.test>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      attachments: [
+        { filename: 'invoice.pdf', content: pdf.toString('base64'), contentType: 'application/pdf' },
+        { filename: 'notes.txt', content: Buffer.from('hello').toString('base64') },
+      ],
+      tags: [{ name: 'category', value: 'invoice' }],
+    });
+    expect(error).toBeNull();
+    await sink.waitFor(1);
+    let mail = sink.received.find((m) => m.parsed.messageId === `<${data!.id}@acme.test>`);
+    for (let i = 0; i < 100 && !mail; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      mail = sink.received.find((m) => m.parsed.messageId === `<${data!.id}@acme.test>`);
+    }
+    expect(mail!.parsed.headers.get('x-entity-ref-id')).toBe('abc-123');
+    expect(mail!.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    expect(mail!.parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([
+      ['invoice.pdf', 'application/pdf', '%PDF-1.4 pretend'],
+      ['notes.txt', 'text/plain', 'hello'],
+    ]);
+    const email = await waitForLastEvent(data!.id, 'sent');
+    expect(email).toMatchObject({ tags: [{ name: 'category', value: 'invoice' }] });
+  });
+
   it('works through a backlog far larger than one fetch of jobs without waiting for polls', async () => {
     const before = sink.received.length;
     const ids = await Promise.all(

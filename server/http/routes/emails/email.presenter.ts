@@ -19,5 +19,5 @@ export function presentEmailListItem(email: IEmail) {
 }
 
 export function presentEmail(email: IEmail) {
-  return { object: 'email' as const, ...presentEmailListItem(email), html: email.html ?? null, text: email.text ?? null };
+  return { object: 'email' as const, ...presentEmailListItem(email), html: email.html ?? null, text: email.text ?? null, tags: email.tags };
 }

@@ -17,7 +17,8 @@ export const emailRoutes = [
       presentEmailRef(
         await sendEmail(deps, auth.teamId, {
           from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
-          subject: body.subject, html: body.html, text: body.text,
+          subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [],
+          attachments: (body.attachments ?? []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
         }),
       ),
   ),

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { parseMailbox } from '../../../mail/address.js';
+import { refuseHeader, refuseUnsubscribePair } from '../../../mail/headers.js';
 import { LineSchema, TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
 const MAX_RECIPIENTS = 50;
@@ -27,6 +28,57 @@ const MailboxListSchema = v.pipe(
 
 const optionalList = () => v.optional(v.nullable(MailboxListSchema), null);
 
+const MAX_HEADERS = 50;
+
+export const HeadersSchema = v.pipe(
+  v.record(v.string(), v.string('header values must be strings')),
+  v.check((headers) => Object.keys(headers).length <= MAX_HEADERS, `must hold at most ${MAX_HEADERS} headers`),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    for (const [name, value] of Object.entries(dataset.value)) {
+      const reason = refuseHeader(name, value);
+      if (reason) addIssue({ message: `${name} ${reason}` });
+    }
+    const pair = refuseUnsubscribePair(dataset.value);
+    if (pair) addIssue({ message: pair });
+  }),
+  v.metadata({ description: 'Custom headers: any `X-` header (but `X-Resend-*` and `X-Postlane-*`), and a few named ones.' }),
+);
+
+/** Decoded bytes across all attachments of one email; the request body limit applies too. */
+export const MAX_ATTACHMENT_BYTES = 30 * 1024 * 1024;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+const AttachmentSchema = v.strictObject({
+  // Declared (first, so their reason is the one reported) only to refuse them: a path is never
+  // fetched, inline images are not supported.
+  path: v.optional(v.never('attachments take inline base64 `content` only; a `path` is never fetched')),
+  content_id: v.optional(v.never('inline attachments (`content_id`) are not supported')),
+  filename: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')),
+  content: v.pipe(v.string(), v.regex(BASE64, 'must be standard base64')),
+  content_type: v.optional(v.pipe(v.string(), v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type like `application/pdf`'))),
+});
+
+const AttachmentsSchema = v.pipe(
+  v.array(AttachmentSchema),
+  v.maxLength(100, 'must hold at most 100 attachments'),
+  v.check(
+    (list) => list.reduce((sum, a) => sum + Math.floor((a.content.length * 3) / 4), 0) <= MAX_ATTACHMENT_BYTES,
+    `must total at most ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MB once decoded`,
+  ),
+);
+
+const TAG_PART = /^[A-Za-z0-9_-]{1,256}$/;
+const TagsSchema = v.pipe(
+  v.array(
+    v.strictObject({
+      name: v.pipe(v.string(), v.regex(TAG_PART, 'must be 1 to 256 ASCII letters, digits, underscores or dashes')),
+      value: v.pipe(v.string(), v.regex(TAG_PART, 'must be 1 to 256 ASCII letters, digits, underscores or dashes')),
+    }),
+  ),
+  v.maxLength(50, 'must hold at most 50 tags'),
+);
+
 export const SendEmailBodySchema = v.pipe(
   v.strictObject({
     from: MailboxSchema,
@@ -37,6 +89,9 @@ export const SendEmailBodySchema = v.pipe(
     subject: v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters')),
     html: v.optional(v.nullable(TextSchema), null),
     text: v.optional(v.nullable(TextSchema), null),
+    headers: v.optional(v.nullable(HeadersSchema), null),
+    attachments: v.optional(v.nullable(AttachmentsSchema), null),
+    tags: v.optional(v.nullable(TagsSchema), null),
   }),
   v.check((b) => b.to.length > 0, 'to: must name at least one recipient'),
   v.check((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
@@ -72,6 +127,7 @@ export const EmailSchema = v.pipe(
     ...EmailListItemSchema.pipe[0].entries,
     html: v.nullable(v.string()),
     text: v.nullable(v.string()),
+    tags: v.array(v.object({ name: v.string(), value: v.string() })),
   }),
   v.metadata({ title: 'Email' }),
 );
