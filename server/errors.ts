@@ -8,6 +8,8 @@ export type ErrorName =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'invalid_idempotent_request'
+  | 'concurrent_idempotent_requests'
   | 'rate_limit_exceeded'
   | 'application_error'
   | 'service_unavailable';
@@ -39,5 +41,10 @@ export const notFound = (resource: string) => new ApiError(404, 'not_found', `${
 export const routeNotFound = () => new ApiError(404, 'not_found', 'The requested endpoint does not exist.');
 export const methodNotAllowed = () => new ApiError(405, 'method_not_allowed', 'Method is not allowed for the requested path.');
 export const conflict = (message = 'The request conflicts with the current state of the resource.') => new ApiError(409, 'conflict', message);
+export const invalidIdempotencyKey = () => new ApiError(400, 'invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 256 characters.');
+export const invalidIdempotentRequest = () =>
+  new ApiError(409, 'invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body.');
+export const concurrentIdempotentRequests = () =>
+  new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still in progress; retry shortly.');
 export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.');
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');

@@ -8,6 +8,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
  * several parameters, so pass lists as JSON.
  */
 export async function preparedQuery<T>(orm: MikroORM, name: string, sql: string, bindings: readonly unknown[]): Promise<T[]> {
-  const result = await orm.em.getConnection().getKnex().raw(sql, bindings as never).options({ name });
+  const query = orm.em.getConnection().getKnex().raw(sql, bindings as never).options({ name });
+  // Inside `em.transactional(…)` the statement joins that transaction.
+  const transaction = orm.em.getTransactionContext();
+  if (transaction) query.transacting(transaction as never);
+  const result = await query;
   return result.rows as T[];
 }

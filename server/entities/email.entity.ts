@@ -30,8 +30,8 @@ export const Email = defineEntity({
     html: p.text().nullable(),
     text: p.text().nullable(),
     /** Custom headers, as allowed by the header rules, added to the message as given. */
-    headers: p.json<Record<string, string>>(),
-    tags: p.json<{ name: string; value: string }[]>(),
+    headers: p.json<Record<string, string>>().defaultRaw(`'{}'`),
+    tags: p.json<{ name: string; value: string }[]>().defaultRaw(`'[]'`),
     region: p.text(),
     /** Our own Message-ID, stored before sending so a duplicate from the at-least-once window is recognisable. */
     messageId: p.text(),

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Auth } from '../services/api-keys/authenticate-api-key.js';
 import { authenticate } from './middleware/authenticate.js';
 import { body } from './middleware/body.js';
+import { idempotency } from './middleware/idempotency.js';
 import { requirePermission } from './middleware/require-permission.js';
 import { validate } from './middleware/validate.js';
 
@@ -28,6 +29,8 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   body?: B;
   /** Bodies up to POSTLANE_BODY_LIMIT_MB (mail with attachments); others are capped at 1 MB. */
   largeBody?: boolean;
+  /** Honours the Idempotency-Key header. */
+  idempotent?: boolean;
   /** Exactly one success status; its schema documents and (outside production) checks the response. */
   responses: Record<number, Schema>;
 }
@@ -64,6 +67,7 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
       // Parsed only after the key is checked: an anonymous client cannot make us inflate and parse megabytes.
       ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),
+      ...(spec.idempotent ? [idempotency(deps, `${spec.method.toUpperCase()} ${spec.path}`)] : []),
       async function handle(ctx: AppContext) {
         const response = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
         if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, response);

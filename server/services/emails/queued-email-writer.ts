@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { preparedQuery } from '../../db/prepared.js';
+import { wakeStatement } from '../../jobs/agenda.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 
 export interface QueuedEmailRow {
@@ -82,7 +83,17 @@ export class QueuedEmailWriter {
     private readonly maxBatchBytes = 4 * 1024 * 1024,
   ) {}
 
-  write(row: QueuedEmailRow): Promise<void> {
+  /**
+   * Inside a transaction (an idempotent request) the row is written there and then, with a wake-up
+   * Postgres delivers at commit; otherwise it joins the next shared statement.
+   */
+  async write(row: QueuedEmailRow): Promise<void> {
+    if (this.orm.em.isInTransaction()) {
+      await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify([row])]);
+      const wake = wakeStatement('email.send', null);
+      await preparedQuery(this.orm, 'postlane_wake', wake.sql, wake.params);
+      return;
+    }
     return new Promise((resolve, reject) => {
       this.waiting.push({ json: JSON.stringify(row), resolve, reject });
       this.drain();

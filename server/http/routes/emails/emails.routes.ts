@@ -11,7 +11,7 @@ export const emailRoutes = [
   defineRoute(
     {
       method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
-      permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, responses: { 200: EmailRefSchema },
+      permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
     },
     async ({ input: { body }, auth, deps }) =>
       presentEmailRef(

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purgeIdempotencyKeys } from '../../../server/services/maintenance/purge-idempotency-keys.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ({ token } = await app.createTeamWithKey());
+});
+afterAll(() => app.close());
+
+const valid = { from: 'a@acme.test', to: 'b@example.com', subject: 'Once', text: 'only once' };
+const send = (key: string, body: unknown = valid, as = token) =>
+  app.request('POST', '/emails', { token: as, body, headers: { 'idempotency-key': key } });
+const countEmails = async (subject: string) =>
+  Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject = ?', [subject]))[0]!.n);
+
+describe('Idempotency-Key on POST /emails', () => {
+  it('answers a repeat with the original response and sends nothing again', async () => {
+    const key = crypto.randomUUID();
+    const first = await send(key);
+    const again = await send(key, { subject: 'Once', text: 'only once', to: 'b@example.com', from: 'a@acme.test' });
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await countEmails('Once')).toBe(1);
+  });
+
+  it('refuses the same key with another body (409)', async () => {
+    const key = crypto.randomUUID();
+    expect((await send(key)).status).toBe(200);
+    const other = await send(key, { ...valid, subject: 'Different' });
+    expect(other.status).toBe(409);
+    expect(other.body.name).toBe('invalid_idempotent_request');
+  });
+
+  it('gives many concurrent identical requests one email', async () => {
+    const key = crypto.randomUUID();
+    const body = { ...valid, subject: 'Concurrent once' };
+    const results = await Promise.all(Array.from({ length: 10 }, () => send(key, body)));
+    const ok = results.filter((r) => r.status === 200);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
+    for (const r of results.filter((x) => x.status !== 200)) expect(r.body.name).toBe('concurrent_idempotent_requests');
+    expect(await countEmails('Concurrent once')).toBe(1);
+  });
+
+  it('stores nothing for a refused request, so the fixed request can reuse the key', async () => {
+    const key = crypto.randomUUID();
+    expect((await send(key, { ...valid, to: 'not an address', subject: 'Fixed later' })).status).toBe(422);
+    expect((await send(key, { ...valid, subject: 'Fixed later' })).status).toBe(200);
+    expect(await countEmails('Fixed later')).toBe(1);
+  });
+
+  it('refuses an empty or overlong key with 400', async () => {
+    for (const key of ['', 'k'.repeat(257)]) {
+      const res = await send(key);
+      expect(res.status).toBe(400);
+      expect(res.body.name).toBe('invalid_idempotency_key');
+    }
+  });
+
+  it('keeps keys per team', async () => {
+    const other = await app.createTeamWithKey();
+    const key = crypto.randomUUID();
+    const mine = await send(key, { ...valid, subject: 'Per team' });
+    const theirs = await send(key, { ...valid, subject: 'Per team' }, other.token);
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.id).not.toBe(mine.body.id);
+  });
+
+  it('treats a key older than 24 hours as absent, and the hourly purge removes it', async () => {
+    const key = crypto.randomUUID();
+    const first = await send(key, { ...valid, subject: 'Day old' });
+    const connection = app.deps.orm.em.fork().getConnection();
+    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [key]);
+    const again = await send(key, { ...valid, subject: 'Day old' });
+    expect(again.status).toBe(200);
+    expect(again.body.id).not.toBe(first.body.id);
+    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [key]);
+    expect(await app.run(() => purgeIdempotencyKeys(app.deps))).toBeGreaterThanOrEqual(1);
+    expect(await connection.execute('SELECT 1 FROM idempotency_key WHERE key = ?', [key])).toEqual([]);
+  });
+
+  it('enqueues the send of an idempotent request like any other', async () => {
+    const res = await send(crypto.randomUUID(), { ...valid, subject: 'Idempotent job' });
+    const jobs = await app.deps.orm.em.fork().getConnection().execute<unknown[]>(
+      `SELECT 1 FROM agenda_jobs WHERE name = 'email.send' AND data->>'emailId' = ?`,
+      [res.body.id],
+    );
+    expect(jobs).toHaveLength(1);
+  });
+});
