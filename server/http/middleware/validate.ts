@@ -5,27 +5,32 @@ import type { AppState, RouteSpec } from '../route.js';
 
 /** The route's own schemas parse params, query and body; the first issue becomes the 422. */
 export function validate(spec: RouteSpec<v.GenericSchema | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>): Middleware<AppState> {
-  const parse = (schema: v.GenericSchema | undefined, value: unknown, label: string) => {
+  const parse = (schema: v.GenericSchema | undefined, value: unknown) => {
     if (!schema) return undefined;
     const result = v.safeParse(schema, value);
     if (result.success) return result.output;
-    throw toApiError(result.issues[0], label);
+    throw issueToApiError(result.issues[0]);
   };
   return async function validate(ctx, next) {
     ctx.state.input = {
-      params: parse(spec.params, ctx.params ?? {}, 'path'),
-      query: parse(spec.query, ctx.query, 'query'),
-      body: parse(spec.body, ctx.request.body ?? {}, 'body'),
+      params: parse(spec.params, ctx.params ?? {}),
+      query: parse(spec.query, ctx.query),
+      body: parse(spec.body, ctx.request.body ?? {}),
     };
     await next();
   };
 }
 
-function toApiError(issue: v.BaseIssue<unknown>, label: string) {
-  const path = v.getDotPath(issue);
+/**
+ * The 422 for a validation issue, named by its path (`to.0: …`); `within` places it inside a larger
+ * body (`3` for the fourth email of a batch). Rules across fields carry the field in their message.
+ */
+export function issueToApiError(issue: v.BaseIssue<unknown>, within?: string) {
+  const dotPath = v.getDotPath(issue);
+  const path = [within, dotPath].filter(Boolean).join('.');
   const last = issue.path?.at(-1);
   const missingKey = issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
-  if (missingKey && path) return missingRequiredField(path);
-  if (issue.type === 'strict_object' && issue.expected === 'never' && path) return validationError(`${path}: is not a supported field`);
-  return validationError(`${path ?? label}: ${issue.message}`);
+  if (missingKey && dotPath) return missingRequiredField(path);
+  if (issue.type === 'strict_object' && issue.expected === 'never' && dotPath) return validationError(`${path}: is not a supported field`);
+  return validationError(path ? `${path}: ${issue.message}` : issue.message);
 }

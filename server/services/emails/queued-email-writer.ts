@@ -88,16 +88,19 @@ export class QueuedEmailWriter {
    * Postgres delivers at commit; otherwise it joins the next shared statement.
    */
   async write(row: QueuedEmailRow): Promise<void> {
-    if (this.orm.em.isInTransaction()) {
-      await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify([row])]);
-      const wake = wakeStatement('email.send', null);
-      await preparedQuery(this.orm, 'postlane_wake', wake.sql, wake.params);
-      return;
-    }
+    if (this.orm.em.isInTransaction()) return this.writeTogether([row]);
     return new Promise((resolve, reject) => {
       this.waiting.push({ json: JSON.stringify(row), resolve, reject });
       this.drain();
     });
+  }
+
+  /** All the rows in one statement of their own: they commit together or not at all (a batch send). */
+  async writeTogether(rows: QueuedEmailRow[]): Promise<void> {
+    await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify(rows)]);
+    if (!this.orm.em.isInTransaction()) return this.jobs.wake('email.send');
+    const wake = wakeStatement('email.send', null);
+    await preparedQuery(this.orm, 'postlane_wake', wake.sql, wake.params);
   }
 
   private drain(): void {

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
+import type { QueuedEmailRow } from './queued-email-writer.js';
 
 export interface SendEmailInput {
   from: Mailbox;
@@ -18,11 +19,10 @@ export interface SendEmailInput {
   tags: { name: string; value: string }[];
 }
 
-/** Commits the email, its recipients and its send job together; workers are woken after the commit. */
-export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
-  await deps.emailWriter.write({
+  return {
     id,
     team_id: teamId,
     from: input.from.formatted,
@@ -40,8 +40,21 @@ export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWrit
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
     recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
-  });
-  return { id };
+  };
+}
+
+/** Commits the email, its recipients and its send job together; workers are woken after the commit. */
+export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+  const row = toQueuedRow(deps, teamId, input);
+  await deps.emailWriter.write(row);
+  return { id: row.id };
+}
+
+/** A batch: every email commits, or none does. */
+export async function sendEmails(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, inputs: SendEmailInput[]): Promise<Pick<IEmail, 'id'>[]> {
+  const rows = inputs.map((input) => toQueuedRow(deps, teamId, input));
+  if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
+  return rows.map((row) => ({ id: row.id }));
 }
 
 /** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */

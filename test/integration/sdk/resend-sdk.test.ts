@@ -111,6 +111,17 @@ describe('the official resend SDK', () => {
     expect(arrived.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
   });
 
+  it('sends a batch through batch.send', async () => {
+    const { data, error } = await resend.batch.send([
+      { from: 'a@acme.test', to: 'one@example.com', subject: 'batch via sdk', text: '1' },
+      { from: 'a@acme.test', to: 'two@example.com', subject: 'batch via sdk', text: '2' },
+    ]);
+    expect(error).toBeNull();
+    const ids = data!.data.map((e) => e.id);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) await waitForLastEvent(id, 'sent');
+  });
+
   it('surfaces validation errors in the SDK error shape', async () => {
     const { data, error } = await resend.emails.send({ from: 'not an address', to: 'x@example.com', subject: 's', text: 't' });
     expect(data).toBeNull();

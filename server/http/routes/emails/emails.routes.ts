@@ -1,11 +1,47 @@
 import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
-import { sendEmail } from '../../../services/emails/send-email.js';
+import * as v from 'valibot';
+import { validationError } from '../../../errors.js';
+import { type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
+import { issueToApiError } from '../../middleware/validate.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
 import { presentEmail, presentEmailListItem, presentEmailRef } from './email.presenter.js';
-import { EmailListItemSchema, EmailRefSchema, EmailSchema, SendEmailBodySchema } from './emails.schemas.js';
+import {
+  type BatchEmailOutput,
+  BatchEmailSchema,
+  BatchValidationHeaderSchema,
+  EmailListItemSchema,
+  EmailRefSchema,
+  EmailSchema,
+  type SendEmailBodyOutput,
+  SendBatchBodySchema,
+  SendEmailBodySchema,
+  SentBatchSchema,
+} from './emails.schemas.js';
+
+/** The wire's snake_case request, as the sending service takes it. */
+function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
+  return {
+    from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
+    subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [],
+    attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
+  };
+}
+
+/** `strict`: the first invalid email refuses the batch, named by its index. `permissive`: it is listed and skipped. */
+function validateBatch(items: unknown[], mode: 'strict' | 'permissive') {
+  const accepted: SendEmailInput[] = [];
+  const errors: { index: number; message: string }[] = [];
+  for (const [index, item] of items.entries()) {
+    const parsed = v.safeParse(BatchEmailSchema, item);
+    if (parsed.success) accepted.push(toSendEmailInput(parsed.output));
+    else if (mode === 'strict') throw issueToApiError(parsed.issues[0], String(index));
+    else errors.push({ index, message: issueToApiError(parsed.issues[0]).message });
+  }
+  return { accepted, errors };
+}
 
 export const emailRoutes = [
   defineRoute(
@@ -13,14 +49,20 @@ export const emailRoutes = [
       method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
       permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
     },
-    async ({ input: { body }, auth, deps }) =>
-      presentEmailRef(
-        await sendEmail(deps, auth.teamId, {
-          from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
-          subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [],
-          attachments: (body.attachments ?? []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
-        }),
-      ),
+    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth.teamId, toSendEmailInput(body))),
+  ),
+  defineRoute(
+    {
+      method: 'post', path: '/emails/batch', operationId: 'sendBatch', summary: 'Send up to 100 emails at once, all or none', tags: ['Emails'],
+      permission: 'sending_access', body: SendBatchBodySchema, largeBody: true, idempotent: true, responses: { 200: SentBatchSchema },
+    },
+    async ({ input: { body }, auth, deps, ctx }) => {
+      const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
+      if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
+      const { accepted, errors } = validateBatch(body, mode.output);
+      const sent = await sendEmails(deps, auth.teamId, accepted);
+      return mode.output === 'permissive' ? { data: sent.map(presentEmailRef), errors } : { data: sent.map(presentEmailRef) };
+    },
   ),
   defineRoute(
     {

@@ -79,8 +79,7 @@ const TagsSchema = v.pipe(
   v.maxLength(50, 'must hold at most 50 tags'),
 );
 
-export const SendEmailBodySchema = v.pipe(
-  v.strictObject({
+const sendEmailEntries = {
     from: MailboxSchema,
     to: MailboxListSchema,
     cc: optionalList(),
@@ -92,13 +91,53 @@ export const SendEmailBodySchema = v.pipe(
     headers: v.optional(v.nullable(HeadersSchema), null),
     attachments: v.optional(v.nullable(AttachmentsSchema), null),
     tags: v.optional(v.nullable(TagsSchema), null),
-  }),
-  v.check((b) => b.to.length > 0, 'to: must name at least one recipient'),
-  v.check((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
-  v.check((b) => Boolean(b.html || b.text), 'provide `html` or `text`'),
-  v.metadata({ title: 'SendEmailRequest' }),
-);
+};
+
+interface Sendable {
+  to: unknown[];
+  cc: unknown[] | null;
+  bcc: unknown[] | null;
+  html: string | null;
+  text: string | null;
+}
+
+/** The rules across fields, for a single send and for each email of a batch alike. */
+const sendRules = <T extends Sendable>() =>
+  [
+    v.check<T, string>((b) => b.to.length > 0, 'to: must name at least one recipient'),
+    v.check<T, string>((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
+    v.check<T, string>((b) => Boolean(b.html || b.text), 'provide `html` or `text`'),
+  ] as const;
+
+const SendEmailObjectSchema = v.strictObject(sendEmailEntries);
+export const SendEmailBodySchema = v.pipe(SendEmailObjectSchema, ...sendRules<v.InferOutput<typeof SendEmailObjectSchema>>(), v.metadata({ title: 'SendEmailRequest' }));
 export type SendEmailBodyOutput = v.InferOutput<typeof SendEmailBodySchema>;
+
+/** One email of a batch: as a single send, without attachments (as Resend's batch). */
+const { attachments: _noAttachments, ...batchEntries } = sendEmailEntries;
+const BatchEmailObjectSchema = v.strictObject(batchEntries);
+export const BatchEmailSchema = v.pipe(BatchEmailObjectSchema, ...sendRules<v.InferOutput<typeof BatchEmailObjectSchema>>(), v.metadata({ title: 'BatchEmail' }));
+export type BatchEmailOutput = v.InferOutput<typeof BatchEmailSchema>;
+
+export const MAX_BATCH = 100;
+
+/** Items are validated one by one in the handler, so that permissive mode can keep the valid ones. */
+export const SendBatchBodySchema = v.pipe(
+  v.array(v.unknown(), 'must be an array of emails'),
+  v.minLength(1, 'must hold at least one email'),
+  v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} emails`),
+  v.metadata({ title: 'SendBatchRequest', description: 'An array of 1 to 100 emails, each shaped like SendEmailRequest without attachments.' }),
+);
+
+export const BatchValidationHeaderSchema = v.optional(v.picklist(['strict', 'permissive'], 'must be strict or permissive'), 'strict');
+
+export const SentBatchSchema = v.pipe(
+  v.object({
+    data: v.array(v.object({ id: UuidSchema })),
+    errors: v.optional(v.array(v.object({ index: v.number(), message: v.string() }))),
+  }),
+  v.metadata({ title: 'SentBatch' }),
+);
 
 export const EmailRefSchema = v.object({ id: UuidSchema });
 
