@@ -3,7 +3,7 @@ import { baseProperties, timestamp } from './base.js';
 import { Team } from './team.entity.js';
 
 /** Where the outbox row is in its life: the send job moves it, the sweeper watches `queued` and `sending`. */
-export const EMAIL_STATUSES = ['queued', 'sending', 'sent', 'failed'] as const;
+export const EMAIL_STATUSES = ['queued', 'sending', 'sent', 'failed', 'canceled'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 /** The wire's `last_event`; more values arrive with delivery outcomes and scheduling. */

@@ -5,6 +5,7 @@ import { Team } from './team.entity.js';
 /** One Idempotency-Key of a team: the request it was first used for, and the answer that was given. */
 export const IdempotencyKey = defineEntity({
   name: 'IdempotencyKey',
+  checks: [{ name: 'idempotency_key_key_check', expression: '(char_length(key) >= 1) AND (char_length(key) <= 256)' }],
   properties: {
     team: () => p.manyToOne(Team).primary(),
     key: p.text().primary(),

@@ -1,10 +1,12 @@
 import { Migration20261121000000_initial } from './Migration20261121000000_initial.js';
 import { Migration20261122000000_email_content } from './Migration20261122000000_email_content.js';
 import { Migration20261122000100_idempotency } from './Migration20261122000100_idempotency.js';
+import { Migration20261122000200_scheduling } from './Migration20261122000200_scheduling.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
   { name: 'Migration20261121000000_initial', class: Migration20261121000000_initial },
   { name: 'Migration20261122000000_email_content', class: Migration20261122000000_email_content },
   { name: 'Migration20261122000100_idempotency', class: Migration20261122000100_idempotency },
+  { name: 'Migration20261122000200_scheduling', class: Migration20261122000200_scheduling },
 ];

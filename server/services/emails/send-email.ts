@@ -17,6 +17,7 @@ export interface SendEmailInput {
   headers: Record<string, string>;
   attachments: { filename: string; contentType: string | null; content: string }[];
   tags: { name: string; value: string }[];
+  scheduledAt: Date | null;
 }
 
 function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput): QueuedEmailRow {
@@ -39,6 +40,7 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
     region: deps.config.POSTLANE_DEFAULT_REGION,
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
+    scheduled_at: input.scheduledAt?.toISOString() ?? null,
     recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
   };
 }

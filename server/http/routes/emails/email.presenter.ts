@@ -2,6 +2,8 @@ import type { IEmail } from '../../../entities/index.js';
 
 export const presentEmailRef = (email: Pick<IEmail, 'id'>) => ({ id: email.id });
 
+export const presentEmailObjectRef = (id: string) => ({ object: 'email' as const, id });
+
 export function presentEmailListItem(email: IEmail) {
   return {
     id: email.id,

@@ -1,4 +1,6 @@
+import { cancelEmail } from '../../../services/emails/cancel-email.js';
 import { getEmail } from '../../../services/emails/get-email.js';
+import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import * as v from 'valibot';
 import { validationError } from '../../../errors.js';
@@ -7,14 +9,16 @@ import { issueToApiError } from '../../middleware/validate.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { presentEmail, presentEmailListItem, presentEmailRef } from './email.presenter.js';
+import { presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
 import {
   type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
   EmailListItemSchema,
+  EmailObjectRefSchema,
   EmailRefSchema,
   EmailSchema,
+  RescheduleEmailBodySchema,
   type SendEmailBodyOutput,
   SendBatchBodySchema,
   SendEmailBodySchema,
@@ -25,7 +29,7 @@ import {
 function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
   return {
     from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
-    subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [],
+    subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [], scheduledAt: body.scheduled_at ?? null,
     attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
   };
 }
@@ -62,6 +66,26 @@ export const emailRoutes = [
       const { accepted, errors } = validateBatch(body, mode.output);
       const sent = await sendEmails(deps, auth.teamId, accepted);
       return mode.output === 'permissive' ? { data: sent.map(presentEmailRef), errors } : { data: sent.map(presentEmailRef) };
+    },
+  ),
+  defineRoute(
+    {
+      method: 'patch', path: '/emails/:id', operationId: 'updateEmail', summary: 'Reschedule a scheduled email', tags: ['Emails'],
+      permission: 'sending_access', params: IdParamSchema, body: RescheduleEmailBodySchema, responses: { 200: EmailObjectRefSchema },
+    },
+    async ({ input: { params, body }, auth, deps }) => {
+      await rescheduleEmail(deps, auth.teamId, params.id, body.scheduled_at);
+      return presentEmailObjectRef(params.id);
+    },
+  ),
+  defineRoute(
+    {
+      method: 'post', path: '/emails/:id/cancel', operationId: 'cancelEmail', summary: 'Cancel a scheduled email', tags: ['Emails'],
+      permission: 'sending_access', params: IdParamSchema, responses: { 200: EmailObjectRefSchema },
+    },
+    async ({ input: { params }, auth, deps }) => {
+      await cancelEmail(deps, auth.teamId, params.id);
+      return presentEmailObjectRef(params.id);
     },
   ),
   defineRoute(

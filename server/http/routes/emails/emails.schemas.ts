@@ -79,6 +79,17 @@ const TagsSchema = v.pipe(
   v.maxLength(50, 'must hold at most 50 tags'),
 );
 
+/** How far ahead an email may be scheduled. */
+export const MAX_SCHEDULE_DAYS = 30;
+
+/** An ISO 8601 time with a zone, at most MAX_SCHEDULE_DAYS ahead; a time in the past means now. */
+export const ScheduledAtSchema = v.pipe(
+  v.string(),
+  v.isoTimestamp('must be an ISO 8601 date and time with a time zone, like 2026-12-01T09:00:00Z'),
+  v.transform((value) => new Date(value)),
+  v.check((at) => at.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`),
+);
+
 const sendEmailEntries = {
     from: MailboxSchema,
     to: MailboxListSchema,
@@ -91,6 +102,7 @@ const sendEmailEntries = {
     headers: v.optional(v.nullable(HeadersSchema), null),
     attachments: v.optional(v.nullable(AttachmentsSchema), null),
     tags: v.optional(v.nullable(TagsSchema), null),
+    scheduled_at: v.optional(v.nullable(ScheduledAtSchema), null),
 };
 
 interface Sendable {
@@ -140,6 +152,10 @@ export const SentBatchSchema = v.pipe(
 );
 
 export const EmailRefSchema = v.object({ id: UuidSchema });
+
+export const RescheduleEmailBodySchema = v.pipe(v.strictObject({ scheduled_at: ScheduledAtSchema }), v.metadata({ title: 'RescheduleEmailRequest' }));
+
+export const EmailObjectRefSchema = v.object({ object: v.literal('email'), id: UuidSchema });
 
 const AddressListSchema = v.array(v.string());
 

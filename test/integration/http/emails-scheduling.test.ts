@@ -1,0 +1,87 @@
+import { Resend } from 'resend';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { startSmtpSink } from '../../support/smtp-sink.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let app: TestApp;
+let token: string;
+let resend: Resend;
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
+  ({ token } = await app.createTeamWithKey());
+  resend = new Resend(token, { baseUrl: app.url });
+});
+afterAll(async () => {
+  await app.close();
+  await sink.close();
+});
+
+const inOneHour = () => new Date(Date.now() + 3_600_000).toISOString();
+const schedule = async (subject: string, at = inOneHour()) => {
+  const { data, error } = await resend.emails.send({ from: 'a@acme.test', to: 'b@example.com', subject, text: 'later', scheduledAt: at });
+  expect(error).toBeNull();
+  return data!.id;
+};
+const get = async (id: string) => (await resend.emails.get(id)).data!;
+const deliver = (id: string) => app.run(() => deliverEmail(app.deps, id));
+const arrived = (subject: string) => sink.received.filter((m) => m.parsed.subject === subject).length;
+
+describe('scheduled emails', () => {
+  it('wait for their time: an early job run sends nothing', async () => {
+    const at = inOneHour();
+    const id = await schedule('scheduled later', at);
+    expect(await get(id)).toMatchObject({ last_event: 'scheduled', scheduled_at: at });
+    await deliver(id);
+    expect(arrived('scheduled later')).toBe(0);
+    expect((await get(id)).last_event).toBe('scheduled');
+  });
+
+  it('can be moved, and a time in the past sends at once', async () => {
+    const id = await schedule('moved');
+    const later = new Date(Date.now() + 7_200_000).toISOString();
+    const moved = await resend.emails.update({ id, scheduledAt: later });
+    expect(moved.error).toBeNull();
+    expect(moved.data).toEqual({ object: 'email', id });
+    expect((await get(id)).scheduled_at).toBe(later);
+
+    await resend.emails.update({ id, scheduledAt: new Date(Date.now() - 1_000).toISOString() });
+    expect((await get(id)).last_event).toBe('queued');
+    await deliver(id);
+    expect(arrived('moved')).toBe(1);
+    expect((await resend.emails.update({ id, scheduledAt: later })).error).toMatchObject({ statusCode: 422 });
+  });
+
+  it('can be canceled, and then never go out', async () => {
+    const id = await schedule('canceled');
+    const canceled = await resend.emails.cancel(id);
+    expect(canceled.error).toBeNull();
+    expect(canceled.data).toEqual({ object: 'email', id });
+    expect((await get(id)).last_event).toBe('canceled');
+    await app.deps.orm.em.fork().getConnection().execute(`UPDATE email SET send_after = now() - interval '1 minute' WHERE id = ?`, [id]);
+    await deliver(id);
+    expect(arrived('canceled')).toBe(0);
+    expect((await resend.emails.cancel(id)).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+  });
+
+  it('refuses a time too far ahead or malformed', async () => {
+    const far = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: new Date(Date.now() + 31 * 86_400_000).toISOString() } });
+    expect(far.status).toBe(422);
+    expect(far.body.message).toBe('scheduled_at: must be at most 30 days ahead');
+    const bad = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'tomorrow' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.message).toMatch(/^scheduled_at: must be an ISO 8601/);
+  });
+
+  it("answers another team's email with 404 on update and cancel", async () => {
+    const id = await schedule('foreign');
+    const other = await app.createTeamWithKey();
+    const patch = await app.request('PATCH', `/emails/${id}`, { token: other.token, body: { scheduled_at: inOneHour() } });
+    const cancel = await app.request('POST', `/emails/${id}/cancel`, { token: other.token });
+    expect([patch.status, cancel.status]).toEqual([404, 404]);
+    expect((await get(id)).last_event).toBe('scheduled');
+  });
+});
