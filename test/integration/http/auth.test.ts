@@ -63,6 +63,7 @@ describe('a sending-only key', () => {
   it.each([
     ['GET', '/emails'],
     ['GET', `/emails/${crypto.randomUUID()}`],
+    ['DELETE', `/emails/${crypto.randomUUID()}`],
     ['GET', '/api-keys'],
     ['POST', '/api-keys'],
     ['DELETE', `/api-keys/${crypto.randomUUID()}`],

@@ -71,9 +71,30 @@ describe('scheduled emails', () => {
     const far = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: new Date(Date.now() + 31 * 86_400_000).toISOString() } });
     expect(far.status).toBe(422);
     expect(far.body.message).toBe('scheduled_at: must be at most 30 days ahead');
-    const bad = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'tomorrow' } });
+    const bad = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'whenever you like' } });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toMatch(/^scheduled_at: must be an ISO 8601/);
+  });
+
+  it('takes a phrase, as Resend does', async () => {
+    const before = Date.now();
+    const id = await schedule('phrased', 'in 1 hour');
+    const at = new Date((await get(id)).scheduled_at!).getTime();
+    expect(at).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+    expect(at).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000);
+  });
+
+  it('DELETE removes an email with what was kept for it; one not sent yet never goes out', async () => {
+    const id = await schedule('deleted before sending');
+    const res = await app.request('DELETE', `/emails/${id}`, { token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ object: 'email', id, deleted: true });
+    expect((await app.request('GET', `/emails/${id}`, { token })).status).toBe(404);
+    const recipients = await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM email_recipient WHERE email_id = ?', [id]);
+    expect(recipients).toEqual([]);
+    await deliver(id);
+    expect(arrived('deleted before sending')).toBe(0);
+    expect((await app.request('DELETE', `/emails/${id}`, { token })).status).toBe(404);
   });
 
   it("answers another team's email with 404 on update and cancel", async () => {

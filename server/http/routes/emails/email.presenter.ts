@@ -4,6 +4,8 @@ export const presentEmailRef = (email: Pick<IEmail, 'id'>) => ({ id: email.id })
 
 export const presentEmailObjectRef = (id: string) => ({ object: 'email' as const, id });
 
+export const presentDeletedEmail = (id: string) => ({ object: 'email' as const, id, deleted: true as const });
+
 export function presentEmailListItem(email: IEmail) {
   return {
     id: email.id,

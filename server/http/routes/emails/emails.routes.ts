@@ -1,4 +1,5 @@
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
+import { deleteEmail } from '../../../services/emails/delete-email.js';
 import { getEmail } from '../../../services/emails/get-email.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
@@ -9,11 +10,12 @@ import { issueToApiError } from '../../middleware/validate.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
+import { presentDeletedEmail, presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
 import {
   type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
+  DeletedEmailSchema,
   EmailListItemSchema,
   EmailObjectRefSchema,
   EmailRefSchema,
@@ -101,5 +103,15 @@ export const emailRoutes = [
       permission: 'full_access', params: IdParamSchema, responses: { 200: EmailSchema },
     },
     async ({ input: { params }, auth, deps }) => presentEmail(await getEmail(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    {
+      method: 'delete', path: '/emails/:id', operationId: 'deleteEmail', summary: 'Delete an email and everything stored with it', tags: ['Emails'],
+      permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedEmailSchema },
+    },
+    async ({ input: { params }, auth, deps }) => {
+      await deleteEmail(deps, auth.teamId, params.id);
+      return presentDeletedEmail(params.id);
+    },
   ),
 ];

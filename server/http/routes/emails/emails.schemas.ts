@@ -1,3 +1,4 @@
+import * as chrono from 'chrono-node';
 import * as v from 'valibot';
 import { parseMailbox } from '../../../mail/address.js';
 import { refuseHeader, refuseUnsubscribePair } from '../../../mail/headers.js';
@@ -82,11 +83,24 @@ const TagsSchema = v.pipe(
 /** How far ahead an email may be scheduled. */
 export const MAX_SCHEDULE_DAYS = 30;
 
-/** An ISO 8601 time with a zone, at most MAX_SCHEDULE_DAYS ahead; a time in the past means now. */
+const ISO_TIMESTAMP = v.pipe(v.string(), v.isoTimestamp());
+
+/**
+ * An ISO 8601 time with a zone, or a phrase as Resend takes it ("in 1 hour", "tomorrow at 9am",
+ * read in UTC); at most MAX_SCHEDULE_DAYS ahead; a time in the past means now.
+ */
 export const ScheduledAtSchema = v.pipe(
   v.string(),
-  v.isoTimestamp('must be an ISO 8601 date and time with a time zone, like 2026-12-01T09:00:00Z'),
-  v.transform((value) => new Date(value)),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const at = v.is(ISO_TIMESTAMP, dataset.value)
+      ? new Date(dataset.value)
+      : chrono.parseDate(dataset.value, { instant: new Date(), timezone: 'UTC' }, { forwardDate: true });
+    if (!at || Number.isNaN(at.getTime())) {
+      addIssue({ message: 'must be an ISO 8601 date and time with a time zone (2026-12-01T09:00:00Z) or a phrase like "in 1 hour"' });
+      return NEVER;
+    }
+    return at;
+  }),
   v.check((at) => at.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`),
 );
 
@@ -156,6 +170,8 @@ export const EmailRefSchema = v.object({ id: UuidSchema });
 export const RescheduleEmailBodySchema = v.pipe(v.strictObject({ scheduled_at: ScheduledAtSchema }), v.metadata({ title: 'RescheduleEmailRequest' }));
 
 export const EmailObjectRefSchema = v.object({ object: v.literal('email'), id: UuidSchema });
+
+export const DeletedEmailSchema = v.object({ object: v.literal('email'), id: UuidSchema, deleted: v.literal(true) });
 
 const AddressListSchema = v.array(v.string());
 

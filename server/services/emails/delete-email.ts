@@ -1,0 +1,15 @@
+import type { Deps } from '../../deps.js';
+import { Email } from '../../entities/index.js';
+import { notFound, validationError } from '../../errors.js';
+
+/**
+ * Deletes the email with everything kept for it (body, recipients, attachments, events). One not
+ * sent yet (queued or scheduled) then never goes out: its job finds nothing to claim. Refused
+ * while a worker is handing it to the provider, which takes seconds.
+ */
+export async function deleteEmail(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
+  const em = deps.orm.em;
+  if (!(await em.count(Email, { id, team: teamId }))) throw notFound('Email');
+  const deleted = await em.nativeDelete(Email, { id, team: teamId, status: { $ne: 'sending' } });
+  if (!deleted) throw validationError('The email is being sent right now; retry in a moment');
+}
