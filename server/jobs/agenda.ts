@@ -10,17 +10,7 @@ import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
 
 /** Agenda's LISTEN/NOTIFY channel (the backend's default); a NOTIFY there makes workers fill their queues at once. */
-export const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';
-
-/**
- * The NOTIFY that makes workers fill their queue for a job name, with the payload Agenda's own
- * publish sends (workers read only jobName and nextRunAt from it). Inside a transaction Postgres
- * delivers it at commit, and not at all on rollback.
- */
-export function wakeStatement(jobName: JobName, source: string | null): { sql: string; params: [string, string] } {
-  const payload = JSON.stringify({ jobId: null, jobName, nextRunAt: null, priority: 0, timestamp: new Date().toISOString(), source });
-  return { sql: 'SELECT pg_notify(?, ?)', params: [AGENDA_NOTIFY_CHANNEL, payload] };
-}
+const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';
 
 /** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
 function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
@@ -99,8 +89,9 @@ export class AgendaJobs implements JobQueue {
       const names = [...this.wakePending];
       this.wakePending.clear();
       for (const jobName of names) {
-        const { params } = wakeStatement(jobName, this.name);
-        this.pool.query('SELECT pg_notify($1, $2)', params).catch(this.logWakeError);
+        // The payload Agenda's own publish sends; workers read only jobName and nextRunAt from it.
+        const payload = JSON.stringify({ jobId: null, jobName, nextRunAt: null, priority: 0, timestamp: new Date().toISOString(), source: this.name });
+        this.pool.query('SELECT pg_notify($1, $2)', [AGENDA_NOTIFY_CHANNEL, payload]).catch(this.logWakeError);
       }
     }, WAKE_COALESCE_MS);
   }

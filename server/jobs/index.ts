@@ -3,6 +3,6 @@ import { idempotencyPurgeJob } from './idempotency-purge.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
 
 export const jobDefinitions = [emailSendJob, outboxSweepJob, idempotencyPurgeJob];
-export { AGENDA_NOTIFY_CHANNEL, AgendaJobs, wakeStatement } from './agenda.js';
+export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

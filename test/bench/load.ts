@@ -59,7 +59,8 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse) => Prom
  */
 export async function load(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>,
-  request: { path: string; headers: Record<string, string>; body: string },
+  /** `[<id>]` anywhere in the request (an Idempotency-Key header) becomes a fresh id per request. */
+  request: { path: string; headers: Record<string, string>; body: string; idReplacement?: boolean },
   settings: LoadSettings,
   countRows: () => Promise<number>,
 ): Promise<LoadResult & { rows: number }> {
@@ -71,6 +72,7 @@ export async function load(
         method: 'POST',
         headers: { 'content-type': 'application/json', ...request.headers },
         body: request.body,
+        idReplacement: request.idReplacement ?? false,
         connections: settings.connections,
         duration,
         workers: 1,

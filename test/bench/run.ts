@@ -24,6 +24,7 @@ import { type LoadResult, type LoadSettings, load } from './load.js';
 
 const TARGET_RPS = 1_500;
 const TARGET_RATIO = 0.5;
+const BATCH_SIZE = 100;
 
 // As deployed: responses are not checked against their schemas in production.
 process.env.NODE_ENV = 'production';
@@ -86,7 +87,14 @@ try {
     const emailsTotal = await count('email')();
     const jobsEnqueued = (await count('agenda_jobs')()) - jobsBefore;
 
-    report(baseline, postlane, { emailsTotal, jobsEnqueued });
+    const app = createApp(deps).callback();
+    const auth = { authorization: `Bearer ${token}` };
+    progress('postlane batch of 100: same settings…');
+    const batch = await load(app, { path: '/emails/batch', headers: auth, body: `[${Array(BATCH_SIZE).fill(payload).join(',')}]` }, settings, count('email'));
+    progress('postlane with Idempotency-Key: same settings…');
+    const keyed = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
+
+    report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed });
   } finally {
     await jobs.stop(1_000);
     await deps.providers.close();
@@ -99,8 +107,13 @@ try {
 
 type Measured = LoadResult & { rows: number };
 
-function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }) {
+function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }, more: { batch: Measured; keyed: Measured }) {
   const ratio = postlane.rps / baseline.rps;
+  const batchEmailsPerSecond = more.batch.rps * BATCH_SIZE;
+  const others = {
+    batchOf100: { requestsPerSecond: Math.round(more.batch.rps), emailsPerSecond: Math.round(batchEmailsPerSecond), ratio: Number((batchEmailsPerSecond / baseline.rps).toFixed(2)), p50: more.batch.p50, p99: more.batch.p99 },
+    withIdempotencyKey: { requestsPerSecond: Math.round(more.keyed.rps), ratio: Number((more.keyed.rps / baseline.rps).toFixed(2)), p50: more.keyed.p50, p99: more.keyed.p99 },
+  };
   const targets = {
     rps: { target: TARGET_RPS, value: Math.round(postlane.rps), met: postlane.rps >= TARGET_RPS },
     ratio: { target: TARGET_RATIO, value: Number(ratio.toFixed(2)), met: ratio >= TARGET_RATIO },
@@ -113,13 +126,15 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
     // autocannon drops what is in flight when its duration ends; the server still commits it.
     droppedInFlight: postlane.served - postlane.accepted,
     everyEmailEnqueued: jobs.jobsEnqueued === jobs.emailsTotal,
+    batchRowsMatchServed: more.batch.rows === more.batch.served * BATCH_SIZE,
+    keyedRowsMatchServed: more.keyed.rows === more.keyed.served,
     ...jobs,
   };
   // Figures that do not add up mean the measurement is broken, not that a target was missed.
-  if (!sanity.rowsMatchServed || !sanity.everyEmailEnqueued) process.exitCode = 1;
+  if (!sanity.rowsMatchServed || !sanity.everyEmailEnqueued || !sanity.batchRowsMatchServed || !sanity.keyedRowsMatchServed) process.exitCode = 1;
   if (args.json) {
     const round = ({ rows: _rows, ...r }: Measured) => ({ ...r, rps: Math.round(r.rps) });
-    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, sanity }, null, 2));
+    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, ...others, sanity }, null, 2));
     return;
   }
   const line = (label: string, r: Measured) =>
@@ -129,11 +144,14 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
   console.log(`\n${settings.connections} connections, ${settings.durationSeconds} s after ${settings.warmupSeconds} s warm-up (load average before: ${loadBefore})`);
   console.log(line('baseline (koa + 1 INSERT)', baseline));
   console.log(`${line('postlane POST /emails', postlane)}   ratio ${ratio.toFixed(2)}`);
+  console.log(`${line('postlane batch of 100', more.batch)}   = ${others.batchOf100.emailsPerSecond} emails/s, ratio ${others.batchOf100.ratio}`);
+  console.log(`${line('postlane + Idempotency-Key', more.keyed)}   ratio ${others.withIdempotencyKey.ratio}`);
   console.log(`\ntarget >= ${TARGET_RPS} accepted/s: ${met(targets.rps.met)} (${targets.rps.value})`);
   console.log(`target ratio >= ${TARGET_RATIO}: ${met(targets.ratio.met)} (${targets.ratio.value})`);
   console.log(
     `sanity: ${sanity.emailRows} email rows ${sanity.rowsMatchServed ? '=' : '!='} ${sanity.served2xx} 2xx served ` +
       `(autocannon counted ${sanity.autocannon2xx}; ${sanity.droppedInFlight} in flight at its stop); ` +
-      `${sanity.jobsEnqueued} jobs for ${sanity.emailsTotal} emails ${sanity.everyEmailEnqueued ? 'ok' : 'MISMATCH'}`,
+      `${sanity.jobsEnqueued} jobs for ${sanity.emailsTotal} emails ${sanity.everyEmailEnqueued ? 'ok' : 'MISMATCH'}; ` +
+      `batch rows ${sanity.batchRowsMatchServed ? 'ok' : 'MISMATCH'}; keyed rows ${sanity.keyedRowsMatchServed ? 'ok' : 'MISMATCH'}`,
   );
 }

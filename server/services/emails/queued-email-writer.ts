@@ -1,6 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { preparedQuery } from '../../db/prepared.js';
-import { wakeStatement } from '../../jobs/agenda.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 
 export interface QueuedEmailRow {
@@ -97,12 +96,16 @@ export class QueuedEmailWriter {
     });
   }
 
-  /** All the rows in one statement of their own: they commit together or not at all (a batch send). */
+  /**
+   * All the rows in one statement of their own: they commit together or not at all (a batch send).
+   * Inside a transaction, workers are woken once it has ended (a NOTIFY inside it would take
+   * Postgres' global notify lock at every commit; a wake-up after a rollback finds nothing, harmlessly).
+   */
   async writeTogether(rows: QueuedEmailRow[]): Promise<void> {
     await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify(rows)]);
-    if (!this.orm.em.isInTransaction()) return this.jobs.wake('email.send');
-    const wake = wakeStatement('email.send', null);
-    await preparedQuery(this.orm, 'postlane_wake', wake.sql, wake.params);
+    const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
+    if (!transaction?.executionPromise) return this.jobs.wake('email.send');
+    transaction.executionPromise.then(() => this.jobs.wake('email.send'), () => {});
   }
 
   private drain(): void {

@@ -35,6 +35,29 @@ describe('QueuedEmailWriter', () => {
     expect(Number(stored[0]!.n)).toBe(30);
   });
 
+  it('inside a transaction, wakes the workers only once it has ended', async () => {
+    const wakes = (app.deps.jobs as unknown as { wakes: string[] }).wakes;
+    const before = wakes.length;
+    await app.run(() =>
+      app.deps.orm.em.transactional(async () => {
+        await app.deps.emailWriter.write(row(teamId));
+        expect(wakes.length).toBe(before);
+      }),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(wakes.slice(before)).toEqual(['email.send']);
+    const rolledBack = row(teamId);
+    await expect(
+      app.run(() =>
+        app.deps.orm.em.transactional(async () => {
+          await app.deps.emailWriter.write(rolledBack);
+          throw new Error('changed my mind');
+        }),
+      ),
+    ).rejects.toThrow('changed my mind');
+    expect(await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM email WHERE id = ?', [rolledBack.id])).toEqual([]);
+  });
+
   it('wakes the workers once the rows are committed', async () => {
     const wakes = (app.deps.jobs as unknown as { wakes: string[] }).wakes;
     const before = wakes.length;
