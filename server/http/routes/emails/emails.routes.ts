@@ -1,10 +1,10 @@
+import * as v from 'valibot';
+import { validationError } from '../../../errors.js';
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
 import { deleteEmail } from '../../../services/emails/delete-email.js';
 import { getEmail } from '../../../services/emails/get-email.js';
-import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
-import * as v from 'valibot';
-import { validationError } from '../../../errors.js';
+import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { presentList } from '../../presenters.js';
