@@ -7,6 +7,23 @@ import type { Config } from './schema.js';
 
 const migrationsDir = (suffix: string) => fileURLToPath(new URL(`../server/db/migrations${suffix}`, import.meta.url));
 
+type PgConnection = { query(sql: string, callback: (err: Error | null) => void): void };
+
+/**
+ * Server connections give up on any statement after POSTLANE_STATEMENT_TIMEOUT_SECONDS, so a stalled
+ * database turns requests into errors instead of holding them (and their bodies) indefinitely.
+ * Migrations and the CLI use the plain pool: an index build may rightly take longer.
+ */
+export function serverPool(config: Config): Options['pool'] {
+  const timeoutMs = config.POSTLANE_STATEMENT_TIMEOUT_SECONDS * 1000;
+  return {
+    min: 0,
+    max: config.DATABASE_POOL_SIZE,
+    afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) =>
+      connection.query(`SET statement_timeout = ${timeoutMs}`, (err) => done(err, connection)),
+  } as Options['pool'];
+}
+
 /** One ORM configuration for the server, the CLI and the tests; `overrides` is how tests adjust it. */
 export function mikroOrmConfig(config: Config, overrides: Partial<Options> = {}): Options {
   return defineConfig({

@@ -77,6 +77,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     /** How long an API process trusts a verified key before looking it up again (0 = every request). */
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
+    /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
+    POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),
   v.forward(
     v.check(

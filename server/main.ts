@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
 import { createApp } from './app.js';
+import { serverPool } from '../config/mikro-orm.js';
 import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
 import { createDeps, type Deps } from './deps.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
@@ -30,7 +31,7 @@ export class PendingMigrationsError extends Error {
  */
 export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
   await waitForDatabase(config, logger);
-  const orm = await initOrm(config);
+  const orm = await initOrm(config, { pool: serverPool(config) });
   const pending = await pendingMigrations(orm);
   if (pending.length > 0) {
     await orm.close();

@@ -12,6 +12,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import pg from 'pg';
 import { loadConfig } from '../../config/index.js';
+import { serverPool } from '../../config/mikro-orm.js';
 import { createApp } from '../../server/app.js';
 import { initOrm, migrate } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
@@ -51,7 +52,7 @@ try {
   // A nonexistent config path, and nothing from the environment: no machine config leaks in.
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent' });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
-  const orm = await initOrm(config);
+  const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(orm);
   // For the row counts, outside both measured paths.
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });

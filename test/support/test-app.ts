@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { RequestContext } from '@mikro-orm/core';
 import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
+import { serverPool } from '../../config/mikro-orm.js';
 import { createApp } from '../../server/app.js';
 import { initOrm } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
@@ -30,7 +31,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     ...options.env,
   });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
-  const orm = await initOrm(config);
+  const orm = await initOrm(config, { pool: serverPool(config) });
   const mode = options.jobs ?? 'recording';
   const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);
   await agenda?.ready();

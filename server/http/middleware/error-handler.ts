@@ -11,8 +11,8 @@ interface HttpishError extends Error {
   type?: string;
 }
 
-/** Codes that mean "the database is not there right now" rather than "the query is wrong". */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+/** Codes that mean "the database is not there, or not answering in time" rather than "the query is wrong". */
+const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
 
 function isDatabaseUnavailable(err: HttpishError): boolean {
   const code = err.code ?? (err as { cause?: HttpishError }).cause?.code;

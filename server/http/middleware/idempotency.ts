@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { preparedQuery } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import { ApiError, concurrentIdempotentRequests, invalidIdempotencyKey, invalidIdempotentRequest } from '../../errors.js';
 import type { AppState } from '../route.js';
@@ -30,12 +31,13 @@ export function idempotency(deps: Deps, route: string): Middleware<AppState> {
     const teamId = ctx.state.auth!.teamId;
     const hash = createHash('sha256').update(`${route}\n${canonicalJson(ctx.request.body)}`).digest();
     try {
-      await deps.orm.em.transactional(async (em) => {
-        const connection = em.getConnection();
-        const run = (sql: string, params: unknown[]) => connection.execute(sql, params, 'all', em.getTransactionContext()) as Promise<Record<string, unknown>[]>;
-        await run(`SET LOCAL lock_timeout = '5s'`, []);
+      await deps.orm.em.transactional(async () => {
+        // Prepared statements inside the transaction (preparedQuery joins it).
+        const run = (name: string, sql: string, params: unknown[]) => preparedQuery<Record<string, unknown>>(deps.orm, `postlane_idempotency_${name}`, sql, params);
+        await run('lock_timeout', `SELECT set_config('lock_timeout', '5s', true)`, []);
         // A key older than 24 hours counts as absent: the row is taken over.
         const claimed = await run(
+          'claim',
           `INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', now())
            ON CONFLICT (team_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = 'running', status_code = NULL, response = NULL, created_at = now()
              WHERE idempotency_key.created_at < now() - interval '24 hours'
@@ -44,6 +46,7 @@ export function idempotency(deps: Deps, route: string): Middleware<AppState> {
         );
         if (claimed.length === 0) {
           const [stored] = (await run(
+            'read',
             'SELECT request_hash, state, status_code, response FROM idempotency_key WHERE team_id = ? AND key = ? FOR UPDATE',
             [teamId, key],
           )) as { request_hash: Buffer; state: string; status_code: number; response: unknown }[];
@@ -55,7 +58,7 @@ export function idempotency(deps: Deps, route: string): Middleware<AppState> {
           return;
         }
         await next();
-        await run(`UPDATE idempotency_key SET state = 'done', status_code = ?, response = ?::jsonb WHERE team_id = ? AND key = ?`, [
+        await run('settle', `UPDATE idempotency_key SET state = 'done', status_code = ?, response = ?::jsonb WHERE team_id = ? AND key = ?`, [
           ctx.status,
           JSON.stringify(ctx.body),
           teamId,

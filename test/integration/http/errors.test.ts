@@ -5,7 +5,7 @@ let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_BODY_LIMIT_MB: '1' } });
+  app = await startTestApp({ env: { POSTLANE_BODY_LIMIT_MB: '1', POSTLANE_STATEMENT_TIMEOUT_SECONDS: '1' } });
   ({ token } = await app.createTeamWithKey());
 });
 afterAll(() => app.close());
@@ -72,6 +72,10 @@ describe('the error envelope', () => {
     expect(res.headers.get('x-request-id')).toBe('trace-123');
     const generated = await app.request('GET', '/api-keys', { token, headers: { 'x-request-id': 'bad id with spaces' } });
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('gives up on a statement that outlives POSTLANE_STATEMENT_TIMEOUT_SECONDS', async () => {
+    await expect(app.deps.orm.em.fork().getConnection().execute('SELECT pg_sleep(3)')).rejects.toThrow(/statement timeout/);
   });
 
   it('validates pagination parameters', async () => {
