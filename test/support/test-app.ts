@@ -53,6 +53,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     config,
     databaseUrl: database.url,
     recorded: jobs instanceof RecordingJobQueue ? jobs.jobs : [],
+    wakes: jobs instanceof RecordingJobQueue ? jobs.wakes : [],
     run,
     /** A new team with one key of the given permission: every test works inside its own team. */
     async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access') {

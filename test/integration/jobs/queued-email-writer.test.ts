@@ -36,7 +36,7 @@ describe('QueuedEmailWriter', () => {
   });
 
   it('inside a transaction, wakes the workers only once it has ended', async () => {
-    const wakes = (app.deps.jobs as unknown as { wakes: string[] }).wakes;
+    const { wakes } = app;
     const before = wakes.length;
     await app.run(() =>
       app.deps.orm.em.transactional(async () => {
@@ -59,7 +59,7 @@ describe('QueuedEmailWriter', () => {
   });
 
   it('wakes the workers once the rows are committed', async () => {
-    const wakes = (app.deps.jobs as unknown as { wakes: string[] }).wakes;
+    const { wakes } = app;
     const before = wakes.length;
     await app.deps.emailWriter.write(row(teamId));
     expect(wakes.slice(before)).toEqual(['email.send']);
