@@ -1,3 +1,5 @@
+import { LONE_SURROGATE } from './address.js';
+
 /** Headers a caller may set besides any `X-` header (spec, rules of email sending 3). */
 const ALLOWED_NAMED_HEADERS = new Set(
   ['In-Reply-To', 'References', 'Importance', 'Priority', 'Comments', 'Keywords', 'Organization', 'List-Unsubscribe', 'List-Unsubscribe-Post'].map((h) => h.toLowerCase()),
@@ -15,6 +17,7 @@ export function refuseHeader(name: string, value: string): string | null {
   if (!lower.startsWith('x-') && !ALLOWED_NAMED_HEADERS.has(lower)) return 'is not a header you may set (any X- header, or In-Reply-To, References, Importance, Priority, Comments, Keywords, Organization, List-Unsubscribe, List-Unsubscribe-Post)';
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'must not contain line breaks or control characters';
+  if (LONE_SURROGATE.test(value)) return 'must not contain broken characters (a lone UTF-16 surrogate)';
   if (value.length > 998) return 'is too long';
   return null;
 }

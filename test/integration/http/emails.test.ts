@@ -88,6 +88,7 @@ describe('POST /emails', () => {
     [{ ...valid, headers: { 'x-postlane-email-id': 'forged' } }, 422, 'validation_error', 'headers: x-postlane-email-id is reserved'],
     [{ ...valid, headers: { 'X-Ok': 'a\r\nBcc: victim@example.com' } }, 422, 'validation_error', 'headers: X-Ok must not contain line breaks or control characters'],
     [{ ...valid, headers: { 'Bad Name': 'x' } }, 422, 'validation_error', 'headers: Bad Name is not a valid header name'],
+    [{ ...valid, headers: { 'X-Broken': 'a \ud800 b' } }, 422, 'validation_error', 'headers: X-Broken must not contain broken characters (a lone UTF-16 surrogate)'],
     [{ ...valid, headers: { 'List-Unsubscribe': '<https://acme.test/u>' } }, 422, 'validation_error', 'headers: List-Unsubscribe and List-Unsubscribe-Post must be set together'],
     [{ ...valid, headers: { 'List-Unsubscribe': '<mailto:u@acme.test>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }, 422, 'validation_error', 'headers: List-Unsubscribe needs an https target'],
     [{ ...valid, attachments: [{ filename: 'a.pdf', path: 'https://example.com/a.pdf' }] }, 422, 'validation_error', 'attachments.0.path: attachments take inline base64 `content` only; a `path` is never fetched'],
