@@ -29,7 +29,9 @@ export function idempotency(deps: Deps, route: string): Middleware<AppState> {
     if (key === undefined) return next();
     if (typeof key !== 'string' || key.length < 1 || key.length > 256) throw invalidIdempotencyKey();
     const teamId = ctx.state.auth!.teamId;
-    const hash = createHash('sha256').update(`${route}\n${canonicalJson(ctx.request.body)}`).digest();
+    // The batch validation mode changes the answer, so it is part of the request.
+    const mode = ctx.get('x-batch-validation').toLowerCase();
+    const hash = createHash('sha256').update(`${route}\n${mode}\n${canonicalJson(ctx.request.body)}`).digest();
     try {
       await deps.orm.em.transactional(async () => {
         // Prepared statements inside the transaction (preparedQuery joins it).

@@ -115,7 +115,9 @@ export class QueuedEmailWriter {
       this.insert(batch)
         .then(
           () => batch.forEach((w) => w.resolve()),
-          (err: unknown) => (batch.length > 1 ? this.insertOneByOne(batch) : batch[0]!.reject(err)),
+          // Only a row's own data can fail it alone (SQLSTATE classes 22 and 23); anything else, such
+          // as a lost connection after a commit, must not be retried row by row.
+          (err: unknown) => (batch.length > 1 && /^2[23]/.test((err as { code?: string }).code ?? '') ? this.insertOneByOne(batch) : batch.forEach((w) => w.reject(err))),
         )
         .finally(() => {
           this.inFlight -= 1;

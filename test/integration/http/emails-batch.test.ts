@@ -68,5 +68,7 @@ describe('POST /emails/batch', () => {
     expect(await countEmails('idem-batch')).toBe(1);
     const single = await app.request('POST', '/emails', { token, body: email('idem-batch'), headers: { 'idempotency-key': key } });
     expect(single.status).toBe(409);
+    const otherMode = await batch([email('idem-batch')], { 'idempotency-key': key, 'x-batch-validation': 'permissive' });
+    expect(otherMode.status).toBe(409);
   });
 });

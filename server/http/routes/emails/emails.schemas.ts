@@ -36,7 +36,11 @@ export const HeadersSchema = v.pipe(
   v.check((headers) => Object.keys(headers).length <= MAX_HEADERS, `must hold at most ${MAX_HEADERS} headers`),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
+    const seen = new Set<string>();
     for (const [name, value] of Object.entries(dataset.value)) {
+      // Two spellings of one header would both be sent, and only the first would have been checked.
+      if (seen.has(name.toLowerCase())) addIssue({ message: `${name} is given twice` });
+      seen.add(name.toLowerCase());
       const reason = refuseHeader(name, value);
       if (reason) addIssue({ message: `${name} ${reason}` });
     }
@@ -85,17 +89,28 @@ export const MAX_SCHEDULE_DAYS = 30;
 
 const ISO_TIMESTAMP = v.pipe(v.string(), v.isoTimestamp());
 
+/** The instant of an ISO timestamp, or null for a day the calendar lacks (2026-02-31 would roll over to March). */
+function isoDateOrNull(value: string): Date | null {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return null;
+  return new Date(value);
+}
+
 /**
  * An ISO 8601 time with a zone, or a phrase as Resend takes it ("in 1 hour", "tomorrow at 9am",
  * read in UTC); at most MAX_SCHEDULE_DAYS ahead; a time in the past means now.
  */
 export const ScheduledAtSchema = v.pipe(
   v.string(),
+  // The phrase parser's time grows with the square of its input: keep it to a phrase.
+  v.maxLength(100, 'must be at most 100 characters'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const at = v.is(ISO_TIMESTAMP, dataset.value)
-      ? new Date(dataset.value)
+      ? isoDateOrNull(dataset.value)
       : chrono.parseDate(dataset.value, { instant: new Date(), timezone: 'UTC' }, { forwardDate: true });
-    if (!at || Number.isNaN(at.getTime())) {
+    // Before 1970 is no schedule anyone means (and year 0 is not a date Postgres stores).
+    if (!at || Number.isNaN(at.getTime()) || at.getTime() < 0) {
       addIssue({ message: 'must be an ISO 8601 date and time with a time zone (2026-12-01T09:00:00Z) or a phrase like "in 1 hour"' });
       return NEVER;
     }
