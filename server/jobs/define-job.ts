@@ -14,6 +14,9 @@ export interface JobOptions {
   removeOnComplete: boolean;
 }
 
+/** The payload of a job that takes none (recurring maintenance). */
+export const NoDataSchema = v.object({}) as unknown as v.GenericSchema<unknown, Record<string, never>>;
+
 export interface JobDefinition<N extends JobName> {
   name: N;
   data: v.GenericSchema<unknown, JobPayloads[N]>;

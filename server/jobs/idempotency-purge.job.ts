@@ -1,11 +1,10 @@
 import { constant } from 'agenda';
-import * as v from 'valibot';
 import { purgeIdempotencyKeys } from '../services/maintenance/purge-idempotency-keys.js';
-import { defineJob } from './define-job.js';
+import { defineJob, NoDataSchema } from './define-job.js';
 
 export const idempotencyPurgeJob = defineJob({
   name: 'idempotency.purge',
-  data: v.object({}) as unknown as v.GenericSchema<unknown, Record<string, never>>,
+  data: NoDataSchema,
   every: () => 3600 * 1000,
   options: () => ({
     concurrency: 1,

@@ -1,11 +1,10 @@
 import { constant } from 'agenda';
-import * as v from 'valibot';
 import { sweepOutbox } from '../services/emails/sweep-outbox.js';
-import { defineJob } from './define-job.js';
+import { defineJob, NoDataSchema } from './define-job.js';
 
 export const outboxSweepJob = defineJob({
   name: 'outbox.sweep',
-  data: v.object({}) as unknown as v.GenericSchema<unknown, Record<string, never>>,
+  data: NoDataSchema,
   every: (config) => config.POSTLANE_SWEEP_INTERVAL_SECONDS * 1000,
   options: () => ({
     concurrency: 1,

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { Email } from '../../entities/index.js';
-import { notFound, validationError } from '../../errors.js';
+import { validationError } from '../../errors.js';
+import { ensureEmailExists } from './get-email.js';
 
 /**
  * Deletes the email with everything kept for it (body, recipients, attachments, events). One not
@@ -9,7 +10,7 @@ import { notFound, validationError } from '../../errors.js';
  */
 export async function deleteEmail(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
   const em = deps.orm.em;
-  if (!(await em.count(Email, { id, team: teamId }))) throw notFound('Email');
+  await ensureEmailExists(deps, teamId, id);
   const deleted = await em.nativeDelete(Email, { id, team: teamId, status: { $ne: 'sending' } });
   if (!deleted) throw validationError('The email is being sent right now; retry in a moment');
 }

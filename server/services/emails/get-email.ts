@@ -7,3 +7,8 @@ export async function getEmail(deps: Pick<Deps, 'orm'>, teamId: string, id: stri
   if (!email) throw notFound('Email');
   return email;
 }
+
+/** 404 unless the team has this email; another team's id reads exactly like a missing one. */
+export async function ensureEmailExists(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
+  if (!(await deps.orm.em.count(Email, { id, team: teamId }))) throw notFound('Email');
+}
