@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
-import { Email, EmailAttachment, EmailEvent, EmailRecipient, type IEmail, type IEmailAttachment } from '../../entities/index.js';
+import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachment } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
+import { emitEvent } from '../events/emit-event.js';
 import { enqueueSend } from './send-email.js';
 
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
@@ -130,8 +131,8 @@ async function recordOutcome(deps: Deps, email: IEmail, result: SendResult): Pro
           ? [{ status: 'sent' as const, lastError: null }, 'sent' as const]
           : [{ status: 'failed' as const, lastEvent: 'failed' as const, lastError: recipients[0]?.response ?? null }, 'failed' as const];
     if (!(await settle(tx, email, { ...changes, ...acceptance, leaseExpiresAt: null }))) return 'superseded' as const;
-    if (firstAcceptance) tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.sent', payload: eventData(email) });
-    if (state === 'failed') tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: eventData(email) });
+    if (firstAcceptance) await emitEmailEvent(tx, email, 'email.sent', now);
+    if (state === 'failed') await emitEmailEvent(tx, email, 'email.failed', now);
     return state;
   });
   if (outcome === 'retrying') await enqueueSend(deps, { id: email.id, sendAfter: retryAt });
@@ -154,11 +155,15 @@ async function recordFailure(deps: Deps, email: IEmail, error: string): Promise<
     // Recipients that an earlier attempt reached keep the email's `sent`.
     const lastEvent = email.lastEvent === 'sent' ? 'sent' : 'failed';
     if (!(await settle(tx, email, { status: 'failed', lastEvent, leaseExpiresAt: null, lastError: error }))) return;
-    tx.create(EmailEvent, { createdAt: now, team: email.team, email: email.id, type: 'email.failed', payload: { ...eventData(email), error } });
+    await emitEmailEvent(tx, email, 'email.failed', now, { error });
   });
 }
 
-/** The `data` of an email webhook event, kept with the event row. */
+function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, createdAt: Date, extra: Record<string, unknown> = {}) {
+  return emitEvent(tx, { teamId: email.team.id, emailId: email.id, type, createdAt, data: { ...eventData(email), ...extra } });
+}
+
+/** The `data` of an email webhook event. */
 function eventData(email: IEmail): Record<string, unknown> {
   return {
     email_id: email.id,

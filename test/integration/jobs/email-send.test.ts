@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Email, EmailEvent, EmailRecipient } from '../../../server/entities/index.js';
+import { Email, Event, EmailRecipient } from '../../../server/entities/index.js';
 import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
 import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -39,7 +39,7 @@ describe('the send job', () => {
     expect(bySubject('claimed once')).toHaveLength(1);
     const email = await load(id);
     expect(email).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });
-    const events = await app.run(() => app.deps.orm.em.find(EmailEvent, { email: id }));
+    const events = await app.run(() => app.deps.orm.em.find(Event, { email: id }));
     expect(events.map((e) => e.type)).toEqual(['email.sent']);
   });
 
@@ -62,7 +62,7 @@ describe('the send job', () => {
     await deliver(id);
     const email = await load(id);
     expect(email).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: 1 });
-    const events = await app.run(() => app.deps.orm.em.find(EmailEvent, { email: id }));
+    const events = await app.run(() => app.deps.orm.em.find(Event, { email: id }));
     expect(events.map((e) => e.type)).toEqual(['email.failed']);
     expect(bySubject('never')).toHaveLength(0);
   });
@@ -97,7 +97,7 @@ describe('a recipient refused for now', () => {
     const deliveries = bySubject('partly later');
     expect(deliveries.map((m) => m.envelope.to)).toEqual([['now@example.com'], ['later@example.com']]);
     expect(new Set(deliveries.map((m) => m.parsed.messageId)).size).toBe(1);
-    const events = await app.run(() => app.deps.orm.em.find(EmailEvent, { email: id }));
+    const events = await app.run(() => app.deps.orm.em.find(Event, { email: id }));
     expect(events.map((e) => e.type)).toEqual(['email.sent']);
     const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }));
     expect(recipients.map((r) => r.status)).toEqual(['accepted', 'accepted']);

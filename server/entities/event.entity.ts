@@ -1,0 +1,24 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { baseProperties } from './base.js';
+import { Email } from './email.entity.js';
+import { Team } from './team.entity.js';
+
+/**
+ * Everything that happened to a team's data, in the shape webhooks deliver it: `type` is the
+ * webhook event name and `payload` its `data`. Written only through `emitEvent`, in the
+ * transaction of the change it reports.
+ */
+export const Event = defineEntity({
+  name: 'Event',
+  properties: {
+    ...baseProperties,
+    team: () => p.manyToOne(Team),
+    /** Set for email events, so an email's history reads from here and goes when the email does. */
+    email: () => p.manyToOne(Email).deleteRule('cascade').nullable().index(),
+    /** Webhook event names (`email.sent`), plus `email.failed`, which is recorded but never delivered. */
+    type: p.text(),
+    payload: p.json<Record<string, unknown>>(),
+  },
+});
+
+export interface IEvent extends InferEntity<typeof Event> {}
