@@ -77,6 +77,13 @@ export const ConfigSchema = v.pipe(
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     /** How long an API process trusts a verified key before looking it up again (0 = every request). */
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
+    /**
+     * 32 random bytes in base64: encrypts webhook secrets and DKIM keys at rest and signs
+     * unsubscribe links. `postlane install` generates it; losing it loses those secrets.
+     */
+    POSTLANE_SECRET_KEY: v.optional(
+      v.pipe(v.string(), v.check((key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32, 'must be 32 random bytes in base64 (openssl rand -base64 32)')),
+    ),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),

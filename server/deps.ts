@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { Logger } from './logger.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
+import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 
@@ -16,6 +17,7 @@ export interface Deps {
   clock: () => Date;
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
+  secrets: SecretBox;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -29,5 +31,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     clock: () => new Date(),
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
+    secrets: new SecretBox(config),
   };
 }

@@ -8,6 +8,7 @@ import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
 import { createDeps, type Deps } from './deps.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
+import { SecretBox } from './security/secret-box.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -30,6 +31,7 @@ export class PendingMigrationsError extends Error {
  * the database is the only shared state.
  */
 export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
+  SecretBox.requireKey(config);
   await waitForDatabase(config, logger);
   const orm = await initOrm(config, { pool: serverPool(config) });
   const pending = await pendingMigrations(orm);

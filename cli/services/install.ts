@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { configFilePath, loadConfig, readConfigFile } from '../../config/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { generateSecretKey } from '../../server/security/secret-box.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
 import { migrate, waitForDatabase } from '../../server/db/orm.js';
@@ -46,7 +47,8 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
             POSTLANE_PUBLIC_URL: options.publicUrl,
           }).filter(([, value]) => value !== undefined),
         );
-        const next = { ...existing, ...given };
+        // Generated once and then kept: replacing it would lose every secret sealed with it.
+        const next = { POSTLANE_SECRET_KEY: generateSecretKey(), ...existing, ...given };
         partial.config_written = !existsSync(path) || JSON.stringify(next) !== JSON.stringify(existing);
         // Validate and reach the database before writing, so a bad URL is never saved.
         const candidate = loadConfig({ ...process.env, ...stringValues(next), POSTLANE_CONFIG: '/nonexistent/postlane.json' });

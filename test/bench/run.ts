@@ -21,6 +21,7 @@ import { createLogger } from '../../server/logger.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
+import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { type LoadResult, type LoadSettings, load } from './load.js';
 
 const TARGET_RPS = 1_500;
@@ -50,7 +51,7 @@ const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
 try {
   // A nonexistent config path, and nothing from the environment: no machine config leaks in.
-  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent' });
+  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(orm);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { TEST_SECRET_KEY } from './secrets.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
@@ -14,7 +15,7 @@ export interface PostlaneProcess {
 /** The compiled CLI (`npm test` builds first) as a real child process with its own environment. */
 export function spawnPostlane(args: string[], env: Record<string, string>): PostlaneProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

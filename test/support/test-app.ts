@@ -13,6 +13,7 @@ import { createLogger } from '../../server/logger.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { createTestDatabase } from './db.js';
+import { TEST_SECRET_KEY } from './secrets.js';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -28,6 +29,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     DATABASE_URL: database.url,
     POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
     ...options.env,
   });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);

@@ -41,7 +41,7 @@ describe('postlane CLI', () => {
     });
     token = first.api_key.token;
     teamId = first.team.id;
-    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({ DATABASE_URL: databaseUrl(database) });
+    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({ DATABASE_URL: databaseUrl(database), POSTLANE_SECRET_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) });
     expect(statSync(configPath).mode & 0o777).toBe(0o600);
   });
 
