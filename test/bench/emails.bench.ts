@@ -3,7 +3,7 @@
  * baseline measured in the same run on the same database: a bare Koa handler doing one INSERT.
  * Absolute figures depend on the machine; the ratio much less.
  *
- *   node --import tsx test/bench/run.ts [--json] [--duration 10] [--warmup 3] [--connections 50]
+ *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50]
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
