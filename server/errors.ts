@@ -11,6 +11,8 @@ export type ErrorName =
   | 'invalid_idempotent_request'
   | 'concurrent_idempotent_requests'
   | 'rate_limit_exceeded'
+  | 'all_recipients_suppressed'
+  | 'sending_paused'
   | 'application_error'
   | 'service_unavailable';
 
@@ -46,5 +48,8 @@ export const invalidIdempotentRequest = () =>
   new ApiError(409, 'invalid_idempotent_request', 'This Idempotency-Key was already used with a different request body.');
 export const concurrentIdempotentRequests = () =>
   new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+export const allRecipientsSuppressed = () => new ApiError(422, 'all_recipients_suppressed', 'All recipients are suppressed');
+export const sendingPaused = () =>
+  new ApiError(403, 'sending_paused', 'Sending is paused for this team while its bounce or complaint rate is past the enforcement line; new emails are refused until it recovers.');
 export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.');
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');

@@ -32,6 +32,8 @@ export const Email = defineEntity({
     /** Custom headers, as allowed by the header rules, added to the message as given. */
     headers: p.json<Record<string, string>>().defaultRaw(`'{}'`),
     tags: p.json<{ name: string; value: string }[]>().defaultRaw(`'[]'`),
+    /** The subscription topic the email belongs to: it scopes the unsubscribe link and the opt-out check. */
+    topicId: p.uuid().nullable(),
     region: p.text(),
     /** Our own Message-ID, stored before sending so a duplicate from the at-least-once window is recognisable. */
     messageId: p.text(),

@@ -5,15 +5,17 @@ import { IdempotencyKey } from './idempotency-key.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
+import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
 
-export { ApiKey, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, Team };
+export { ApiKey, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, Suppression, Team };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEvent } from './event.entity.js';
+export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
 
-export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey];
+export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression];

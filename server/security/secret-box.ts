@@ -15,6 +15,8 @@ export function generateSecretKey(): string {
  * ciphertext copied onto another row does not open.
  */
 export class SecretBox {
+  readonly #derived = new Map<string, Buffer>();
+
   constructor(private readonly config: Pick<Config, 'POSTLANE_SECRET_KEY'>) {}
 
   /** Servers call this at start, so a missing key stops them at once rather than at the first secret. */
@@ -27,7 +29,12 @@ export class SecretBox {
 
   /** A 32-byte key for one purpose, such as `preference-token`. */
   derive(purpose: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', SecretBox.requireKey(this.config), Buffer.alloc(0), `postlane:${purpose}`, 32));
+    let key = this.#derived.get(purpose);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', SecretBox.requireKey(this.config), Buffer.alloc(0), `postlane:${purpose}`, 32));
+      this.#derived.set(purpose, key);
+    }
+    return key;
   }
 
   /** AES-256-GCM: `v1.` + base64url(iv, tag, ciphertext). */

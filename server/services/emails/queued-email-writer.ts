@@ -21,6 +21,7 @@ export interface QueuedEmailRow {
   message_id: string;
   created_at: string;
   scheduled_at: string | null;
+  topic_id: string | null;
   recipients: { kind: 'to' | 'cc' | 'bcc'; address: string }[];
 }
 
@@ -35,13 +36,13 @@ const INSERT_QUEUED_EMAILS = `
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
       id uuid, team_id uuid, "from" text, "to" text[], cc text[], bcc text[], reply_to text[], subject text,
       html text, text text, headers jsonb, tags jsonb, attachments jsonb, region text, message_id text,
-      created_at timestamptz, scheduled_at timestamptz, recipients jsonb)
+      created_at timestamptz, scheduled_at timestamptz, topic_id uuid, recipients jsonb)
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-                       headers, tags, region, message_id, status, last_event, scheduled_at, send_after, attempts)
+                       headers, tags, topic_id, region, message_id, status, last_event, scheduled_at, send_after, attempts)
     -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-           headers, tags, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
+           headers, tags, topic_id, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
            scheduled_at, coalesce(scheduled_at, least(created_at, now())), 0 FROM input
     RETURNING id, send_after
   ), recipients AS (

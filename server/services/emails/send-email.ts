@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
+import { ApiError } from '../../errors.js';
 import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
+import { admitSends } from './admit-sends.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
 
 export interface SendEmailInput {
@@ -18,6 +20,8 @@ export interface SendEmailInput {
   attachments: { filename: string; contentType: string | null; content: string }[];
   tags: { name: string; value: string }[];
   scheduledAt: Date | null;
+  topicId: string | null;
+  template: { id: string; variables: Record<string, string | number> } | null;
 }
 
 function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput): QueuedEmailRow {
@@ -41,22 +45,42 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
     scheduled_at: input.scheduledAt?.toISOString() ?? null,
+    topic_id: input.topicId,
     recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
   };
 }
 
+type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets'>;
+
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
-export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
-  const row = toQueuedRow(deps, teamId, input);
+export async function sendEmail(deps: SendDeps, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+  const [admitted] = await admitSends(deps, teamId, [input]);
+  if (admitted instanceof ApiError) throw admitted;
+  const row = toQueuedRow(deps, teamId, admitted!);
   await deps.emailWriter.write(row);
   return { id: row.id };
 }
 
-/** A batch: every email commits, or none does. */
-export async function sendEmails(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, inputs: SendEmailInput[]): Promise<Pick<IEmail, 'id'>[]> {
-  const rows = inputs.map((input) => toQueuedRow(deps, teamId, input));
+export interface BatchItem {
+  /** The email's place in the request, which refusals name. */
+  index: number;
+  input: SendEmailInput;
+}
+
+/**
+ * A batch. `strict`: the first refused email refuses the batch, named by its index, and every
+ * other email commits together or none does. `permissive`: refused emails are listed and skipped.
+ */
+export async function sendEmails(deps: SendDeps, teamId: string, items: BatchItem[], mode: 'strict' | 'permissive'): Promise<{ sent: Pick<IEmail, 'id'>[]; refused: { index: number; error: ApiError }[] }> {
+  const admitted = await admitSends(deps, teamId, items.map((item) => item.input));
+  const refused = items.flatMap(({ index }, at) => (admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : []));
+  if (mode === 'strict' && refused[0]) {
+    const { index, error } = refused[0];
+    throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
+  }
+  const rows = admitted.flatMap((input) => (input instanceof ApiError ? [] : [toQueuedRow(deps, teamId, input)]));
   if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
-  return rows.map((row) => ({ id: row.id }));
+  return { sent: rows.map((row) => ({ id: row.id })), refused };
 }
 
 /** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */

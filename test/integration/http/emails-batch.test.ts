@@ -38,7 +38,7 @@ describe('POST /emails/batch', () => {
     expect(res.body.data).toHaveLength(1);
     expect(res.body.errors).toEqual([
       { index: 1, message: expect.stringMatching(/^to\.0: /) },
-      { index: 2, message: 'provide `html` or `text`' },
+      { index: 2, message: 'provide `html`, `text` or `template`' },
     ]);
     expect(await countEmails('perm-%')).toBe(1);
   });

@@ -19,6 +19,7 @@ export function presentEmailListItem(email: IEmail) {
     scheduled_at: email.scheduledAt?.toISOString() ?? null,
     last_event: email.lastEvent,
     message_id: email.messageId,
+    ...(email.topicId ? { topic_id: email.topicId } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import { deleteEmail } from '../../../services/emails/delete-email.js';
 import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
-import { type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
+import { type BatchItem, type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
@@ -32,17 +32,18 @@ function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEma
   return {
     from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
     subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [], scheduledAt: body.scheduled_at ?? null,
+    topicId: body.topic_id ?? null, template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
     attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
   };
 }
 
 /** `strict`: the first invalid email refuses the batch, named by its index. `permissive`: it is listed and skipped. */
 function validateBatch(items: unknown[], mode: 'strict' | 'permissive') {
-  const accepted: SendEmailInput[] = [];
+  const accepted: BatchItem[] = [];
   const errors: { index: number; message: string }[] = [];
   for (const [index, item] of items.entries()) {
     const parsed = v.safeParse(BatchEmailSchema, item);
-    if (parsed.success) accepted.push(toSendEmailInput(parsed.output));
+    if (parsed.success) accepted.push({ index, input: toSendEmailInput(parsed.output) });
     else if (mode === 'strict') throw issueToApiError(parsed.issues[0], String(index));
     else errors.push({ index, message: issueToApiError(parsed.issues[0]).message });
   }
@@ -66,8 +67,10 @@ export const emailRoutes = [
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
       if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
       const { accepted, errors } = validateBatch(body, mode.output);
-      const sent = await sendEmails(deps, auth.teamId, accepted);
-      return mode.output === 'permissive' ? { data: sent.map(presentEmailRef), errors } : { data: sent.map(presentEmailRef) };
+      const { sent, refused } = await sendEmails(deps, auth.teamId, accepted, mode.output);
+      if (mode.output === 'strict') return { data: sent.map(presentEmailRef) };
+      const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort((a, b) => a.index - b.index);
+      return { data: sent.map(presentEmailRef), errors: allErrors };
     },
   ),
   defineRoute(

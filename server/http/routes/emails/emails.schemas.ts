@@ -119,6 +119,17 @@ export const ScheduledAtSchema = v.pipe(
   v.check((at) => at.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`),
 );
 
+const TemplateRefSchema = v.strictObject({
+  id: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(256, 'must be at most 256 characters')),
+  variables: v.optional(
+    v.pipe(
+      v.record(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,49}$/, 'variable names are letters, digits and underscores')), v.union([v.string(), v.number()], 'variable values are strings or numbers')),
+      v.check((variables) => Object.keys(variables).length <= 50, 'must hold at most 50 variables'),
+    ),
+    {},
+  ),
+});
+
 const sendEmailEntries = {
     from: MailboxSchema,
     to: MailboxListSchema,
@@ -132,6 +143,8 @@ const sendEmailEntries = {
     attachments: v.optional(v.nullable(AttachmentsSchema), null),
     tags: v.optional(v.nullable(TagsSchema), null),
     scheduled_at: v.optional(v.nullable(ScheduledAtSchema), null),
+    topic_id: v.optional(v.nullable(UuidSchema), null),
+    template: v.optional(v.nullable(TemplateRefSchema), null),
 };
 
 interface Sendable {
@@ -140,6 +153,7 @@ interface Sendable {
   bcc: unknown[] | null;
   html: string | null;
   text: string | null;
+  template: unknown;
 }
 
 /** The rules across fields, for a single send and for each email of a batch alike. */
@@ -147,7 +161,7 @@ const sendRules = <T extends Sendable>() =>
   [
     v.check<T, string>((b) => b.to.length > 0, 'to: must name at least one recipient'),
     v.check<T, string>((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
-    v.check<T, string>((b) => Boolean(b.html || b.text), 'provide `html` or `text`'),
+    v.check<T, string>((b) => Boolean(b.html || b.text || b.template), 'provide `html`, `text` or `template`'),
   ] as const;
 
 const SendEmailObjectSchema = v.strictObject(sendEmailEntries);
@@ -203,6 +217,7 @@ export const EmailListItemSchema = v.pipe(
     scheduled_at: v.nullable(TimestampSchema),
     last_event: v.string(),
     message_id: v.string(),
+    topic_id: v.optional(UuidSchema),
   }),
   v.metadata({ title: 'EmailListItem' }),
 );

@@ -1,0 +1,77 @@
+import { preparedQuery } from '../../db/prepared.js';
+import type { Deps } from '../../deps.js';
+import { allRecipientsSuppressed, type ApiError, sendingPaused, validationError } from '../../errors.js';
+import type { Mailbox } from '../../mail/address.js';
+import { createPreferenceToken, preferenceUrls } from '../preferences/preference-token.js';
+import { addressHash } from '../suppressions/address-hash.js';
+import type { SendEmailInput } from './send-email.js';
+
+interface TeamSendState {
+  sending_paused_at: string | null;
+  /** The suppression entries among the recipients asked about: hex address hash and origin. */
+  suppressed: { hash: string; origin: string }[];
+}
+
+// One round trip for a whole batch: the team's pause and every suppressed recipient.
+const TEAM_SEND_STATE = `
+  SELECT t.sending_paused_at,
+         coalesce((SELECT json_agg(json_build_object('hash', encode(s.address_hash, 'hex'), 'origin', s.origin))
+                     FROM suppression s
+                    WHERE s.team_id = t.id
+                      AND s.address_hash IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(?::jsonb) AS h)), '[]') AS suppressed
+    FROM team t WHERE t.id = ?`;
+
+const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
+
+/**
+ * Everything that decides whether, and to whom, accepted requests go out: the team's sending
+ * pause (the one place quota checks plug in as well), templates, the suppression list, and the
+ * topic's unsubscribe link. Each email is admitted as it will be written, or refused with its
+ * reason; a refusal of the whole team's sending is thrown.
+ */
+export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(SendEmailInput | ApiError)[]> {
+  const hashOf = new Map<string, string>();
+  for (const input of inputs) {
+    for (const mailbox of [...input.to, ...input.cc, ...input.bcc]) {
+      const address = mailbox.address.toLowerCase();
+      if (!hashOf.has(address)) hashOf.set(address, addressHash(deps.secrets, address).toString('hex'));
+    }
+  }
+  const [state] = await preparedQuery<TeamSendState>(deps.orm, 'postlane_team_send_state', TEAM_SEND_STATE, [JSON.stringify([...hashOf.values()]), teamId]);
+  // The key that authenticated this request belongs to the team, so its row is there.
+  if (state!.sending_paused_at) throw sendingPaused();
+  const originOf = new Map(state!.suppressed.map((s) => [s.hash, s.origin]));
+
+  return inputs.map((input) => {
+    if (input.template) return validationError(`template.id: no template with id ${JSON.stringify(input.template.id)}`);
+    // Unsubscribe-origin entries speak for topic mail only; bounce, complaint and manual ones always count.
+    const deliverable = (mailbox: Mailbox) => {
+      const origin = originOf.get(hashOf.get(mailbox.address.toLowerCase())!);
+      return origin === undefined || (origin === 'unsubscribe' && input.topicId === null);
+    };
+    const to = input.to.filter(deliverable);
+    if (to.length === 0) return allRecipientsSuppressed();
+    return withUnsubscribeLink(deps, teamId, { ...input, to, cc: input.cc.filter(deliverable), bcc: input.bcc.filter(deliverable) });
+  });
+}
+
+/**
+ * `{{{UNSUBSCRIBE_URL}}}` becomes Postlane's preference page for the first `to` recipient, and a
+ * topic email gets the RFC 8058 one-click pair, unless the caller supplied a pair of their own.
+ */
+function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: SendEmailInput): SendEmailInput {
+  const mentioned = [input.html, input.text].some((body) => body?.includes('{{{UNSUBSCRIBE_URL}}}'));
+  if (!mentioned && input.topicId === null) return input;
+  const token = createPreferenceToken(deps.secrets, { teamId, email: input.to[0]!.address, topicId: input.topicId });
+  const urls = preferenceUrls(deps.config, token);
+  const callerHasPair = Object.keys(input.headers).some((name) => name.toLowerCase() === 'list-unsubscribe');
+  return {
+    ...input,
+    html: input.html?.replace(UNSUBSCRIBE_PLACEHOLDER, urls.page) ?? null,
+    text: input.text?.replace(UNSUBSCRIBE_PLACEHOLDER, urls.page) ?? null,
+    headers:
+      input.topicId === null || callerHasPair
+        ? input.headers
+        : { ...input.headers, 'List-Unsubscribe': `<${urls.oneClick}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+  };
+}
