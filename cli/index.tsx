@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMaintenance } from './commands/maintenance.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
@@ -16,5 +17,6 @@ registerServe(program);
 registerMigrate(program);
 registerKeys(program);
 registerOutbox(program);
+registerMaintenance(program);
 
 await program.parseAsync(process.argv);

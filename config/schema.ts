@@ -84,6 +84,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SECRET_KEY: v.optional(
       v.pipe(v.string(), v.check((key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32, 'must be 32 random bytes in base64 (openssl rand -base64 32)')),
     ),
+    /** GET /logs keeps API requests this long; `postlane maintenance run` and the hourly job purge older ones. */
+    POSTLANE_API_LOG_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
+    /** Mail kept by the `capture` provider. */
+    POSTLANE_CAPTURE_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
+    /** Finished and failed one-off job rows (the outbox tables keep what happened). */
+    POSTLANE_JOB_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),

@@ -4,6 +4,7 @@ import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
 import { normalizePath } from './http/middleware/normalize-path.js';
 import { ormContext } from './http/middleware/orm-context.js';
+import { recordApiLog } from './http/middleware/record-api-log.js';
 import { requestId } from './http/middleware/request-id.js';
 import type { AppState } from './http/route.js';
 import { createRouter } from './http/router.js';
@@ -16,6 +17,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.silent = true;
   app.use(requestId());
   app.use(logRequests(deps.logger));
+  app.use(recordApiLog(deps.apiLogs));
   app.use(errorHandler(deps.logger));
   app.use(normalizePath());
   app.use(ormContext(deps.orm));

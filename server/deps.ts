@@ -5,6 +5,7 @@ import type { Logger } from './logger.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
+import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
@@ -18,6 +19,7 @@ export interface Deps {
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
   secrets: SecretBox;
+  apiLogs: ApiLogWriter;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -32,5 +34,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
     secrets: new SecretBox(config),
+    apiLogs: new ApiLogWriter(orm, logger),
   };
 }

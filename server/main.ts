@@ -58,6 +58,7 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
       }
       await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
       await providers.close();
+      await deps.apiLogs.flush();
       await orm.close();
       logger.info({ role }, 'stopped');
     })());

@@ -19,9 +19,10 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
 /**
  * Runs steps in order with a live checklist on stderr, so stdout stays for data. Not on a
  * terminal (logs, cron) each finished step is one plain line; with `quiet` (--json) nothing is
- * drawn. Stops at the first failure and rethrows it.
+ * drawn. Stops at the first failure and rethrows it; with `keepGoing` every step runs, and a
+ * failed step's result is its Error.
  */
-export async function renderTasks(tasks: Task<any>[], { quiet }: { quiet: boolean }): Promise<unknown[]> {
+export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean }): Promise<unknown[]> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
   const live = !quiet && process.stderr.isTTY;
   const instance = live ? render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false }) : null;
@@ -39,8 +40,9 @@ export async function renderTasks(tasks: Task<any>[], { quiet }: { quiet: boolea
         results.push(result);
         views[index] = { ...views[index]!, state: 'done', detail: task.detail?.(result) };
       } catch (err) {
-        views[index] = { ...views[index]!, state: 'failed' };
-        throw err;
+        views[index] = { ...views[index]!, state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
+        if (!keepGoing) throw err;
+        results.push(err);
       } finally {
         redraw(index);
       }

@@ -1,4 +1,5 @@
 import { ApiKey } from './api-key.entity.js';
+import { ApiLog } from './api-log.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
@@ -8,8 +9,9 @@ import { Event } from './event.entity.js';
 import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
 
-export { ApiKey, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, Suppression, Team };
+export { ApiKey, ApiLog, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, Suppression, Team };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
+export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
@@ -18,4 +20,4 @@ export type { IEvent } from './event.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
 
-export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression];
+export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog];

@@ -3,10 +3,11 @@ import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
+import { logRoutes } from './routes/logs/logs.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
 
-const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes, ...suppressionRoutes];
+const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes, ...suppressionRoutes, ...logRoutes];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
 export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRoutes)];

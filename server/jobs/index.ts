@@ -1,8 +1,8 @@
 import { emailSendJob } from './email-send.job.js';
-import { idempotencyPurgeJob } from './idempotency-purge.job.js';
+import { maintenanceJob } from './maintenance.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
 
-export const jobDefinitions = [emailSendJob, outboxSweepJob, idempotencyPurgeJob];
+export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

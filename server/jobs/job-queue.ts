@@ -1,7 +1,7 @@
 export interface JobPayloads {
   'email.send': { emailId: string };
   'outbox.sweep': Record<string, never>;
-  'idempotency.purge': Record<string, never>;
+  'maintenance.run': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

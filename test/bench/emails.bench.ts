@@ -100,6 +100,7 @@ try {
   } finally {
     await jobs.stop(1_000);
     await deps.providers.close();
+    await deps.apiLogs.flush();
     await orm.close();
     await pool.end();
   }

@@ -4,6 +4,7 @@ import { Migration20261122000100_idempotency } from './Migration20261122000100_i
 import { Migration20261122000200_scheduling } from './Migration20261122000200_scheduling.js';
 import { Migration20261122000300_events } from './Migration20261122000300_events.js';
 import { Migration20261122000400_send_policy } from './Migration20261122000400_send_policy.js';
+import { Migration20261122000500_api_logs_maintenance } from './Migration20261122000500_api_logs_maintenance.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261122000200_scheduling', class: Migration20261122000200_scheduling },
   { name: 'Migration20261122000300_events', class: Migration20261122000300_events },
   { name: 'Migration20261122000400_send_policy', class: Migration20261122000400_send_policy },
+  { name: 'Migration20261122000500_api_logs_maintenance', class: Migration20261122000500_api_logs_maintenance },
 ];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
-import { addSuppression } from '../../../server/services/suppressions/add-suppression.js';
+import { addSuppressions } from '../../../server/services/suppressions/add-suppression.js';
 import type { SuppressionOrigin } from '../../../server/entities/index.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -18,7 +18,7 @@ const valid = { from: 'Acme <hello@acme.test>', subject: 'Hi', html: '<p>Hi</p>'
 async function team() {
   const { token, teamId } = await app.createTeamWithKey();
   const suppress = (email: string, origin: SuppressionOrigin = 'bounce') =>
-    app.run(() => app.deps.orm.em.transactional((em) => addSuppression(app.deps, em, { teamId, email, origin, source: null })));
+    app.run(() => app.deps.orm.em.transactional((em) => addSuppressions(app.deps, em, { teamId, emails: [email], origin, source: null })));
   const countEmails = () => app.run(() => app.deps.orm.em.count(Email, { team: teamId }));
   const stored = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
   return { token, teamId, suppress, countEmails, stored };
@@ -86,7 +86,7 @@ describe('suppression at send time', () => {
     await suppress('Twice@example.com');
     await suppress('twice@example.com', 'complaint');
     const events = await app.run(() => app.deps.orm.em.find(Event, { team: teamId, type: 'suppression.added' }));
-    expect(events.map((e) => e.payload)).toEqual([{ id: expect.any(String), email: 'twice@example.com', origin: 'bounce', source: null, created_at: expect.any(String) }]);
+    expect(events.map((e) => e.payload)).toEqual([{ id: expect.any(String), email: 'twice@example.com', origin: 'bounce', source: null, source_id: null, created_at: expect.any(String) }]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeIdempotencyKeys } from '../../../server/services/maintenance/purge-idempotency-keys.js';
+import { purgeIdempotencyKeys } from '../../../server/services/maintenance/purges.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;

@@ -1,0 +1,18 @@
+const SECRET_KEYS = new Set(['token', 'signing_secret', 'secret', 'password', 'api_key', 'private_key']);
+/** Longest string kept in a stored body; bodies of mail can be megabytes. */
+const MAX_STRING = 4096;
+
+/**
+ * A request or response body as the API log keeps it: secrets replaced, attachment contents
+ * dropped (only their size said), long strings shortened. Never mutates its input.
+ */
+export function redactBody(value: unknown, key?: string, insideAttachment = false): unknown {
+  if (key !== undefined && SECRET_KEYS.has(key)) return '[redacted]';
+  if (insideAttachment && key === 'content' && typeof value === 'string') return `[${value.length} base64 characters removed]`;
+  if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[${value.length - MAX_STRING} more characters]` : value;
+  if (Array.isArray(value)) return value.map((item) => redactBody(item, undefined, insideAttachment || key === 'attachments'));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactBody(v, k, insideAttachment)]));
+  }
+  return value;
+}

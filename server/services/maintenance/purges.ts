@@ -1,0 +1,40 @@
+import type { Deps } from '../../deps.js';
+
+type PurgeDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
+
+/** Rows are deleted this many at a time, so a large backlog never holds long locks or one huge transaction. */
+const CHUNK = 5_000;
+
+const daysAgo = (deps: PurgeDeps, days: number) => new Date(deps.clock().getTime() - days * 86_400_000);
+
+/** Deletes, chunk by chunk, the rows of `table` that `condition` (binding `?` to `cutoff`) selects. */
+async function purgeInChunks(deps: PurgeDeps, table: string, condition: string, cutoff: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const removed = await deps.orm.em
+      .getConnection()
+      .execute<{ n: number }[]>(`WITH gone AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${condition} LIMIT ${CHUNK}) RETURNING 1) SELECT count(*)::int AS n FROM gone`, [cutoff]);
+    total += removed[0]!.n;
+    if (removed[0]!.n < CHUNK) return total;
+  }
+}
+
+/** Keys answer for 24 hours; older rows are already treated as absent, this only reclaims the space. */
+export const purgeIdempotencyKeys = (deps: PurgeDeps) => purgeInChunks(deps, 'idempotency_key', 'created_at < ?', daysAgo(deps, 1));
+
+export const purgeApiLogs = (deps: PurgeDeps) => purgeInChunks(deps, 'api_log', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_API_LOG_RETENTION_DAYS));
+
+export const purgeCapturedMessages = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'captured_message', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_CAPTURE_RETENTION_DAYS));
+
+/**
+ * One-off job rows that finished or failed for good. The outbox tables are the record of what
+ * happened; these rows only woke workers. Recurring and running jobs are never touched.
+ */
+export const purgeFinishedJobs = (deps: PurgeDeps) =>
+  purgeInChunks(
+    deps,
+    'agenda_jobs',
+    'repeat_interval IS NULL AND locked_at IS NULL AND (next_run_at IS NULL OR failed_at IS NOT NULL) AND greatest(last_finished_at, failed_at) < ?',
+    daysAgo(deps, deps.config.POSTLANE_JOB_RETENTION_DAYS),
+  );

@@ -1,0 +1,33 @@
+import type { Deps } from '../../deps.js';
+import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys } from './purges.js';
+
+type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
+
+/** Every piece of routine upkeep: each is idempotent and safe to run at any time, from cron or a worker. */
+export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: MaintenanceDeps) => Promise<number> }[] = [
+  { name: 'idempotency_keys', title: 'Purge idempotency keys older than 24 hours', run: purgeIdempotencyKeys },
+  { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
+  { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
+  { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
+];
+
+export interface MaintenanceOutcome {
+  task: string;
+  removed: number | null;
+  error: string | null;
+  ms: number;
+}
+
+/** Runs every task even when one fails; the caller decides what a failure means (the CLI exits 1). */
+export async function runMaintenance(deps: MaintenanceDeps): Promise<MaintenanceOutcome[]> {
+  const outcomes: MaintenanceOutcome[] = [];
+  for (const task of MAINTENANCE_TASKS) {
+    const started = Date.now();
+    try {
+      outcomes.push({ task: task.name, removed: await task.run(deps), error: null, ms: Date.now() - started });
+    } catch (err) {
+      outcomes.push({ task: task.name, removed: null, error: (err as Error).message, ms: Date.now() - started });
+    }
+  }
+  return outcomes;
+}

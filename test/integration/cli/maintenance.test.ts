@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPostlane } from '../../support/postlane-process.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let teamId: string;
+
+const sql = (query: string, bindings: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute(query, bindings);
+const count = async (table: string) => Number((await sql(`SELECT count(*) AS n FROM ${table}`))[0].n);
+const maintenance = async () => {
+  const result = await runPostlane(['maintenance', 'run', '--json'], { DATABASE_URL: app.databaseUrl });
+  return { code: result.code, output: result.output, tasks: Object.fromEntries(JSON.parse(result.stdout).tasks.map((t: { task: string }) => [t.task, t])) };
+};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ({ teamId } = await app.createTeamWithKey());
+  const old = "now() - interval '40 days'";
+  for (const age of [old, 'now()']) {
+    await sql(`INSERT INTO api_log (id, created_at, team_id, method, endpoint, response_status, duration_ms) VALUES (gen_random_uuid(), ${age}, ?, 'GET', '/emails', 200, 1)`, [teamId]);
+    await sql(`INSERT INTO captured_message (id, created_at, region, message_id, envelope_from, envelope_to, subject, raw) VALUES (gen_random_uuid(), ${age}, 'us-east-1', 'm', 'a@b.co', '{}', 's', 'raw')`);
+    await sql(`INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`, [teamId]);
+    await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
+  }
+  // Neither finished nor one-off: kept whatever their age.
+  await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);
+  await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', NULL, ${old}, '60000', '{}')`);
+});
+afterAll(() => app.close());
+
+describe('postlane maintenance run', () => {
+  it('purges what is past retention, keeps the rest, and is idempotent', async () => {
+    const jobsBefore = await count('agenda_jobs');
+    const first = await maintenance();
+    expect(first.code, first.output).toBe(0);
+    expect(first.tasks).toEqual({
+      idempotency_keys: { task: 'idempotency_keys', removed: 1, error: null },
+      api_logs: { task: 'api_logs', removed: 1, error: null },
+      captured_mail: { task: 'captured_mail', removed: 1, error: null },
+      finished_jobs: { task: 'finished_jobs', removed: 1, error: null },
+    });
+    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key')]).toEqual([1, 1, 1]);
+    expect(await count('agenda_jobs')).toBe(jobsBefore - 1);
+
+    const again = await maintenance();
+    expect(again.code).toBe(0);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('runs every task when one fails, reports it, and exits 1', async () => {
+    await sql('ALTER TABLE captured_message RENAME TO captured_message_away');
+    try {
+      const run = await maintenance();
+      expect(run.code).toBe(1);
+      expect(run.tasks.captured_mail).toMatchObject({ removed: null, error: expect.stringContaining('captured_message') });
+      expect(run.tasks.finished_jobs).toMatchObject({ removed: 0, error: null });
+    } finally {
+      await sql('ALTER TABLE captured_message_away RENAME TO captured_message');
+    }
+  });
+});
