@@ -5,6 +5,7 @@ import { registerMaintenance } from './commands/maintenance.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
+import { registerUsage } from './commands/usage.js';
 
 const program = new Command('postlane')
   .description('Postlane: self-hosted email sending with a Resend-compatible API')
@@ -18,5 +19,6 @@ registerMigrate(program);
 registerKeys(program);
 registerOutbox(program);
 registerMaintenance(program);
+registerUsage(program);
 
 await program.parseAsync(process.argv);

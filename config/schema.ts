@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { DEFAULT_PLANS, PlansSchema } from './plans.js';
 
 /** Whole numbers arrive as strings from the environment and as numbers from the JSON config file. */
 const Integer = (min: number, max: number) =>
@@ -84,6 +85,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SECRET_KEY: v.optional(
       v.pipe(v.string(), v.check((key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32, 'must be 32 random bytes in base64 (openssl rand -base64 32)')),
     ),
+    /** Run as a service: teams are on plans with quotas, and quota events fire. Off on a self-hosted instance. */
+    POSTLANE_CLOUD: v.optional(Flag, false),
+    POSTLANE_PLANS: v.optional(PlansSchema, DEFAULT_PLANS),
+    /** Requests per team per window (0 = no limit); unset, 2 in cloud mode and no limit otherwise. */
+    POSTLANE_RATE_LIMIT: v.optional(Integer(0, 1_000_000)),
+    POSTLANE_RATE_LIMIT_WINDOW_SECONDS: v.optional(Integer(1, 3600), 1),
     /** GET /logs keeps API requests this long; `postlane maintenance run` and the hourly job purge older ones. */
     POSTLANE_API_LOG_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     /** Mail kept by the `capture` provider. */
@@ -111,6 +118,7 @@ export const ConfigSchema = v.pipe(
     ...c,
     POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`,
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
+    POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
   })),
 );
 

@@ -11,6 +11,8 @@ export type ErrorName =
   | 'invalid_idempotent_request'
   | 'concurrent_idempotent_requests'
   | 'rate_limit_exceeded'
+  | 'daily_quota_exceeded'
+  | 'monthly_quota_exceeded'
   | 'all_recipients_suppressed'
   | 'sending_paused'
   | 'application_error'
@@ -24,6 +26,8 @@ export class ApiError extends Error {
     readonly statusCode: number,
     name: ErrorName,
     message: string,
+    /** Seconds a client should wait before trying again, sent as `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = name;
@@ -51,5 +55,11 @@ export const concurrentIdempotentRequests = () =>
 export const allRecipientsSuppressed = () => new ApiError(422, 'all_recipients_suppressed', 'All recipients are suppressed');
 export const sendingPaused = () =>
   new ApiError(403, 'sending_paused', 'Sending is paused for this team while its bounce or complaint rate is past the enforcement line; new emails are refused until it recovers.');
-export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.');
+export const rateLimitExceeded = (retryAfterSeconds: number) =>
+  new ApiError(429, 'rate_limit_exceeded', 'Too many requests. Please limit the number of requests per second.', retryAfterSeconds);
+export const dailyQuotaExceeded = (retryAfterSeconds: number) =>
+  new ApiError(429, 'daily_quota_exceeded', 'You have reached your daily email sending quota and the backlog of held emails is full. Retry after midnight UTC, when the day rolls over.', retryAfterSeconds);
+export const monthlyQuotaExceeded = (renewsOn: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'monthly_quota_exceeded', `You have used the emails included in your plan this month, and overage is off. Your quota renews on ${renewsOn}.`, retryAfterSeconds);
+export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.', 5);
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');

@@ -10,6 +10,8 @@ import { Team } from './team.entity.js';
  */
 export const Event = defineEntity({
   name: 'Event',
+  // A team's events by time: listings and the daily usage report.
+  indexes: [{ name: 'event_team_created_idx', properties: ['team', 'createdAt'] }],
   properties: {
     ...baseProperties,
     team: () => p.manyToOne(Team),

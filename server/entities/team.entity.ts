@@ -1,4 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { PLAN_NAMES } from '../../config/plans.js';
 import { baseProperties, timestamp } from './base.js';
 
 export const Team = defineEntity({
@@ -6,6 +7,10 @@ export const Team = defineEntity({
   properties: {
     ...baseProperties,
     name: p.text(),
+    /** In cloud mode, the team's plan (null reads as free); ignored on a self-hosted instance. */
+    plan: p.enum([...PLAN_NAMES]).nullable(),
+    /** Monthly plans: whether sends past the included volume are billed (true) or refused. */
+    overageEnabled: p.boolean().default(false),
     /** Set while the team's bounce or complaint rate is past the enforcement line: new sends are refused. */
     sendingPausedAt: timestamp().nullable(),
   },

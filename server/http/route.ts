@@ -5,6 +5,7 @@ import type { Auth } from '../services/api-keys/authenticate-api-key.js';
 import { authenticate } from './middleware/authenticate.js';
 import { body } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
+import { rateLimit } from './middleware/rate-limit.js';
 import { requirePermission } from './middleware/require-permission.js';
 import { validate } from './middleware/validate.js';
 
@@ -63,7 +64,7 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
   return {
     spec: spec as Route['spec'],
     middleware: (deps) => [
-      ...(spec.permission === 'public' ? [] : [authenticate(deps), requirePermission(spec.permission)]),
+      ...(spec.permission === 'public' ? [] : [authenticate(deps), ...(deps.config.POSTLANE_RATE_LIMIT > 0 ? [rateLimit(deps)] : []), requirePermission(spec.permission)]),
       // Parsed only after the key is checked: an anonymous client cannot make us inflate and parse megabytes.
       ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),

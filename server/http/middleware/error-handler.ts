@@ -47,7 +47,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       }
       ctx.status = apiError.statusCode;
       ctx.body = apiError.toJSON();
-      if (apiError.statusCode === 503) ctx.set('retry-after', '5');
+      if (apiError.retryAfterSeconds !== undefined) ctx.set('retry-after', String(apiError.retryAfterSeconds));
     }
   };
 }

@@ -22,6 +22,8 @@ export interface QueuedEmailRow {
   created_at: string;
   scheduled_at: string | null;
   topic_id: string | null;
+  /** Past a daily quota: not sent before this (the next UTC midnight), and counted on that day. */
+  park_until: string | null;
   recipients: { kind: 'to' | 'cc' | 'bcc'; address: string }[];
 }
 
@@ -31,20 +33,28 @@ export interface QueuedEmailRow {
  * transaction (it enqueues on its own pool), so we write its rows ourselves, in the shape of the
  * DDL our migration owns: a committed email always has its job, and the sweeper is the backstop.
  */
+/** Usage counter rows per team and day; statements take them in turn. */
+const USAGE_SHARDS = 8;
+
 const INSERT_QUEUED_EMAILS = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
       id uuid, team_id uuid, "from" text, "to" text[], cc text[], bcc text[], reply_to text[], subject text,
       html text, text text, headers jsonb, tags jsonb, attachments jsonb, region text, message_id text,
-      created_at timestamptz, scheduled_at timestamptz, topic_id uuid, recipients jsonb)
+      created_at timestamptz, scheduled_at timestamptz, topic_id uuid, park_until timestamptz, recipients jsonb)
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
                        headers, tags, topic_id, region, message_id, status, last_event, scheduled_at, send_after, attempts)
     -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
            headers, tags, topic_id, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
-           scheduled_at, coalesce(scheduled_at, least(created_at, now())), 0 FROM input
+           scheduled_at, coalesce(greatest(scheduled_at, park_until), least(created_at, now())), 0 FROM input
     RETURNING id, send_after
+  ), usage AS (
+    INSERT INTO team_daily_usage (team_id, day, shard, accepted, parked)
+    SELECT team_id, (coalesce(park_until, created_at) AT TIME ZONE 'UTC')::date, ?, count(*), count(park_until) FROM input GROUP BY 1, 2
+    ON CONFLICT (team_id, day, shard) DO UPDATE
+      SET accepted = team_daily_usage.accepted + excluded.accepted, parked = team_daily_usage.parked + excluded.parked
   ), recipients AS (
     INSERT INTO email_recipient (id, created_at, email_id, kind, address, status)
     SELECT gen_random_uuid(), i.created_at, i.id, r.kind, r.address, 'pending'
@@ -77,6 +87,7 @@ interface Waiting {
 export class QueuedEmailWriter {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
+  private shard = 0;
 
   constructor(
     private readonly orm: MikroORM,
@@ -103,7 +114,7 @@ export class QueuedEmailWriter {
    * Postgres' global notify lock at every commit; a wake-up after a rollback finds nothing, harmlessly).
    */
   async writeTogether(rows: QueuedEmailRow[]): Promise<void> {
-    await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [JSON.stringify(rows)]);
+    await this.insertRows(JSON.stringify(rows));
     const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
     if (!transaction?.executionPromise) return this.jobs.wake('email.send');
     transaction.executionPromise.then(() => this.jobs.wake('email.send'), () => {});
@@ -127,6 +138,11 @@ export class QueuedEmailWriter {
     }
   }
 
+  private insertRows(rowsJson: string): Promise<unknown> {
+    this.shard = (this.shard + 1) % USAGE_SHARDS;
+    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [rowsJson, this.shard]);
+  }
+
   private takeBatch(): Waiting[] {
     let bytes = this.waiting[0]!.json.length;
     let count = 1;
@@ -138,7 +154,7 @@ export class QueuedEmailWriter {
   }
 
   private async insert(batch: Waiting[]): Promise<void> {
-    await preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [`[${batch.map((w) => w.json).join(',')}]`]);
+    await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`);
     this.jobs.wake('email.send');
   }
 

@@ -4,6 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
+import { withTeamQuota } from '../usage/team-quota.js';
 import { admitSends } from './admit-sends.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
 
@@ -24,7 +25,7 @@ export interface SendEmailInput {
   template: { id: string; variables: Record<string, string | number> } | null;
 }
 
-function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput): QueuedEmailRow {
+function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput, parkUntil: Date | null): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
@@ -46,6 +47,7 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
     created_at: deps.clock().toISOString(),
     scheduled_at: input.scheduledAt?.toISOString() ?? null,
     topic_id: input.topicId,
+    park_until: parkUntil?.toISOString() ?? null,
     recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
   };
 }
@@ -54,11 +56,13 @@ type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets
 
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
 export async function sendEmail(deps: SendDeps, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
-  const [admitted] = await admitSends(deps, teamId, [input]);
-  if (admitted instanceof ApiError) throw admitted;
-  const row = toQueuedRow(deps, teamId, admitted!);
-  await deps.emailWriter.write(row);
-  return { id: row.id };
+  return withTeamQuota(deps, teamId, async (admit) => {
+    const [admitted] = await admitSends(deps, teamId, [input]);
+    if (admitted instanceof ApiError) throw admitted;
+    const row = toQueuedRow(deps, teamId, admitted!, await admit(1));
+    await deps.emailWriter.write(row);
+    return { id: row.id };
+  });
 }
 
 export interface BatchItem {
@@ -72,15 +76,20 @@ export interface BatchItem {
  * other email commits together or none does. `permissive`: refused emails are listed and skipped.
  */
 export async function sendEmails(deps: SendDeps, teamId: string, items: BatchItem[], mode: 'strict' | 'permissive'): Promise<{ sent: Pick<IEmail, 'id'>[]; refused: { index: number; error: ApiError }[] }> {
-  const admitted = await admitSends(deps, teamId, items.map((item) => item.input));
-  const refused = items.flatMap(({ index }, at) => (admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : []));
-  if (mode === 'strict' && refused[0]) {
-    const { index, error } = refused[0];
-    throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
-  }
-  const rows = admitted.flatMap((input) => (input instanceof ApiError ? [] : [toQueuedRow(deps, teamId, input)]));
-  if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
-  return { sent: rows.map((row) => ({ id: row.id })), refused };
+  return withTeamQuota(deps, teamId, async (admit) => {
+    const admitted = await admitSends(deps, teamId, items.map((item) => item.input));
+    const refused = items.flatMap(({ index }, at) => (admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : []));
+    if (mode === 'strict' && refused[0]) {
+      const { index, error } = refused[0];
+      throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
+    }
+    const accepted = admitted.filter((input): input is SendEmailInput => !(input instanceof ApiError));
+    // The quota takes or refuses the batch as a whole.
+    const parkUntil = await admit(accepted.length);
+    const rows = accepted.map((input) => toQueuedRow(deps, teamId, input, parkUntil));
+    if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
+    return { sent: rows.map((row) => ({ id: row.id })), refused };
+  });
 }
 
 /** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPostlane } from '../../support/postlane-process.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let teamId: string;
+
+const sql = (query: string, bindings: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute(query, bindings);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const team = await app.createTeamWithKey();
+  teamId = team.teamId;
+  const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
+  await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
+  await sql(`INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, current_date - 1, 0, 12)`, [teamId]);
+  for (const [type, age] of [['email.delivered', '0'], ['email.delivered', '0'], ['email.bounced', '0'], ['email.complained', '1'], ['email.sent', '0']]) {
+    await sql(`INSERT INTO event (id, created_at, team_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, '{}')`, [Number(age), teamId, type]);
+  }
+});
+afterAll(() => app.close());
+
+describe('postlane usage', () => {
+  it('--json: plan, today, and per-day accepted, delivered, bounced and complained', async () => {
+    const result = await runPostlane(['usage', '--days', '3', '--json'], { DATABASE_URL: app.databaseUrl });
+    expect(result.code, result.output).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ team_id: teamId, object: 'usage', plan: null, cloud: false, accepted_today: 3, period: null });
+    expect(report.days.map((d: Record<string, unknown>) => [d.accepted, d.delivered, d.bounced, d.complained])).toEqual([
+      [0, 0, 0, 0],
+      [12, 0, 0, 1],
+      [3, 2, 1, 0],
+    ]);
+  });
+
+  it('draws a bar per day, scaled to the busiest', async () => {
+    const result = await runPostlane(['usage', '--days', '2', '--team', teamId], { DATABASE_URL: app.databaseUrl, POSTLANE_CLOUD: 'true' });
+    expect(result.code, result.output).toBe(0);
+    expect(result.stdout).toContain('Plan: free');
+    expect(result.stdout).toContain('Accepted today: 3 of 100');
+    const bars = result.stdout.split('\n').filter((line) => /^\d{4}-\d\d-\d\d/.test(line));
+    expect(bars).toHaveLength(2);
+    expect(bars[0]).toContain('█'.repeat(40));
+    expect(bars[1]).toContain('█'.repeat(10));
+  });
+
+  it('refuses a bad --days', async () => {
+    const result = await runPostlane(['usage', '--days', '0'], { DATABASE_URL: app.databaseUrl });
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('--days must be a whole number from 1 to 366');
+  });
+});
