@@ -91,6 +91,10 @@ export const ConfigSchema = v.pipe(
     /** Requests per team per window (0 = no limit); unset, 2 in cloud mode and no limit otherwise. */
     POSTLANE_RATE_LIMIT: v.optional(Integer(0, 1_000_000)),
     POSTLANE_RATE_LIMIT_WINDOW_SECONDS: v.optional(Integer(1, 3600), 1),
+    /** Bearer token for GET /metrics; unset, only direct connections from this machine may read it. */
+    POSTLANE_METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+    /** A worker-only process (`--role worker`) serves GET /metrics on this port when set. */
+    POSTLANE_METRICS_PORT: v.optional(Integer(1, 65_535)),
     /** GET /logs keeps API requests this long; `postlane maintenance run` and the hourly job purge older ones. */
     POSTLANE_API_LOG_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     /** Mail kept by the `capture` provider. */

@@ -1,7 +1,9 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
+import { routeNotFound } from './errors.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
+import { metricsEndpoint } from './http/middleware/metrics-endpoint.js';
 import { normalizePath } from './http/middleware/normalize-path.js';
 import { ormContext } from './http/middleware/orm-context.js';
 import { recordApiLog } from './http/middleware/record-api-log.js';
@@ -16,12 +18,25 @@ export function createApp(deps: Deps): Koa<AppState> {
   // Errors are rendered by errorHandler(); Koa's default handler would log them a second time.
   app.silent = true;
   app.use(requestId());
-  app.use(logRequests(deps.logger));
+  app.use(logRequests(deps.logger, deps.metrics));
   app.use(recordApiLog(deps.apiLogs));
   app.use(errorHandler(deps.logger));
+  app.use(metricsEndpoint(deps.metrics, deps.config));
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
+  return app;
+}
+
+/** What a worker-only process serves when POSTLANE_METRICS_PORT is set: its metrics, nothing else. */
+export function createMetricsApp(deps: Deps): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  app.use(errorHandler(deps.logger));
+  app.use(metricsEndpoint(deps.metrics, deps.config));
+  app.use(() => {
+    throw routeNotFound();
+  });
   return app;
 }

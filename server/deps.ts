@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { Logger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
@@ -20,6 +21,7 @@ export interface Deps {
   emailWriter: QueuedEmailWriter;
   secrets: SecretBox;
   apiLogs: ApiLogWriter;
+  metrics: Metrics;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -35,5 +37,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     emailWriter: new QueuedEmailWriter(orm, jobs),
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger),
+    metrics: new Metrics({ orm }),
   };
 }

@@ -43,6 +43,7 @@ export const missingRequiredField = (field: string) => new ApiError(422, 'missin
 export const missingApiKey = () => new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
 export const invalidApiKey = () => new ApiError(403, 'invalid_api_key', 'API key is invalid');
 export const restrictedApiKey = () => new ApiError(403, 'restricted_api_key', 'This API key is restricted to only send emails');
+export const metricsRestricted = () => new ApiError(403, 'restricted_api_key', 'Metrics are served to this machine, or to requests with the POSTLANE_METRICS_TOKEN bearer token.');
 export const notFound = (resource: string) => new ApiError(404, 'not_found', `${resource} not found`);
 export const routeNotFound = () => new ApiError(404, 'not_found', 'The requested endpoint does not exist.');
 export const methodNotAllowed = () => new ApiError(405, 'method_not_allowed', 'Method is not allowed for the requested path.');

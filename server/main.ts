@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
-import { createApp } from './app.js';
+import { createApp, createMetricsApp } from './app.js';
 import { serverPool } from '../config/mikro-orm.js';
 import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
 import { createDeps, type Deps } from './deps.js';
@@ -65,10 +65,12 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
 
   try {
     // Listen first: a port that is taken must stop the process, not leave a worker running without its API.
-    if (role !== 'worker') {
-      server = createServer(createApp(deps).callback());
+    // A worker-only process listens only when asked to, and then serves only its metrics.
+    const listening = role !== 'worker' ? { app: createApp(deps), port: config.POSTLANE_PORT } : config.POSTLANE_METRICS_PORT ? { app: createMetricsApp(deps), port: config.POSTLANE_METRICS_PORT } : null;
+    if (listening) {
+      server = createServer(listening.app.callback());
       server.keepAliveTimeout = 65_000;
-      server.listen(config.POSTLANE_PORT, config.POSTLANE_HOST);
+      server.listen(listening.port, config.POSTLANE_HOST);
       await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
       const { port } = server.address() as AddressInfo;
       url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${port}`;

@@ -1,15 +1,22 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { AppState } from '../route.js';
 
-/** One line per request, after the error handler has settled the status. Never headers or bodies. */
-export function logRequests(logger: Logger): Middleware<AppState> {
+/**
+ * One log line and the HTTP metrics per request, after the error handler has settled the status.
+ * Never headers or bodies. Metrics are labelled with the route pattern, never the raw path.
+ */
+export function logRequests(logger: Logger, metrics: Metrics): Middleware<AppState> {
   return async function logRequests(ctx, next) {
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : ctx.path === '/metrics' ? '/metrics' : 'unmatched';
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, ms / 1000);
       const level = ctx.status >= 500 ? 'error' : 'info';
       logger[level]({
         requestId: ctx.state.requestId,

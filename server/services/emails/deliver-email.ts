@@ -44,16 +44,20 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   } catch (err) {
     const transient = !(err instanceof ProviderError) || err.transient;
     const message = (err as Error).message;
+    deps.metrics.providerErrors.inc({ region: email.region, kind: transient ? 'transient' : 'permanent' });
     if (transient && email.attempts < deps.config.POSTLANE_SEND_MAX_ATTEMPTS) {
       await scheduleRetry(deps, email, message);
+      deps.metrics.sendAttempts.inc({ region: email.region, outcome: 'retrying' });
       log.warn({ err: message }, 'send failed, will retry');
     } else {
       await recordFailure(deps, email, message);
+      deps.metrics.sendAttempts.inc({ region: email.region, outcome: 'failed' });
       log.error({ err: message }, 'send failed permanently');
     }
     return;
   }
   const outcome = await recordOutcome(deps, email, result);
+  deps.metrics.sendAttempts.inc({ region: email.region, outcome });
   log.info({ providerMessageId: result.providerMessageId, outcome }, 'send attempt recorded');
 }
 

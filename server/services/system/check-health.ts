@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { errorFields } from '../../logger.js';
+import { type JobBacklog, jobBacklog } from './job-backlog.js';
 
 export interface Health {
   ok: boolean;
@@ -7,7 +8,7 @@ export interface Health {
   jobs: {
     ok: boolean;
     /** Due jobs nobody has picked up yet, per job name, with the age of the oldest. */
-    backlog: { name: string; due: number; oldest_due_seconds: number }[];
+    backlog: JobBacklog[];
     /** When a worker last finished the minutely outbox sweep: a worker heartbeat. */
     last_sweep_at: string | null;
   };
@@ -18,10 +19,7 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock' | 'config' | 
   const silenceMs = deps.config.POSTLANE_SWEEP_INTERVAL_SECONDS * 3 * 1000 + 60_000;
   const connection = deps.orm.em.getConnection();
   try {
-    const backlog = await connection.execute<{ name: string; due: string; oldest: number | null }[]>(
-      `SELECT name, count(*) AS due, extract(epoch FROM now() - min(next_run_at))::float AS oldest
-         FROM agenda_jobs WHERE next_run_at <= now() AND locked_at IS NULL AND disabled = false GROUP BY name ORDER BY name`,
-    );
+    const backlog = await jobBacklog(deps);
     const [sweep] = await connection.execute<{ last_finished_at: string | Date | null }[]>(
       `SELECT max(last_finished_at) AS last_finished_at FROM agenda_jobs WHERE name = 'outbox.sweep'`,
     );
@@ -32,7 +30,7 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock' | 'config' | 
       database: { ok: true },
       jobs: {
         ok: workerAlive,
-        backlog: backlog.map((r) => ({ name: r.name, due: Number(r.due), oldest_due_seconds: Math.max(0, Math.round(r.oldest ?? 0)) })),
+        backlog,
         last_sweep_at: lastSweep?.toISOString() ?? null,
       },
     };

@@ -1,0 +1,72 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Deps } from '../deps.js';
+import { jobBacklog } from '../services/system/job-backlog.js';
+
+/**
+ * What `GET /metrics` shows, in Prometheus' text format. Counters are per process (Prometheus sums
+ * them across processes); gauges of the outbox and the job queue are read from the database at
+ * scrape time, so any one process reports them for all.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'postlane_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'postlane_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly sendAttempts = new Counter({
+    name: 'postlane_email_send_attempts_total',
+    help: 'Attempts to hand an email to a provider, by region and outcome (sent, retrying, failed, superseded).',
+    labelNames: ['region', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly providerErrors = new Counter({
+    name: 'postlane_provider_errors_total',
+    help: 'Provider failures by region and kind (transient: retried; permanent: the email failed).',
+    labelNames: ['region', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(deps: Pick<Deps, 'orm'>) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
+    const outbox = new Gauge({
+      name: 'postlane_outbox_emails',
+      help: 'Emails not yet settled, by status (queued includes scheduled and retrying mail).',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        const rows = await deps.orm.em.getConnection().execute<{ status: string; n: number }[]>(
+          `SELECT s.status, (SELECT count(*) FROM email e WHERE e.status = s.status)::int AS n FROM (VALUES ('queued'), ('sending')) AS s(status)`,
+        );
+        for (const row of rows) outbox.set({ status: row.status }, row.n);
+      },
+    });
+    const due = new Gauge({ name: 'postlane_jobs_due', help: 'Due jobs not yet picked up, by job type.', labelNames: ['job'] as const, registers: [this.registry] });
+    new Gauge({
+      name: 'postlane_jobs_oldest_due_seconds',
+      help: 'Age of the oldest due job not yet picked up, by job type.',
+      labelNames: ['job'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        due.reset();
+        for (const job of await jobBacklog(deps)) {
+          due.set({ job: job.name }, job.due);
+          this.set({ job: job.name }, job.oldest_due_seconds);
+        }
+      },
+    });
+  }
+}
