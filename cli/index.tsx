@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerDoctor } from './commands/doctor.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMaintenance } from './commands/maintenance.js';
@@ -20,5 +21,6 @@ registerKeys(program);
 registerOutbox(program);
 registerMaintenance(program);
 registerUsage(program);
+registerDoctor(program);
 
 await program.parseAsync(process.argv);

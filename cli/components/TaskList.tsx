@@ -1,18 +1,22 @@
 import { Box, Text } from 'ink';
 
-export type TaskState = 'pending' | 'running' | 'done' | 'failed';
+export type TaskState = 'pending' | 'running' | 'done' | 'warned' | 'failed' | 'skipped';
 
 export interface TaskView {
   title: string;
   state: TaskState;
   detail?: string;
+  /** What to do about a warning or failure, on a line of its own. */
+  hint?: string;
 }
 
 const SYMBOL: Record<TaskState, { char: string; color: string }> = {
   pending: { char: '○', color: 'gray' },
   running: { char: '◐', color: 'yellow' },
   done: { char: '✔', color: 'green' },
+  warned: { char: '⚠', color: 'yellow' },
   failed: { char: '✖', color: 'red' },
+  skipped: { char: '–', color: 'gray' },
 };
 
 /** A checklist of steps with their state; purely presentational. */
@@ -20,10 +24,13 @@ export function TaskList({ tasks }: { tasks: TaskView[] }) {
   return (
     <Box flexDirection="column">
       {tasks.map((task, index) => (
-        <Box key={index}>
-          <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char} </Text>
-          <Text>{task.title}</Text>
-          {task.detail ? <Text color="gray"> {task.detail}</Text> : null}
+        <Box key={index} flexDirection="column">
+          <Box>
+            <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char} </Text>
+            <Text>{task.title}</Text>
+            {task.detail ? <Text color="gray"> {task.detail}</Text> : null}
+          </Box>
+          {task.hint ? <Text color={SYMBOL[task.state].color}>{`  → ${task.hint}`}</Text> : null}
         </Box>
       ))}
     </Box>

@@ -9,6 +9,10 @@ export interface Task<T = unknown> {
   run: () => Promise<T>;
   /** A short note shown after the title once the task is done. */
   detail?: (result: T) => string | undefined;
+  /** A result can still be a warning or a failure (a check that ran and found a problem). */
+  state?: (result: T) => 'done' | 'warned' | 'failed' | 'skipped';
+  /** What to do about it, shown under the title. */
+  hint?: (result: T) => string | undefined;
 }
 
 /** Static output for tables and messages; unwrapped when piped, so `grep` and `cut` see whole rows. */
@@ -28,7 +32,7 @@ export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false
   const instance = live ? render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false }) : null;
   const redraw = (index: number) => {
     if (instance) instance.rerender(<TaskList tasks={[...views]} />);
-    else if (!quiet && views[index]!.state !== 'running') process.stderr.write(`${renderToString(<TaskList tasks={[views[index]!]} />)}\n`);
+    else if (!quiet && views[index]!.state !== 'running') process.stderr.write(`${renderToString(<TaskList tasks={[views[index]!]} />, { columns: 10_000 })}\n`);
   };
   const results: unknown[] = [];
   try {
@@ -38,7 +42,7 @@ export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false
       try {
         const result = await task.run();
         results.push(result);
-        views[index] = { ...views[index]!, state: 'done', detail: task.detail?.(result) };
+        views[index] = { ...views[index]!, state: task.state?.(result) ?? 'done', detail: task.detail?.(result), hint: task.hint?.(result) };
       } catch (err) {
         views[index] = { ...views[index]!, state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
         if (!keepGoing) throw err;

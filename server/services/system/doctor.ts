@@ -1,0 +1,200 @@
+import { statfs } from 'node:fs/promises';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { type Config, ConfigError, configFilePath, loadConfig } from '../../../config/index.js';
+import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
+import { createProviders } from '../../providers/index.js';
+import { SecretBox } from '../../security/secret-box.js';
+import { jobBacklog } from './job-backlog.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
+
+export interface CheckResult {
+  status: CheckStatus;
+  detail: string;
+  /** What to do, in plain words, when the status is not ok. */
+  fix?: string;
+}
+
+export interface DoctorCheck {
+  name: string;
+  title: string;
+  run: () => Promise<CheckResult>;
+}
+
+const ok = (detail: string): CheckResult => ({ status: 'ok', detail });
+const warn = (detail: string, fix: string): CheckResult => ({ status: 'warn', detail, fix });
+const fail = (detail: string, fix: string): CheckResult => ({ status: 'fail', detail, fix });
+const skipped: CheckResult = { status: 'skipped', detail: 'needs the checks above' };
+
+/** fetch and sockets hide the useful part (ECONNREFUSED) in `cause`. */
+const reason = (err: unknown) => (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+
+/** Rejects after `ms`, so one dead dependency never hangs the whole report. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms).unref())]);
+}
+
+/**
+ * Everything `postlane doctor` looks at, in order; a check that needs an earlier one (the database
+ * for the job runner, say) reports `skipped` when that one failed. `close` releases what the
+ * checks opened.
+ */
+export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: DoctorCheck[]; close: () => Promise<void> } {
+  let config: Config | null = null;
+  let orm: MikroORM | null = null;
+  const needs = <T>(value: T | null, run: (value: T) => Promise<CheckResult>) => (value === null ? Promise.resolve(skipped) : run(value));
+  const sql = <T>(query: string) => orm!.em.getConnection().execute<T[]>(query);
+
+  const checks: DoctorCheck[] = [
+    {
+      name: 'config',
+      title: 'Configuration',
+      run: async () => {
+        try {
+          config = loadConfig(env);
+          return ok(configFilePath(env));
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          return fail(err.problems.join('; '), `Fix these in the environment or in ${configFilePath(env)}, then run postlane doctor again.`);
+        }
+      },
+    },
+    {
+      name: 'secret_key',
+      title: 'Secret key',
+      run: () =>
+        needs(config, async (c) => {
+          try {
+            SecretBox.requireKey(c);
+            return ok('POSTLANE_SECRET_KEY is set');
+          } catch {
+            return fail('POSTLANE_SECRET_KEY is not set', 'Run postlane install (it generates one), or set it to the output of `openssl rand -base64 32`.');
+          }
+        }),
+    },
+    {
+      name: 'database',
+      title: 'Database',
+      run: () =>
+        needs(config, async (c) => {
+          try {
+            await waitForDatabase(c, null, 3_000);
+            orm = await initOrm(c, { pool: { min: 0, max: 2 } });
+            const [version] = await sql<{ server_version: string }>('SHOW server_version');
+            return ok(`PostgreSQL ${version!.server_version}`);
+          } catch (err) {
+            return fail((err as Error).message, 'Start PostgreSQL (systemctl start postgresql) or correct DATABASE_URL.');
+          }
+        }),
+    },
+    {
+      name: 'migrations',
+      title: 'Migrations',
+      run: () =>
+        needs(orm, async (o) => {
+          const pending = await pendingMigrations(o);
+          return pending.length === 0 ? ok('up to date') : fail(`${pending.length} pending: ${pending.join(', ')}`, 'Stop the workers, run postlane migrate, then start them again.');
+        }),
+    },
+    {
+      name: 'workers',
+      title: 'Workers',
+      run: () =>
+        needs(orm, async () => {
+          const [row] = await sql<{ idle: number | null }>(`SELECT extract(epoch FROM now() - max(last_finished_at))::float AS idle FROM agenda_jobs WHERE name = 'outbox.sweep'`);
+          const silence = config!.POSTLANE_SWEEP_INTERVAL_SECONDS * 3 + 60;
+          if (row?.idle === null || row?.idle === undefined) return fail('no worker has ever run', 'Start one: postlane serve (or --role worker).');
+          if (row.idle > silence) return fail(`no worker seen for ${Math.round(row.idle)} s`, 'Start one: postlane serve (or --role worker); check its logs (journalctl -u postlane-worker).');
+          return ok(`last seen ${Math.round(row.idle)} s ago`);
+        }),
+    },
+    {
+      name: 'job_queue',
+      title: 'Job queue',
+      run: () =>
+        needs(orm, async (o) => {
+          const backlog = await jobBacklog({ orm: o });
+          const [stuck] = await sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM agenda_jobs WHERE locked_at < now() - make_interval(secs => ${config!.POSTLANE_JOB_LOCK_LIFETIME_SECONDS})`,
+          );
+          const oldest = Math.max(0, ...backlog.map((b) => b.oldest_due_seconds));
+          const due = backlog.reduce((sum, b) => sum + b.due, 0);
+          const detail = `${due} due, oldest ${oldest} s, ${stuck!.n} locked past their lifetime`;
+          if (oldest > 300) return warn(detail, 'Workers are not keeping up: add workers (postlane serve --role worker) or raise POSTLANE_JOB_CONCURRENCY.');
+          if (stuck!.n > 0) return warn(detail, 'A worker died mid-job; its jobs run again once their locks expire. Check the worker logs.');
+          return ok(detail);
+        }),
+    },
+    {
+      name: 'providers',
+      title: 'Providers',
+      run: () =>
+        needs(orm, async (o) => {
+          const registry = createProviders(config!, o);
+          try {
+            const results = await Promise.all(
+              registry.all.map(async (p) => {
+                try {
+                  await within(10_000, p.verify());
+                  return { line: `${p.type} (${p.regions.join(', ')}) ok`, failed: false, capture: p.type === 'capture' };
+                } catch (err) {
+                  return { line: `${p.type} (${p.regions.join(', ')}): ${reason(err)}`, failed: true, capture: false };
+                }
+              }),
+            );
+            const detail = results.map((r) => r.line).join('; ');
+            if (results.some((r) => r.failed)) return fail(detail, 'Check the provider URL, credentials and firewall in POSTLANE_PROVIDERS.');
+            if (results.some((r) => r.capture)) return warn(detail, 'The capture provider keeps mail on this machine and delivers nothing; configure an smtp provider in POSTLANE_PROVIDERS to send.');
+            return ok(detail);
+          } finally {
+            await registry.close();
+          }
+        }),
+    },
+    {
+      name: 'public_url',
+      title: 'Public URL',
+      run: () =>
+        needs(config, async (c) => {
+          const url = c.POSTLANE_PUBLIC_URL;
+          const local = /^https?:\/\/(localhost|127\.|\[::1\])/.test(url);
+          try {
+            const response = await fetch(`${url.replace(/\/+$/, '')}/health`, { signal: AbortSignal.timeout(3_000), redirect: 'manual' });
+            if (response.status !== 200 && response.status !== 503) return fail(`${url}/health answered ${response.status}`, 'Point POSTLANE_PUBLIC_URL at this server (the address recipients and webhooks reach it by).');
+          } catch (err) {
+            return fail(`${url} is not reachable: ${reason(err)}`, 'Point POSTLANE_PUBLIC_URL at this server, and make sure it is running (postlane serve).');
+          }
+          if (local) return warn(`${url} answers, but only on this machine`, 'Set POSTLANE_PUBLIC_URL to the https address recipients can reach: unsubscribe links use it.');
+          return ok(url);
+        }),
+    },
+    {
+      name: 'clock',
+      title: 'Clock',
+      run: () =>
+        needs(orm, async () => {
+          const before = Date.now();
+          const [row] = await sql<{ now: number }>('SELECT extract(epoch FROM now())::float * 1000 AS now');
+          const skew = Math.abs(row!.now - (before + Date.now()) / 2);
+          const detail = `${Math.round(skew)} ms from the database server`;
+          if (skew > 30_000) return fail(detail, 'Synchronise both clocks (timedatectl set-ntp true): scheduling, leases and signatures depend on them.');
+          if (skew > 2_000) return warn(detail, 'Synchronise both clocks (timedatectl set-ntp true).');
+          return ok(detail);
+        }),
+    },
+    {
+      name: 'disk',
+      title: 'Disk',
+      run: async () => {
+        const stats = await statfs(process.cwd());
+        const free = stats.bavail * stats.bsize;
+        const share = stats.bavail / stats.blocks;
+        const detail = `${(free / 1024 ** 3).toFixed(1)} GB free (${Math.round(share * 100)}%) where postlane runs`;
+        if (free < 1024 ** 3 || share < 0.05) return fail(detail, 'Free some space: logs and PostgreSQL stop when the disk fills. `postlane maintenance run` purges expired rows.');
+        if (share < 0.15) return warn(detail, 'Free some space soon; check the PostgreSQL data directory too.');
+        return ok(detail);
+      },
+    },
+  ];
+  return { checks, close: async () => void (await orm?.close()) };
+}

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPostlane } from '../../support/postlane-process.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+
+const doctor = async (env: Record<string, string>) => {
+  const result = await runPostlane(['doctor', '--json'], { DATABASE_URL: app.databaseUrl, POSTLANE_PUBLIC_URL: app.url, ...env });
+  const report = JSON.parse(result.stdout) as { ok: boolean; checks: { check: string; status: string; detail: string; fix?: string }[] };
+  return { code: result.code, report, status: Object.fromEntries(report.checks.map((c) => [c.check, c.status])), byName: Object.fromEntries(report.checks.map((c) => [c.check, c])) };
+};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  // A worker's heartbeat: the minutely sweep finished just now.
+  await app.deps.orm.em.fork().getConnection().execute(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', now() + interval '1 minute', now(), '60000', '{}')`);
+});
+afterAll(() => app.close());
+
+describe('postlane doctor', () => {
+  it('passes a healthy appliance, with warnings that need no action today', async () => {
+    const { code, report, status, byName } = await doctor({});
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', providers: 'warn', public_url: 'warn', clock: 'ok' });
+    expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
+    expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
+  });
+
+  it('fails an unreachable SMTP relay and an unreachable public URL, with a fix for each, and exits 1', async () => {
+    const { code, status, byName } = await doctor({
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: 'smtp://127.0.0.1:1', regions: ['us-east-1'] }]),
+      POSTLANE_PUBLIC_URL: 'http://127.0.0.1:1',
+    });
+    expect(code).toBe(1);
+    expect(status).toMatchObject({ providers: 'fail', public_url: 'fail', database: 'ok' });
+    expect(byName.providers!.detail).toContain('ECONNREFUSED');
+    expect(byName.providers!.fix).toContain('POSTLANE_PROVIDERS');
+  });
+
+  it('with the database down, says so and skips what needs it', async () => {
+    const { code, status, byName } = await doctor({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    expect(code).toBe(1);
+    expect(status).toMatchObject({ config: 'ok', database: 'fail', migrations: 'skipped', workers: 'skipped', providers: 'skipped', clock: 'skipped' });
+    expect(byName.database!.fix).toContain('Start PostgreSQL');
+  });
+
+  it('reports a bad configuration instead of crashing', async () => {
+    const { code, status, byName } = await doctor({ POSTLANE_PORT: 'eighty' });
+    expect(code).toBe(1);
+    expect(status).toMatchObject({ config: 'fail', database: 'skipped' });
+    expect(byName.config!.detail).toContain('POSTLANE_PORT');
+  });
+});
