@@ -1,13 +1,20 @@
 import { ApiKey } from './api-key.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
+import { ContactProperty } from './contact-property.entity.js';
+import { ContactTopic } from './contact-topic.entity.js';
+import { Contact } from './contact.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
+import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
+import { SegmentMember } from './segment-member.entity.js';
+import { Segment } from './segment.entity.js';
 import { Team } from './team.entity.js';
+import { Topic } from './topic.entity.js';
 
-export { ApiKey, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, Team };
+export { ApiKey, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event, IdempotencyKey, Segment, SegmentMember, Team, Topic };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
@@ -15,5 +22,12 @@ export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEvent } from './event.entity.js';
 export type { ITeam } from './team.entity.js';
+export type { IContact, ContactPropertyValue } from './contact.entity.js';
+export type { IContactProperty, ContactPropertyType } from './contact-property.entity.js';
+export type { IContactTopic } from './contact-topic.entity.js';
+export type { IErasureRequest } from './erasure-request.entity.js';
+export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity.js';
+export type { ISegmentMember } from './segment-member.entity.js';
+export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
 
-export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey];
+export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest];

@@ -6,6 +6,8 @@ export const Team = defineEntity({
   properties: {
     ...baseProperties,
     name: p.text(),
+    /** Most contacts the team may hold; null means no cap (the self-hosted default). */
+    contactLimit: p.integer().nullable(),
   },
 });
 
