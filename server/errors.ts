@@ -11,6 +11,7 @@ export type ErrorName =
   | 'invalid_idempotent_request'
   | 'concurrent_idempotent_requests'
   | 'rate_limit_exceeded'
+  | 'plan_limit_reached'
   | 'application_error'
   | 'service_unavailable';
 
@@ -48,3 +49,5 @@ export const concurrentIdempotentRequests = () =>
   new ApiError(409, 'concurrent_idempotent_requests', 'A request with this Idempotency-Key is still in progress; retry shortly.');
 export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.');
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');
+export const planLimitReached = (limit: number) =>
+  new ApiError(403, 'plan_limit_reached', `This team has reached its limit of ${limit} contacts. Delete contacts or raise the limit to add more.`);

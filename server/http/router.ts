@@ -2,10 +2,23 @@ import Router from '@koa/router';
 import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
+import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
+import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
+import { audienceRoutes, segmentRoutes } from './routes/segments/segments.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
+import { topicRoutes } from './routes/topics/topics.routes.js';
 
-const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes];
+const resourceRoutes: Route[] = [
+  ...emailRoutes,
+  ...apiKeyRoutes,
+  ...contactRoutes,
+  ...segmentRoutes,
+  ...audienceRoutes,
+  ...audienceContactRoutes,
+  ...topicRoutes,
+  ...contactPropertyRoutes,
+];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
 export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRoutes)];
