@@ -32,7 +32,7 @@ export async function loadAudienceCatalog(em: EntityManager, teamId: string, par
   return {
     properties: new Map(properties.map((p) => [p.key, { type: p.type, fallbackValue: p.fallback_value }])),
     segmentIds: new Set(segments.map((s) => s.id)),
-    topics: new Map(topics.map((t) => [t.id, t])),
+    topics: new Map(topics.map((t) => [t.id, { ...t, createdAt: new Date(t.createdAt) }])),
   };
 }
 

@@ -21,6 +21,12 @@ export interface ContactRecord {
 export const CONTACT_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.unsubscribed, c.properties,
   c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
 
+/** Contacts selected with CONTACT_COLUMNS from `contact c`; the driver hands timestamps over as text. */
+export async function selectContacts(em: EntityManager, sql: string, bindings: readonly unknown[]): Promise<ContactRecord[]> {
+  const rows = await sqlQuery<ContactRecord>(em, sql, bindings);
+  return rows.map((row) => ({ ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }));
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The contacts of a team named by id or (case-insensitively) by address; unknown ones are simply absent. */
@@ -33,7 +39,7 @@ export async function findContacts(
   const ids = (refs.ids ?? []).filter((id) => UUID.test(id));
   const emails = (refs.emails ?? []).map((email) => email.toLowerCase());
   if (!ids.length && !emails.length) return [];
-  return sqlQuery<ContactRecord>(
+  return selectContacts(
     em,
     `SELECT ${CONTACT_COLUMNS} FROM contact c
      WHERE c.team_id = ? AND (c.id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) OR c.email IN (SELECT jsonb_array_elements_text(?::jsonb)))

@@ -6,7 +6,7 @@ import { segmentMembership, type SqlFragment } from '../segments/segment-filter.
 import { requireSegment } from '../segments/get-segment.js';
 import { loadAudienceCatalog } from './audience-catalog.js';
 import { type ContactFacet, type ContactWithFacets, withFacets } from './contact-facets.js';
-import { CONTACT_COLUMNS, type ContactRecord } from './contact-records.js';
+import { CONTACT_COLUMNS, selectContacts } from './contact-records.js';
 
 /**
  * A team's contacts, or a segment's, newest first by (created_at, id) like every list (see
@@ -33,7 +33,7 @@ export async function listContacts(
     where = { sql: `${scope.sql} AND (c.created_at, c.id) ${op} (?, ?)`, bindings: [...scope.bindings, cursor.created_at, cursorId] };
   }
   const direction = query.before ? 'ASC' : 'DESC';
-  const rows = await sqlQuery<ContactRecord>(
+  const rows = await selectContacts(
     em,
     `SELECT ${CONTACT_COLUMNS} FROM contact c WHERE ${where.sql} ORDER BY c.created_at ${direction}, c.id ${direction} LIMIT ?`,
     [...where.bindings, query.limit + 1],

@@ -1,11 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import { type Page, type PageQuery, paginate } from '../../db/paginate.js';
-import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { type ITopic, Topic, type TopicSubscription, type TopicVisibility } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
 import { emitEvents } from '../events/emit-event.js';
-import { CONTACT_COLUMNS, type ContactRecord, contactEventData } from '../contacts/contact-records.js';
+import { CONTACT_COLUMNS, contactEventData, selectContacts } from '../contacts/contact-records.js';
 
 export async function requireTopic(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<ITopic> {
   const topic = await deps.orm.em.findOne(Topic, { id, team: teamId });
@@ -47,7 +46,7 @@ export async function updateTopic(
     if (input.defaultSubscription !== undefined) topic.defaultSubscription = input.defaultSubscription;
     await em.flush();
     if (flips) {
-      const affected = await sqlQuery<ContactRecord>(
+      const affected = await selectContacts(
         em,
         `SELECT ${CONTACT_COLUMNS} FROM contact c WHERE c.team_id = ?
          AND NOT EXISTS (SELECT 1 FROM contact_topic ct WHERE ct.contact_id = c.id AND ct.topic_id = ?)`,
