@@ -39,12 +39,18 @@ export async function findContacts(
   const ids = (refs.ids ?? []).filter((id) => UUID.test(id));
   const emails = (refs.emails ?? []).map((email) => email.toLowerCase());
   if (!ids.length && !emails.length) return [];
+  // The ids named directly or through an address, each found through its own index: a single OR
+  // of the two would have the planner scan the team's contacts.
   return selectContacts(
     em,
     `SELECT ${CONTACT_COLUMNS} FROM contact c
-     WHERE c.team_id = ? AND (c.id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) OR c.email IN (SELECT jsonb_array_elements_text(?::jsonb)))
+     WHERE c.team_id = ? AND c.id IN (
+       SELECT jsonb_array_elements_text(?::jsonb)::uuid
+       UNION ALL
+       SELECT e.id FROM contact e WHERE e.team_id = ? AND e.email IN (SELECT jsonb_array_elements_text(?::jsonb))
+     )
      ORDER BY c.id${options.lock ? ' FOR UPDATE' : ''}`,
-    [teamId, JSON.stringify(ids), JSON.stringify(emails)],
+    [teamId, JSON.stringify(ids), teamId, JSON.stringify(emails)],
   );
 }
 
