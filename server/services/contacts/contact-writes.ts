@@ -15,10 +15,11 @@ export type NewContact = Omit<ContactRecord, 'id' | 'createdAt' | 'updatedAt'>;
 /**
  * How many more contacts the team may hold (null: no cap). Locks the team row, so creations of
  * one team are serialised for the rest of the transaction and two imports cannot both take the
- * last free places.
+ * last free places. NO KEY UPDATE: rows that merely reference the team (emails, events) are not
+ * held up by it.
  */
 export async function remainingContactSlots(em: EntityManager, teamId: string): Promise<{ limit: number; remaining: number } | null> {
-  const [team] = await sqlQuery<{ contact_limit: number | null }>(em, 'SELECT contact_limit FROM team WHERE id = ? FOR UPDATE', [teamId]);
+  const [team] = await sqlQuery<{ contact_limit: number | null }>(em, 'SELECT contact_limit FROM team WHERE id = ? FOR NO KEY UPDATE', [teamId]);
   if (team?.contact_limit == null) return null;
   const [{ n }] = (await sqlQuery<{ n: string }>(em, 'SELECT count(*) AS n FROM contact WHERE team_id = ?', [teamId])) as [{ n: string }];
   return { limit: team.contact_limit, remaining: Math.max(0, team.contact_limit - Number(n)) };

@@ -83,6 +83,8 @@ export async function createContacts(deps: Pick<Deps, 'orm'>, teamId: string, it
       errors.push({ index, message: error.message });
     };
 
+    // First, so that two calls creating the same new address cannot both find it free.
+    const slots = await remainingContactSlots(em, teamId);
     const catalog = await loadAudienceCatalog(em, teamId);
     const groups = new Map<string, Group>();
     const duplicates: { index: number; group: Group }[] = [];
@@ -106,7 +108,6 @@ export async function createContacts(deps: Pick<Deps, 'orm'>, teamId: string, it
     }
 
     const existing = new Map((await findContacts(em, teamId, { emails: [...groups.keys()] }, { lock: true })).map((c) => [c.email, c]));
-    const slots = await remainingContactSlots(em, teamId);
     const data: CreateContactsResult['data'] = [];
     const report = (group: Group, id: string, status: 'created' | 'updated' | 'skipped') => {
       group.indexes.forEach((index, nth) => data.push({ index, id, status: nth === 0 || options.onConflict === 'upsert' ? status : 'skipped' }));

@@ -5,7 +5,7 @@ import type { TopicSubscription } from '../../entities/index.js';
 import { type CatalogTopic, loadAudienceCatalog } from '../contacts/audience-catalog.js';
 import { topicStates } from '../contacts/contact-facets.js';
 import { type AudienceSource, type ContactRecord, findContacts } from '../contacts/contact-records.js';
-import { applyContactChanges, applyTopicChoices, insertContacts } from '../contacts/contact-writes.js';
+import { applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots } from '../contacts/contact-writes.js';
 import type { PreferenceSubject } from './preference-token.js';
 
 export interface PreferenceTopic {
@@ -66,6 +66,8 @@ export interface PreferenceChoice {
  */
 export async function savePreferences(deps: Pick<Deps, 'orm'>, subject: PreferenceSubject, choice: PreferenceChoice, source: AudienceSource): Promise<Preferences | null> {
   return deps.orm.em.transactional(async (em) => {
+    // Serialises with the team's other contact creations (the cap itself does not apply here).
+    await remainingContactSlots(em, subject.teamId);
     const current = await load(em, subject, { lock: true });
     if (!current) return null;
     const topicChanges = current.preferences.topics.filter((t) => {

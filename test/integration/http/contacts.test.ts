@@ -160,6 +160,26 @@ describe('contact topics', () => {
 });
 
 describe('plan cap', () => {
+  it('holds under concurrent creations, and one address created twice at once is one contact', async () => {
+    const { token: own, teamId: ownTeam } = await app.createTeamWithKey();
+    await sql('UPDATE team SET contact_limit = 5 WHERE id = ?', [ownTeam]);
+    const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => create({ email: `racer${i}@example.com` }, own).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(5);
+
+    const { token: fresh } = await app.createTeamWithKey();
+    const same = await Promise.all(Array.from({ length: 5 }, () => create({ email: 'twin@example.com' }, fresh)));
+    expect(new Set(same.map((r) => r.status))).toEqual(new Set([201]));
+    expect(new Set(same.map((r) => r.body.id)).size).toBe(1);
+  });
+
+  it('needs a full-access key', async () => {
+    const { token: sending } = await app.createTeamWithKey('sending_access');
+    const res = await create({ email: unique('s') }, sending);
+    expect(res.status).toBe(403);
+    expect(res.body.name).toBe('restricted_api_key');
+  });
+
   it('refuses new contacts past contact_limit with 403, while existing ones still update', async () => {
     const { token: own, teamId: ownTeam } = await app.createTeamWithKey();
     await sql('UPDATE team SET contact_limit = 2 WHERE id = ?', [ownTeam]);
