@@ -49,15 +49,16 @@ export function renderPreferencePage(preferences: Preferences, notice: string | 
       (topic) => `<label>
   <input type="checkbox" name="topic" value="${escapeHtml(topic.id)}"${topic.subscription === 'opt_in' ? ' checked' : ''}>
   <span>${escapeHtml(topic.name)}${topic.description ? `<span class="description">${escapeHtml(topic.description)}</span>` : ''}</span>
-</label>
-<input type="hidden" name="offered" value="${escapeHtml(topic.id)}">`,
+</label>`,
     )
     .join('\n');
+  // Which topics the form showed: an unchecked box sends nothing, and absence then means opt-out.
+  const offered = preferences.topics.map((topic) => `<input type="hidden" name="offered" value="${escapeHtml(topic.id)}">`).join('\n');
   const status = notice ? `<p class="status" role="status">${escapeHtml(notice)}</p>` : '';
   const body = preferences.unsubscribed
     ? `<p>You are unsubscribed from all email from ${escapeHtml(preferences.teamName)}. To receive it again, contact the sender.</p>`
     : `<form method="post">
-${preferences.topics.length ? `<fieldset>\n<legend>Email I want to receive</legend>\n${topics}\n</fieldset>` : ''}
+${preferences.topics.length ? `<fieldset>\n<legend>Email I want to receive</legend>\n${topics}\n</fieldset>\n${offered}` : ''}
 <div class="actions">
 ${preferences.topics.length ? '<button class="primary" type="submit" name="action" value="save">Save preferences</button>' : ''}
 <button class="${preferences.topics.length ? 'secondary' : 'primary'}" type="submit" name="action" value="unsubscribe_all">Unsubscribe from all</button>

@@ -123,14 +123,13 @@ export async function createContacts(deps: Pick<Deps, 'orm'>, teamId: string, it
       else if (options.onConflict === 'skip') {
         report(group, stored.id, 'skipped');
         if (options.skippedJoinSegments) joins.push(...(group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: stored.id })));
-      }
-      else merges.push({ group, before: stored });
+      } else merges.push({ group, before: stored });
     }
 
     let allowed = fresh.length;
     if (slots && slots.remaining < fresh.length) {
       allowed = slots.remaining;
-      for (const group of fresh.slice(allowed)) fail(group.indexes[0]!, planLimitReached(slots.limit));
+      for (const group of fresh.slice(allowed)) for (const index of group.indexes) fail(index, planLimitReached(slots.limit));
     }
     const created = await insertContacts(
       em,
