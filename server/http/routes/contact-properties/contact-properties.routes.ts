@@ -1,10 +1,8 @@
-import {
-  createContactProperty,
-  deleteContactProperty,
-  listContactProperties,
-  requireContactProperty,
-  updateContactProperty,
-} from '../../../services/contact-properties/contact-properties.js';
+import { createContactProperty } from '../../../services/contact-properties/create-contact-property.js';
+import { deleteContactProperty } from '../../../services/contact-properties/delete-contact-property.js';
+import { requireContactProperty } from '../../../services/contact-properties/get-contact-property.js';
+import { listContactProperties } from '../../../services/contact-properties/list-contact-properties.js';
+import { updateContactProperty } from '../../../services/contact-properties/update-contact-property.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, PaginationQuerySchema } from '../../schemas/common.schemas.js';

@@ -1,4 +1,8 @@
-import { createTopic, deleteTopic, listTopics, requireTopic, updateTopic } from '../../../services/topics/topics.js';
+import { createTopic } from '../../../services/topics/create-topic.js';
+import { deleteTopic } from '../../../services/topics/delete-topic.js';
+import { requireTopic } from '../../../services/topics/get-topic.js';
+import { listTopics } from '../../../services/topics/list-topics.js';
+import { updateTopic } from '../../../services/topics/update-topic.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, PaginationQuerySchema } from '../../schemas/common.schemas.js';

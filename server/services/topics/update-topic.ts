@@ -1,30 +1,9 @@
 import { LockMode } from '@mikro-orm/core';
-import { type Page, type PageQuery, paginate } from '../../db/paginate.js';
 import type { Deps } from '../../deps.js';
 import { type ITopic, Topic, type TopicSubscription, type TopicVisibility } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
-import { emitEvents } from '../events/emit-event.js';
 import { CONTACT_COLUMNS, contactEventData, selectContacts } from '../contacts/contact-records.js';
-
-export async function requireTopic(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<ITopic> {
-  const topic = await deps.orm.em.findOne(Topic, { id, team: teamId });
-  if (!topic) throw notFound('Topic');
-  return topic;
-}
-
-export async function createTopic(
-  deps: Pick<Deps, 'orm'>,
-  teamId: string,
-  input: { name: string; description?: string | null; defaultSubscription: TopicSubscription; visibility?: TopicVisibility },
-): Promise<ITopic> {
-  const topic = deps.orm.em.create(Topic, { team: teamId, name: input.name, description: input.description ?? null, defaultSubscription: input.defaultSubscription, visibility: input.visibility ?? 'private' });
-  await deps.orm.em.flush();
-  return topic;
-}
-
-export function listTopics(deps: Pick<Deps, 'orm'>, teamId: string, page: PageQuery): Promise<Page<ITopic>> {
-  return paginate(deps.orm.em, Topic, { team: teamId }, page);
-}
+import { emitEvents } from '../events/emit-event.js';
 
 /**
  * Changes a topic. A new default flips the effective value of every contact without an explicit
@@ -57,10 +36,4 @@ export async function updateTopic(
     }
     return topic;
   });
-}
-
-/** Deletes a topic and every contact's choice for it. */
-export async function deleteTopic(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
-  const topic = await requireTopic(deps, teamId, id);
-  await deps.orm.em.remove(topic).flush();
 }
