@@ -34,6 +34,7 @@ describe('contacts', () => {
       properties: { plan: { type: 'string', value: 'free' }, age: { type: 'number', value: 31 } },
     });
     expect((await app.request('GET', `/contacts/${id}`, { token })).body.id).toBe(id);
+    expect((await app.request('GET', `/contacts/${encodeURIComponent(email)}`, { token })).body.id).toBe(id);
 
     const patched = await app.request('PATCH', `/contacts/${email}`, { token, body: { last_name: 'Doe', properties: { plan: 'pro' } } });
     expect(patched.body).toEqual({ object: 'contact', id });

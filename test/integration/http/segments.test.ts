@@ -53,9 +53,16 @@ describe('segment filters, evaluated in SQL', () => {
     [all({ field: `topics.${'TOPIC'}`, op: 'eq', value: 'opt_in' }), ['ann', 'cy']],
     [{ match: 'any', conditions: [{ field: 'first_name', op: 'eq', value: 'Ann' }, { field: 'unsubscribed', op: 'eq', value: true }] }, ['ann', 'cy']],
     [all({ field: 'email', op: 'ends_with', value: 'acme.test' }, { field: 'properties.seats', op: 'lt', value: 5 }), ['bob']],
+    // Values are data, never SQL.
+    [all({ field: 'first_name', op: 'eq', value: "x' OR '1'='1" }), []],
+    [all({ field: 'properties.plan', op: 'contains', value: "'; DELETE FROM contact; --" }), []],
   ])('filter %#', async (filter, expected) => {
     const resolved = JSON.parse(JSON.stringify(filter).replace('TOPIC', topicId));
     expect(await membersOf(resolved)).toEqual(expected);
+  });
+
+  it('still has every contact after the hostile values above', async () => {
+    expect((await app.request('GET', '/contacts', { token })).body.data).toHaveLength(3);
   });
 
   it.each([
