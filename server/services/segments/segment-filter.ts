@@ -20,9 +20,8 @@ export const BOOLEAN_OPS = ['eq', 'neq'] as const;
 export const TIME_OPS = ['gt', 'gte', 'lt', 'lte'] as const;
 export const VALUELESS_OPS: readonly string[] = ['exists', 'not_exists'];
 
-export const PROPERTY_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-export const FIELD = new RegExp(`^(?:email|first_name|last_name|unsubscribed|created_at|properties\\.[A-Za-z_][A-Za-z0-9_]{0,49}|topics\\.${UUID})$`, 'i');
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+export const FIELD = new RegExp(`^(?:email|first_name|last_name|unsubscribed|created_at|properties\\.[A-Za-z_][A-Za-z0-9_]{0,49}|topics\\.${UUID})$`);
 
 type FieldKind = 'text' | 'number' | 'boolean' | 'time' | 'topic';
 
