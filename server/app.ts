@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
+import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
 import { metricsEndpoint } from './http/middleware/metrics-endpoint.js';
@@ -25,7 +26,11 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
   app.use(router.routes());
+  // The pages behind unsubscribe links: HTML for people, not part of the JSON API or its document.
+  const preferencePages = createPreferenceRouter(deps);
+  app.use(preferencePages.routes());
   app.use(router.allowedMethods({ throw: true }));
+  app.use(preferencePages.allowedMethods({ throw: true }));
   return app;
 }
 

@@ -15,6 +15,7 @@ export type ErrorName =
   | 'monthly_quota_exceeded'
   | 'all_recipients_suppressed'
   | 'sending_paused'
+  | 'plan_limit_reached'
   | 'application_error'
   | 'service_unavailable';
 
@@ -64,3 +65,5 @@ export const monthlyQuotaExceeded = (renewsOn: string, retryAfterSeconds: number
   new ApiError(429, 'monthly_quota_exceeded', `You have used the emails included in your plan this month, and overage is off. Your quota renews on ${renewsOn}.`, retryAfterSeconds);
 export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.', 5);
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');
+export const planLimitReached = (limit: number) =>
+  new ApiError(403, 'plan_limit_reached', `This team has reached its limit of ${limit} contacts. Delete contacts or raise the limit to add more.`);

@@ -41,3 +41,19 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   if (page.before) data.reverse();
   return { data, hasMore: rows.length > page.limit };
 }
+
+/** The same paging over a short list already in memory, newest first (a contact's topics). */
+export function paginateInMemory<T extends { id: string; createdAt: Date }>(items: readonly T[], page: PageQuery): Page<T> {
+  const sorted = [...items].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const cursorId = page.after ?? page.before;
+  let start = 0;
+  let end = sorted.length;
+  if (cursorId) {
+    const at = sorted.findIndex((item) => item.id === cursorId);
+    if (at < 0) throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
+    if (page.after) start = at + 1;
+    else end = at;
+  }
+  const data = page.before ? sorted.slice(Math.max(start, end - page.limit), end) : sorted.slice(start, start + page.limit);
+  return { data, hasMore: page.before ? end - page.limit > start : start + page.limit < end };
+}

@@ -1,16 +1,26 @@
 import { ApiKey } from './api-key.entity.js';
 import { ApiLog } from './api-log.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
+import { ContactProperty } from './contact-property.entity.js';
+import { ContactTopic } from './contact-topic.entity.js';
+import { Contact } from './contact.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
+import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
+import { SegmentMember } from './segment-member.entity.js';
+import { Segment } from './segment.entity.js';
 import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
+import { Topic } from './topic.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
 
-export { ApiKey, ApiLog, CapturedMessage, Email, EmailAttachment, EmailRecipient, Event, IdempotencyKey, QuotaNotice, RateLimitWindow, Suppression, Team, TeamDailyUsage };
+export {
+  ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Topic,
+};
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
@@ -20,6 +30,17 @@ export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEvent } from './event.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
+export type { IContact, ContactPropertyValue } from './contact.entity.js';
+export type { IContactProperty, ContactPropertyType } from './contact-property.entity.js';
+export type { IContactTopic } from './contact-topic.entity.js';
+export type { IErasureRequest } from './erasure-request.entity.js';
+export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity.js';
+export type { ISegmentMember } from './segment-member.entity.js';
+export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
+
 export type { ITeamDailyUsage } from './usage.entity.js';
 
-export const entities = [Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice, RateLimitWindow];
+export const entities = [
+  Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
+  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest,
+];

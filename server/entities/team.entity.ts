@@ -13,6 +13,8 @@ export const Team = defineEntity({
     overageEnabled: p.boolean().default(false),
     /** Set while the team's bounce or complaint rate is past the enforcement line: new sends are refused. */
     sendingPausedAt: timestamp().nullable(),
+    /** Most contacts the team may hold; null means no cap (the self-hosted default). */
+    contactLimit: p.integer().nullable(),
   },
 });
 

@@ -2,13 +2,29 @@ import Router from '@koa/router';
 import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
+import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
+import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
 import { usageRoutes } from './routes/usage/usage.routes.js';
+import { audienceRoutes, segmentRoutes } from './routes/segments/segments.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
+import { topicRoutes } from './routes/topics/topics.routes.js';
 
-const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes, ...suppressionRoutes, ...logRoutes, ...usageRoutes];
+const resourceRoutes: Route[] = [
+  ...emailRoutes,
+  ...apiKeyRoutes,
+  ...contactRoutes,
+  ...segmentRoutes,
+  ...audienceRoutes,
+  ...audienceContactRoutes,
+  ...topicRoutes,
+  ...contactPropertyRoutes,
+  ...suppressionRoutes,
+  ...logRoutes,
+  ...usageRoutes,
+];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
 export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRoutes)];

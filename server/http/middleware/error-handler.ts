@@ -28,7 +28,8 @@ export function toApiError(err: HttpishError): ApiError {
   if (err instanceof SyntaxError && err.status === 400) return validationError('Invalid JSON body');
   if (err.code?.startsWith('Z_')) return validationError('Invalid compressed body', 400);
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', 'Resource not found');
-  if (err instanceof UniqueConstraintViolationException) return conflict();
+  // Raw SQL (bulk contact writes) surfaces the driver's error, not MikroORM's wrapper.
+  if (err instanceof UniqueConstraintViolationException || err.code === '23505') return conflict();
   if (isDatabaseUnavailable(err) || (err instanceof DriverException && isDatabaseUnavailable(err))) return serviceUnavailable();
   if (err.expose && err.status && err.status >= 400 && err.status < 500) return validationError(err.message, err.status);
   return applicationError();

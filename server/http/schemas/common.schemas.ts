@@ -15,22 +15,23 @@ export const UuidSchema = v.pipe(v.string(), v.uuid('must be a UUID'));
 
 export const IdParamSchema = v.object({ id: UuidSchema });
 
+const paginationEntries = {
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number between 1 and 100'), v.transform(Number), v.minValue(1, 'must be between 1 and 100'), v.maxValue(100, 'must be between 1 and 100')),
+    '20',
+  ),
+  after: v.optional(UuidSchema),
+  before: v.optional(UuidSchema),
+};
+
 /** `limit` 1–100 (default 20); `after` and `before` are ids the list returned, never both; plus a list's own filters. */
-export const paginationQuery = <E extends v.ObjectEntries = {}>(filters: E = {} as E) =>
+export const paginatedQuery = <E extends v.ObjectEntries>(extra: E) =>
   v.pipe(
-    v.object({
-      limit: v.optional(
-        v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number between 1 and 100'), v.transform(Number), v.minValue(1, 'must be between 1 and 100'), v.maxValue(100, 'must be between 1 and 100')),
-        '20',
-      ),
-      after: v.optional(UuidSchema),
-      before: v.optional(UuidSchema),
-      ...filters,
-    }),
+    v.object({ ...paginationEntries, ...extra }),
     v.check((q) => !(q.after && q.before), 'after and before cannot be used together'),
   );
 
-export const PaginationQuerySchema = paginationQuery();
+export const PaginationQuerySchema = paginatedQuery({});
 
 export const TimestampSchema = v.pipe(v.string(), v.isoTimestamp());
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { SUPPRESSION_ORIGINS } from '../../../entities/suppression.entity.js';
 import { parseMailbox } from '../../../mail/address.js';
-import { paginationQuery, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
+import { paginatedQuery, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
 /** A bare address (no display name), parsed as strictly as a recipient; lower-cased. */
 const AddressSchema = v.pipe(
@@ -22,7 +22,7 @@ const batchOf = <S extends v.GenericSchema>(item: S) =>
 
 export const OriginSchema = v.picklist(SUPPRESSION_ORIGINS, `must be one of ${SUPPRESSION_ORIGINS.join(', ')}`);
 
-export const ListSuppressionsQuerySchema = paginationQuery({ origin: v.optional(OriginSchema) });
+export const ListSuppressionsQuerySchema = paginatedQuery({ origin: v.optional(OriginSchema) });
 
 export const IdOrEmailParamSchema = v.object({ idOrEmail: v.pipe(v.string(), v.minLength(1), v.maxLength(998)) });
 

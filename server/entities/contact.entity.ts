@@ -1,0 +1,29 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { baseProperties, timestamp } from './base.js';
+import { Team } from './team.entity.js';
+
+export type ContactPropertyValue = string | number;
+
+/**
+ * A person a team writes to. The address is stored lower-cased, so "matched case-insensitively"
+ * is a plain equality on an indexed column. Custom property values live in `properties` keyed by
+ * the property's key; the definitions (type, fallback) are in `contact_property`.
+ */
+export const Contact = defineEntity({
+  name: 'Contact',
+  uniques: [{ name: 'contact_team_id_email_unique', properties: ['team', 'email'] }],
+  indexes: [{ name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] }],
+  properties: {
+    ...baseProperties,
+    team: () => p.manyToOne(Team),
+    email: p.text(),
+    firstName: p.text().nullable(),
+    lastName: p.text().nullable(),
+    unsubscribed: p.boolean().default(false),
+    properties: p.json<Record<string, ContactPropertyValue>>().defaultRaw(`'{}'`),
+    /** Moves only when a field actually changes: a write restating stored values leaves it alone. */
+    updatedAt: timestamp().onCreate(() => new Date()),
+  },
+});
+
+export interface IContact extends InferEntity<typeof Contact> {}

@@ -1,0 +1,139 @@
+import type { SegmentCondition, SegmentFilter } from '../../entities/index.js';
+import { validationError } from '../../errors.js';
+import type { AudienceCatalog } from '../contacts/audience-catalog.js';
+
+/**
+ * The segment filter language, evaluated in SQL. A condition names a field, an operator and a
+ * value; `match` says whether all or any of them must hold. Fields:
+ *
+ * - `email`, `first_name`, `last_name`: text operators, case-insensitive;
+ * - `unsubscribed`: `eq` / `neq` with `true` or `false`;
+ * - `created_at`: `gt`, `gte`, `lt`, `lte` with an ISO 8601 time;
+ * - `properties.<key>`: a contact property, read with its fallback; text operators for `string`
+ *   properties, number operators for `number` ones; `exists` / `not_exists` ask whether the
+ *   contact has a value of its own;
+ * - `topics.<topic id>`: `eq` / `neq` with `opt_in` or `opt_out`, the effective subscription.
+ */
+export const TEXT_OPS = ['eq', 'neq', 'contains', 'not_contains', 'starts_with', 'ends_with', 'exists', 'not_exists'] as const;
+export const NUMBER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'exists', 'not_exists'] as const;
+export const BOOLEAN_OPS = ['eq', 'neq'] as const;
+export const TIME_OPS = ['gt', 'gte', 'lt', 'lte'] as const;
+export const VALUELESS_OPS: readonly string[] = ['exists', 'not_exists'];
+
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+export const FIELD = new RegExp(`^(?:email|first_name|last_name|unsubscribed|created_at|properties\\.[A-Za-z_][A-Za-z0-9_]{0,49}|topics\\.${UUID})$`);
+
+type FieldKind = 'text' | 'number' | 'boolean' | 'time' | 'topic';
+
+const OPS: Record<FieldKind, readonly string[]> = { text: TEXT_OPS, number: NUMBER_OPS, boolean: BOOLEAN_OPS, time: TIME_OPS, topic: BOOLEAN_OPS };
+
+/** The kind of a syntactically valid field; properties and topics are looked up in the team's catalog. */
+function fieldKind(field: string, catalog: AudienceCatalog): FieldKind | null {
+  if (field === 'email' || field === 'first_name' || field === 'last_name') return 'text';
+  if (field === 'unsubscribed') return 'boolean';
+  if (field === 'created_at') return 'time';
+  if (field.startsWith('properties.')) {
+    const type = catalog.properties.get(field.slice('properties.'.length))?.type;
+    return type === 'number' ? 'number' : type === 'string' ? 'text' : null;
+  }
+  return catalog.topics.has(field.slice('topics.'.length).toLowerCase()) ? 'topic' : null;
+}
+
+/** Why a condition is not one the team can use (unknown property or topic, operator or value of the wrong kind), or null. */
+export function checkCondition(condition: SegmentCondition, catalog: AudienceCatalog): string | null {
+  const kind = fieldKind(condition.field, catalog);
+  if (!kind) return `field: ${condition.field} is not a contact property or topic of this team`;
+  if (!OPS[kind].includes(condition.op)) return `op: ${condition.op} does not apply to ${condition.field} (use ${OPS[kind].join(', ')})`;
+  if (VALUELESS_OPS.includes(condition.op)) return null;
+  const value = condition.value;
+  if (value === undefined) return 'value: is required for this operator';
+  switch (kind) {
+    case 'number':
+      return Number.isFinite(Number(value)) && value !== '' && typeof value !== 'boolean' ? null : 'value: must be a number';
+    case 'boolean':
+      return ['true', 'false'].includes(String(value)) ? null : 'value: must be true or false';
+    case 'time':
+      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? null : 'value: must be an ISO 8601 time';
+    case 'topic':
+      return value === 'opt_in' || value === 'opt_out' ? null : 'value: must be opt_in or opt_out';
+    default:
+      return typeof value === 'string' ? null : 'value: must be a string';
+  }
+}
+
+/** Refuses a filter the team cannot use, naming the condition (`filter.conditions.2.op: …`). */
+export function assertFilterUsable(filter: SegmentFilter, catalog: AudienceCatalog): void {
+  for (const [index, condition] of filter.conditions.entries()) {
+    const problem = checkCondition(condition, catalog);
+    if (problem) throw validationError(`filter.conditions.${index}.${problem}`);
+  }
+}
+
+const likePattern = (value: string, where: 'contains' | 'starts_with' | 'ends_with') => {
+  const escaped = value.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return where === 'contains' ? `%${escaped}%` : where === 'starts_with' ? `${escaped}%` : `%${escaped}`;
+};
+
+const COMPARE: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+export interface SqlFragment {
+  sql: string;
+  bindings: unknown[];
+}
+
+/**
+ * One condition as SQL over `contact c`. Only fixed SQL text is emitted; every value, key and
+ * topic id travels as a bind parameter. A condition that no longer fits the team (its property
+ * or topic was deleted since) matches nobody.
+ */
+function compileCondition(condition: SegmentCondition, catalog: AudienceCatalog): SqlFragment {
+  if (checkCondition(condition, catalog)) return { sql: 'FALSE', bindings: [] };
+  const { field, op } = condition;
+  const value = condition.value;
+  const kind = fieldKind(field, catalog)!;
+  if (kind === 'topic') {
+    const topicId = field.slice('topics.'.length).toLowerCase();
+    const effective = 'COALESCE((SELECT ct.subscription FROM contact_topic ct WHERE ct.contact_id = c.id AND ct.topic_id = ?), ?)';
+    return { sql: `${effective} ${COMPARE[op]} ?`, bindings: [topicId, catalog.topics.get(topicId)!.defaultSubscription, value] };
+  }
+  if (kind === 'boolean') return { sql: `c.unsubscribed ${COMPARE[op]} ?`, bindings: [String(value) === 'true'] };
+  if (kind === 'time') return { sql: `c.created_at ${COMPARE[op]} ?`, bindings: [new Date(String(value))] };
+
+  const key = field.startsWith('properties.') ? field.slice('properties.'.length) : null;
+  if (op === 'exists' || op === 'not_exists') {
+    const own = key ? { sql: '(c.properties -> ?) IS NOT NULL', bindings: [key] } : { sql: `c.${field} IS NOT NULL`, bindings: [] };
+    return op === 'exists' ? own : { sql: `NOT ${own.sql}`, bindings: own.bindings };
+  }
+  const fallback = key ? catalog.properties.get(key)!.fallbackValue : null;
+  if (kind === 'number') {
+    const number = { sql: 'COALESCE((c.properties ->> ?)::numeric, ?::numeric)', bindings: [key, fallback] };
+    return { sql: `COALESCE(${number.sql} ${COMPARE[op]} ?::numeric, FALSE)`, bindings: [...number.bindings, Number(value)] };
+  }
+  // Text: a missing value reads as '' so that `neq` and `not_contains` hold for it.
+  const text: SqlFragment = key ? { sql: "COALESCE(c.properties ->> ?, ?, '')", bindings: [key, fallback] } : { sql: `COALESCE(c.${field}, '')`, bindings: [] };
+  switch (op) {
+    case 'eq':
+      return { sql: `lower(${text.sql}) = lower(?)`, bindings: [...text.bindings, value] };
+    case 'neq':
+      return { sql: `lower(${text.sql}) <> lower(?)`, bindings: [...text.bindings, value] };
+    case 'not_contains':
+      return { sql: `${text.sql} NOT ILIKE ? ESCAPE '\\'`, bindings: [...text.bindings, likePattern(String(value), 'contains')] };
+    default:
+      return { sql: `${text.sql} ILIKE ? ESCAPE '\\'`, bindings: [...text.bindings, likePattern(String(value), op as 'contains' | 'starts_with' | 'ends_with')] };
+  }
+}
+
+/**
+ * Who belongs to a segment, as a predicate over `contact c`: its static members, plus everyone its
+ * filter matches when the filter has conditions (no conditions: static members only).
+ */
+export function segmentMembership(segment: { id: string; filter: SegmentFilter }, catalog: AudienceCatalog): SqlFragment {
+  const members: SqlFragment = { sql: 'c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = ?)', bindings: [segment.id] };
+  if (!segment.filter.conditions.length) return members;
+  const parts = segment.filter.conditions.map((condition) => compileCondition(condition, catalog));
+  const joiner = segment.filter.match === 'any' ? ' OR ' : ' AND ';
+  return {
+    sql: `(${members.sql} OR (${parts.map((p) => `(${p.sql})`).join(joiner)}))`,
+    bindings: [...members.bindings, ...parts.flatMap((p) => p.bindings)],
+  };
+}
