@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../../../config/index.js';
+import type { PlanName } from '../../../config/plans.js';
 import { sqlQuery } from '../../db/query.js';
 import type { TopicSubscription } from '../../entities/index.js';
 import { emitEvents, type EventInput } from '../events/emit-event.js';
@@ -13,16 +15,17 @@ import { type AudienceSource, type ContactRecord, contactEventData } from './con
 export type NewContact = Omit<ContactRecord, 'id' | 'createdAt' | 'updatedAt'>;
 
 /**
- * How many more contacts the team may hold (null: no cap). Locks the team row, so creations of
- * one team are serialised for the rest of the transaction and two imports cannot both take the
- * last free places. NO KEY UPDATE: rows that merely reference the team (emails, events) are not
- * held up by it.
+ * How many more contacts the team may hold (null: no cap): the team's own `contact_limit`, else
+ * in cloud mode its plan's. Locks the team row, so creations of one team are serialised for the
+ * rest of the transaction and two imports cannot both take the last free places. NO KEY UPDATE:
+ * rows that merely reference the team (emails, events) are not held up by it.
  */
-export async function remainingContactSlots(em: EntityManager, teamId: string): Promise<{ limit: number; remaining: number } | null> {
-  const [team] = await sqlQuery<{ contact_limit: number | null }>(em, 'SELECT contact_limit FROM team WHERE id = ? FOR NO KEY UPDATE', [teamId]);
-  if (team?.contact_limit == null) return null;
+export async function remainingContactSlots(em: EntityManager, config: Pick<Config, 'POSTLANE_CLOUD' | 'POSTLANE_PLANS'>, teamId: string): Promise<{ limit: number; remaining: number } | null> {
+  const [team] = await sqlQuery<{ contact_limit: number | null; plan: PlanName | null }>(em, 'SELECT contact_limit, plan FROM team WHERE id = ? FOR NO KEY UPDATE', [teamId]);
+  const limit = team?.contact_limit ?? (config.POSTLANE_CLOUD ? config.POSTLANE_PLANS[team?.plan ?? 'free'].contacts : null);
+  if (limit == null) return null;
   const [{ n }] = (await sqlQuery<{ n: string }>(em, 'SELECT count(*) AS n FROM contact WHERE team_id = ?', [teamId])) as [{ n: string }];
-  return { limit: team.contact_limit, remaining: Math.max(0, team.contact_limit - Number(n)) };
+  return { limit, remaining: Math.max(0, limit - Number(n)) };
 }
 
 /** Inserts new contacts (the caller checked the cap and that the addresses are free) and emits contact.created. */

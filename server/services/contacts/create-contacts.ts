@@ -72,7 +72,7 @@ function mergeItems(first: ContactInput, later: ContactInput): ContactInput {
  * treated the same way; new contacts past the team's cap fail one by one; a bulk write never
  * re-subscribes (`unsubscribed: false` on an unsubscribed contact is ignored).
  */
-export async function createContacts(deps: Pick<Deps, 'orm'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
+export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
   return deps.orm.em.transactional(async (em) => {
     const errors: CreateContactsResult['errors'] = [...(options.rejected ?? [])];
     const fail = (index: number, error: ApiError) => {
@@ -84,7 +84,7 @@ export async function createContacts(deps: Pick<Deps, 'orm'>, teamId: string, it
     };
 
     // First, so that two calls creating the same new address cannot both find it free.
-    const slots = await remainingContactSlots(em, teamId);
+    const slots = await remainingContactSlots(em, deps.config, teamId);
     const catalog = await loadAudienceCatalog(em, teamId);
     const groups = new Map<string, Group>();
     const duplicates: { index: number; group: Group }[] = [];

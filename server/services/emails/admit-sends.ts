@@ -10,24 +10,38 @@ interface TeamSendState {
   sending_paused_at: string | null;
   /** The suppression entries among the recipients asked about: hex address hash and origin. */
   suppressed: { hash: string; origin: string }[];
+  /** Which of the topics asked about are the team's. */
+  topics: string[];
+  /** Contacts among the recipients that have opted out of a topic asked about, or of everything. */
+  opted_out: { email: string; topic: string }[];
 }
 
-// One round trip for a whole batch: the team's pause and every suppressed recipient.
+// One round trip for a whole batch: the team's pause, suppressed recipients, its topics, and opt-outs.
 const TEAM_SEND_STATE = `
+  WITH topics AS (
+    SELECT tp.id, tp.default_subscription FROM topic tp
+     WHERE tp.team_id = ? AND tp.id IN (SELECT t::uuid FROM jsonb_array_elements_text(?::jsonb) AS t)
+  )
   SELECT t.sending_paused_at,
          coalesce((SELECT json_agg(json_build_object('hash', encode(s.address_hash, 'hex'), 'origin', s.origin))
                      FROM suppression s
                     WHERE s.team_id = t.id
-                      AND s.address_hash IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(?::jsonb) AS h)), '[]') AS suppressed
+                      AND s.address_hash IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(?::jsonb) AS h)), '[]') AS suppressed,
+         coalesce((SELECT json_agg(id) FROM topics), '[]') AS topics,
+         coalesce((SELECT json_agg(json_build_object('email', c.email, 'topic', tp.id))
+                     FROM contact c CROSS JOIN topics tp
+                     LEFT JOIN contact_topic ct ON ct.contact_id = c.id AND ct.topic_id = tp.id
+                    WHERE c.team_id = t.id AND c.email IN (SELECT jsonb_array_elements_text(?::jsonb))
+                      AND (c.unsubscribed OR coalesce(ct.subscription, tp.default_subscription) = 'opt_out')), '[]') AS opted_out
     FROM team t WHERE t.id = ?`;
 
 const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
 
 /**
  * Everything that decides whether, and to whom, accepted requests go out: the team's sending
- * pause (the one place quota checks plug in as well), templates, the suppression list, and the
- * topic's unsubscribe link. Each email is admitted as it will be written, or refused with its
- * reason; a refusal of the whole team's sending is thrown.
+ * pause, templates, the topic, the suppression list and the topic's opt-outs, and the topic's
+ * unsubscribe link (quotas are decided around it, in withTeamQuota). Each email is admitted as it
+ * will be written, or refused with its reason; a refusal of the whole team's sending is thrown.
  */
 export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(SendEmailInput | ApiError)[]> {
   const hashOf = new Map<string, string>();
@@ -37,16 +51,29 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
       if (!hashOf.has(address)) hashOf.set(address, addressHash(deps.secrets, address).toString('hex'));
     }
   }
-  const [state] = await preparedQuery<TeamSendState>(deps.orm, 'postlane_team_send_state', TEAM_SEND_STATE, [JSON.stringify([...hashOf.values()]), teamId]);
+  const topicIds = [...new Set(inputs.flatMap((input) => (input.topicId ? [input.topicId] : [])))];
+  const [state] = await preparedQuery<TeamSendState>(deps.orm, 'postlane_team_send_state', TEAM_SEND_STATE, [
+    teamId,
+    JSON.stringify(topicIds),
+    JSON.stringify([...hashOf.values()]),
+    // Contacts matter only to topic mail.
+    JSON.stringify(topicIds.length > 0 ? [...hashOf.keys()] : []),
+    teamId,
+  ]);
   // The key that authenticated this request belongs to the team, so its row is there.
   if (state!.sending_paused_at) throw sendingPaused();
   const originOf = new Map(state!.suppressed.map((s) => [s.hash, s.origin]));
+  const topics = new Set(state!.topics);
+  const optedOut = new Set(state!.opted_out.map((o) => `${o.topic} ${o.email}`));
 
   return inputs.map((input) => {
     if (input.template) return validationError(`template.id: no template with id ${JSON.stringify(input.template.id)}`);
+    if (input.topicId && !topics.has(input.topicId)) return validationError(`topic_id: no topic with id ${input.topicId}`);
     // Unsubscribe-origin entries speak for topic mail only; bounce, complaint and manual ones always count.
     const deliverable = (mailbox: Mailbox) => {
-      const origin = originOf.get(hashOf.get(mailbox.address.toLowerCase())!);
+      const address = mailbox.address.toLowerCase();
+      const origin = originOf.get(hashOf.get(address)!);
+      if (input.topicId && optedOut.has(`${input.topicId} ${address}`)) return false;
       return origin === undefined || (origin === 'unsubscribe' && input.topicId === null);
     };
     const to = input.to.filter(deliverable);

@@ -64,10 +64,10 @@ export interface PreferenceChoice {
  * now. An address without a contact becomes one, whatever the team's cap: an opt-out is never
  * refused. Never re-subscribes: leaving everything is undone only through the API.
  */
-export async function savePreferences(deps: Pick<Deps, 'orm'>, subject: PreferenceSubject, choice: PreferenceChoice, source: AudienceSource): Promise<Preferences | null> {
+export async function savePreferences(deps: Pick<Deps, 'orm' | 'config'>, subject: PreferenceSubject, choice: PreferenceChoice, source: AudienceSource): Promise<Preferences | null> {
   return deps.orm.em.transactional(async (em) => {
     // Serialises with the team's other contact creations (the cap itself does not apply here).
-    await remainingContactSlots(em, subject.teamId);
+    await remainingContactSlots(em, deps.config, subject.teamId);
     const current = await load(em, subject, { lock: true });
     if (!current) return null;
     const topicChanges = current.preferences.topics.filter((t) => {
@@ -92,7 +92,7 @@ export async function savePreferences(deps: Pick<Deps, 'orm'>, subject: Preferen
  * RFC 8058 one-click: a link sent for a topic opts the address out of that topic; any other link
  * unsubscribes it from everything. Repeating it changes nothing more.
  */
-export async function unsubscribeOneClick(deps: Pick<Deps, 'orm'>, subject: PreferenceSubject): Promise<boolean> {
+export async function unsubscribeOneClick(deps: Pick<Deps, 'orm' | 'config'>, subject: PreferenceSubject): Promise<boolean> {
   const choice: PreferenceChoice = subject.topicId ? { topics: new Map([[subject.topicId, 'opt_out']]) } : { unsubscribeAll: true };
   return (await savePreferences(deps, subject, choice, 'one_click')) !== null;
 }

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const TOPIC = '4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
 const valid = { from: 'Acme <hello@acme.test>', subject: 'Hi', html: '<p>Hi</p>' };
 
 async function team() {
@@ -21,7 +20,9 @@ async function team() {
     app.run(() => app.deps.orm.em.transactional((em) => addSuppressions(app.deps, em, { teamId, emails: [email], origin, source: null })));
   const countEmails = () => app.run(() => app.deps.orm.em.count(Email, { team: teamId }));
   const stored = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
-  return { token, teamId, suppress, countEmails, stored };
+  const topic = async (default_subscription: 'opt_in' | 'opt_out' = 'opt_in') =>
+    (await app.request('POST', '/topics', { token, body: { name: `Topic ${Math.random()}`, default_subscription } })).body.id as string;
+  return { token, teamId, suppress, countEmails, stored, topic };
 }
 
 describe('suppression at send time', () => {
@@ -48,10 +49,10 @@ describe('suppression at send time', () => {
   });
 
   it('counts unsubscribe-origin entries only for a send with a topic_id', async () => {
-    const { token, suppress } = await team();
+    const { token, suppress, topic } = await team();
     await suppress('left@example.com', 'unsubscribe');
     expect((await app.request('POST', '/emails', { token, body: { ...valid, to: 'left@example.com' } })).status).toBe(200);
-    const topical = await app.request('POST', '/emails', { token, body: { ...valid, to: 'left@example.com', topic_id: TOPIC } });
+    const topical = await app.request('POST', '/emails', { token, body: { ...valid, to: 'left@example.com', topic_id: await topic() } });
     expect(topical.body.name).toBe('all_recipients_suppressed');
   });
 
@@ -122,7 +123,8 @@ describe('templates', () => {
 
 describe('unsubscribe links', () => {
   it('a topic email gets the one-click pair, and {{{UNSUBSCRIBE_URL}}} resolves to the preference page', async () => {
-    const { token, teamId, stored } = await team();
+    const { token, teamId, stored, topic } = await team();
+    const TOPIC = await topic();
     const sent = await app.request('POST', '/emails', {
       token,
       body: { ...valid, to: ['Ann <Ann@example.com>', 'bo@example.com'], topic_id: TOPIC, html: '<a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a>', text: 'Leave: {{{UNSUBSCRIBE_URL}}}' },
@@ -140,9 +142,9 @@ describe('unsubscribe links', () => {
   });
 
   it("the caller's own pair replaces the generated one; the placeholder still reaches Postlane's page", async () => {
-    const { token, stored } = await team();
+    const { token, stored, topic } = await team();
     const headers = { 'List-Unsubscribe': '<https://acme.test/u/1>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
-    const sent = await app.request('POST', '/emails', { token, body: { ...valid, to: 'a@example.com', topic_id: TOPIC, headers, html: '{{{UNSUBSCRIBE_URL}}}' } });
+    const sent = await app.request('POST', '/emails', { token, body: { ...valid, to: 'a@example.com', topic_id: await topic(), headers, html: '{{{UNSUBSCRIBE_URL}}}' } });
     const email = await stored(sent.body.id);
     expect(email.headers).toEqual(headers);
     expect(email.html).toMatch(/^https:\/\/mail\.example\.com\/preferences\/[A-Za-z0-9_-]+$/);
@@ -152,5 +154,54 @@ describe('unsubscribe links', () => {
     const { token, stored } = await team();
     const sent = await app.request('POST', '/emails', { token, body: { ...valid, to: 'a@example.com' } });
     expect((await stored(sent.body.id)).headers).toEqual({});
+  });
+});
+
+describe('topics at send time', () => {
+  it('refuses a topic_id the team does not have, including another team\'s', async () => {
+    const { token, countEmails } = await team();
+    const other = await team();
+    for (const topic_id of ['00000000-0000-4000-8000-000000000000', await other.topic()]) {
+      const sent = await app.request('POST', '/emails', { token, body: { ...valid, to: 'a@example.com', topic_id } });
+      expect(sent.status).toBe(422);
+      expect(sent.body.message).toBe(`topic_id: no topic with id ${topic_id}`);
+    }
+    expect(await countEmails()).toBe(0);
+  });
+
+  it('drops contacts opted out of the topic (explicitly, by its default, or from everything); others still get it', async () => {
+    const { token, topic, stored } = await team();
+    const optIn = await topic('opt_in');
+    const optOut = await topic('opt_out');
+    const contact = async (email: string, extra: Record<string, unknown> = {}) => expect((await app.request('POST', '/contacts', { token, body: { email, ...extra } })).status).toBe(201);
+    await contact('chose-out@example.com');
+    await app.request('PATCH', '/contacts/chose-out@example.com/topics', { token, body: [{ id: optIn, subscription: 'opt_out' }] });
+    await contact('left-all@example.com', { unsubscribed: true });
+    await contact('chose-in@example.com');
+    await app.request('PATCH', '/contacts/chose-in@example.com/topics', { token, body: [{ id: optOut, subscription: 'opt_in' }] });
+    await contact('silent@example.com');
+    const to = ['chose-out@example.com', 'left-all@example.com', 'chose-in@example.com', 'silent@example.com', 'stranger@example.com'];
+
+    const first = await app.request('POST', '/emails', { token, body: { ...valid, to, topic_id: optIn } });
+    expect((await stored(first.body.id)).to).toEqual(['chose-in@example.com', 'silent@example.com', 'stranger@example.com']);
+    const second = await app.request('POST', '/emails', { token, body: { ...valid, to, topic_id: optOut } });
+    expect((await stored(second.body.id)).to).toEqual(['chose-in@example.com', 'stranger@example.com']);
+    // Mail without a topic is not marketing: opt-outs do not apply.
+    const plain = await app.request('POST', '/emails', { token, body: { ...valid, to } });
+    expect((await stored(plain.body.id)).to).toEqual(to);
+
+    const nobody = await app.request('POST', '/emails', { token, body: { ...valid, to: ['left-all@example.com', 'chose-out@example.com'], topic_id: optIn } });
+    expect(nobody.body).toEqual({ statusCode: 422, name: 'all_recipients_suppressed', message: 'All recipients are suppressed' });
+  });
+
+  it('a one-click unsubscribe from a topic email drops the address from the next one', async () => {
+    const { token, topic, stored } = await team();
+    const news = await topic('opt_in');
+    const sent = await app.request('POST', '/emails', { token, body: { ...valid, to: ['reader@example.com', 'other@example.com'], topic_id: news } });
+    const oneClick = /<(https?:[^>]+)>/.exec((await stored(sent.body.id)).headers['List-Unsubscribe']!)![1]!;
+    const path = new URL(oneClick).pathname;
+    expect((await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' })).status).toBe(200);
+    const next = await app.request('POST', '/emails', { token, body: { ...valid, to: ['reader@example.com', 'other@example.com'], topic_id: news } });
+    expect((await stored(next.body.id)).to).toEqual(['other@example.com']);
   });
 });

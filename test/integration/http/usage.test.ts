@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 const mail = (to = 'user@example.com') => ({ from: 'a@acme.test', to, subject: 'Hi', text: 'Hi' });
 const PLANS = JSON.stringify({
-  free: { quota: 'daily', emails_per_day: 4, domains: 1, contacts: 1000 },
+  free: { quota: 'daily', emails_per_day: 4, domains: 1, contacts: 2 },
   pro: { quota: 'monthly', emails_per_month: 5, overage_usd_per_1k: 0.9, domains: null, contacts: null },
 });
 
@@ -64,7 +64,7 @@ describe('cloud plans', () => {
     const usage = await app.request('GET', '/usage', { token });
     expect(usage.body).toEqual({
       object: 'usage', plan: 'free', cloud: true, accepted_today: 6, period: null,
-      limits: { emails_per_day: 4, domains: 1, contacts: 1000 },
+      limits: { emails_per_day: 4, domains: 1, contacts: 2 },
     });
     const data = (used: number) => ({ used, limit: 4, period: 'day', resets_at: '2026-11-23T00:00:00.000Z', dashboard_url: 'https://mail.example.com', ceiling: 6 });
     expect(await events()).toEqual([
@@ -104,6 +104,17 @@ describe('cloud plans', () => {
     // A new month starts from zero.
     now = new Date('2026-12-01T00:00:01Z');
     expect((await app.request('POST', '/emails', { token: off.token, body: mail() })).status).toBe(200);
+  });
+
+  it("the plan's contact cap applies unless the team has its own", async () => {
+    const { token, teamId } = await onPlan('free');
+    for (const email of ['a@example.com', 'b@example.com']) expect((await app.request('POST', '/contacts', { token, body: { email } })).status).toBe(201);
+    const third = await app.request('POST', '/contacts', { token, body: { email: 'c@example.com' } });
+    expect(third.status).toBe(403);
+    expect(third.body.name).toBe('plan_limit_reached');
+    expect((await app.request('PATCH', '/contacts/a@example.com', { token, body: { first_name: 'Ann' } })).status).toBe(200);
+    await app.run(() => app.deps.orm.em.nativeUpdate(Team, teamId, { contactLimit: 3 }));
+    expect((await app.request('POST', '/contacts', { token, body: { email: 'c@example.com' } })).status).toBe(201);
   });
 
   it('concurrent sends racing for the last unit: exactly one wins', async () => {
