@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { ApiError, concurrentIdempotentRequests, invalidIdempotencyKey, invalidIdempotentRequest } from '../../errors.js';
 import type { AppState } from '../route.js';

@@ -1,4 +1,4 @@
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { allRecipientsSuppressed, type ApiError, sendingPaused, validationError } from '../../errors.js';
 import type { Mailbox } from '../../mail/address.js';

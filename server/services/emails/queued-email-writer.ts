@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/query.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 
 export interface QueuedEmailRow {

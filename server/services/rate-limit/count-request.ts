@@ -1,4 +1,4 @@
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 
 export interface RateLimitState {

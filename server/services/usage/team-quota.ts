@@ -1,5 +1,5 @@
 import type { Plan, PlanName } from '../../../config/plans.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { dailyQuotaExceeded, monthlyQuotaExceeded } from '../../errors.js';
 import { emitEvent } from '../events/emit-event.js';
