@@ -5,10 +5,11 @@ import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
+import { templateRoutes } from './routes/templates/templates.routes.js';
 import { usageRoutes } from './routes/usage/usage.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
 
-const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes, ...suppressionRoutes, ...logRoutes, ...usageRoutes];
+const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes, ...suppressionRoutes, ...templateRoutes, ...logRoutes, ...usageRoutes];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
 export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRoutes)];

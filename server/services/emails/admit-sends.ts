@@ -1,9 +1,10 @@
 import { preparedQuery } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
-import { allRecipientsSuppressed, type ApiError, sendingPaused, validationError } from '../../errors.js';
+import { allRecipientsSuppressed, ApiError, sendingPaused } from '../../errors.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createPreferenceToken, preferenceUrls } from '../preferences/preference-token.js';
 import { addressHash } from '../suppressions/address-hash.js';
+import { applyTemplate, findSendTemplates } from '../templates/apply-template.js';
 import type { SendEmailInput } from './send-email.js';
 
 interface TeamSendState {
@@ -41,9 +42,11 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
   // The key that authenticated this request belongs to the team, so its row is there.
   if (state!.sending_paused_at) throw sendingPaused();
   const originOf = new Map(state!.suppressed.map((s) => [s.hash, s.origin]));
+  const templates = await findSendTemplates(deps, teamId, inputs);
 
-  return inputs.map((input) => {
-    if (input.template) return validationError(`template.id: no template with id ${JSON.stringify(input.template.id)}`);
+  return inputs.map((asked) => {
+    const input = applyTemplate(asked, templates);
+    if (input instanceof ApiError) return input;
     // Unsubscribe-origin entries speak for topic mail only; bounce, complaint and manual ones always count.
     const deliverable = (mailbox: Mailbox) => {
       const origin = originOf.get(hashOf.get(mailbox.address.toLowerCase())!);
