@@ -1,6 +1,8 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Template } from '../../../server/entities/index.js';
+import { publishTemplate } from '../../../server/services/templates/publish-template.js';
+import { createTemplate } from '../../../server/services/templates/save-template.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -183,6 +185,21 @@ describe('template input', () => {
 });
 
 describe('sending with a template', () => {
+  it('a sending-only key sends with its team\'s templates but cannot manage them', async () => {
+    const { token, teamId } = await app.createTeamWithKey('sending_access');
+    await app.run(async () => {
+      const made = await createTemplate(app.deps, teamId, { name: 'n', html: 'Hi {{{NAME}}}', alias: 'hi', subject: null, text: null, variables: [] });
+      await publishTemplate(app.deps, teamId, made.id);
+    });
+    for (const [method, path] of [['GET', '/templates'], ['POST', '/templates'], ['GET', '/templates/hi'], ['POST', '/templates/hi/publish']] as const) {
+      const res = await app.request(method, path, { token, body: method === 'POST' ? {} : undefined });
+      expect({ path, status: res.status, name: res.body.name }).toEqual({ path, status: 403, name: 'restricted_api_key' });
+    }
+    const sent = await app.request('POST', '/emails', { token, body: { ...send, template: { id: 'hi', variables: { NAME: 'Ann' } } } });
+    expect(sent.status).toBe(200);
+    expect((await app.run(() => app.deps.orm.em.findOneOrFail(Email, sent.body.id))).html).toBe('Hi Ann');
+  });
+
   it('refuses drafts, missing values, wrong types and a body of its own, and writes nothing', async () => {
     const { token, resend, countEmails } = await client();
     await resend.templates.create({ name: 'draft', alias: 'draft', html: 'x' });
