@@ -5,7 +5,7 @@ import type { Mailbox } from '../../mail/address.js';
 import { createPreferenceToken, preferenceUrls } from '../preferences/preference-token.js';
 import { addressHash } from '../suppressions/address-hash.js';
 import { applyTemplate, findSendTemplates } from '../templates/apply-template.js';
-import type { SendEmailInput } from './send-email.js';
+import type { AdmittedEmail, SendEmailInput } from './send-email.js';
 
 interface TeamSendState {
   sending_paused_at: string | null;
@@ -30,7 +30,7 @@ const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
  * topic's unsubscribe link. Each email is admitted as it will be written, or refused with its
  * reason; a refusal of the whole team's sending is thrown.
  */
-export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(SendEmailInput | ApiError)[]> {
+export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(AdmittedEmail | ApiError)[]> {
   const hashOf = new Map<string, string>();
   for (const input of inputs) {
     for (const mailbox of [...input.to, ...input.cc, ...input.bcc]) {
@@ -62,7 +62,7 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
  * `{{{UNSUBSCRIBE_URL}}}` becomes Postlane's preference page for the first `to` recipient, and a
  * topic email gets the RFC 8058 one-click pair, unless the caller supplied a pair of their own.
  */
-function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: SendEmailInput): SendEmailInput {
+function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: AdmittedEmail): AdmittedEmail {
   const mentioned = [input.html, input.text].some((body) => body?.includes('{{{UNSUBSCRIBE_URL}}}'));
   if (!mentioned && input.topicId === null) return input;
   const token = createPreferenceToken(deps.secrets, { teamId, email: input.to[0]!.address, topicId: input.topicId });

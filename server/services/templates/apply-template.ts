@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { Template, type TemplateVersion } from '../../entities/index.js';
-import { ApiError, validationError } from '../../errors.js';
-import type { SendEmailInput } from '../emails/send-email.js';
+import { ApiError, missingRequiredField, validationError } from '../../errors.js';
+import type { AdmittedEmail, SendEmailInput } from '../emails/send-email.js';
 import { templateFilter } from './find-templates.js';
 import { renderTemplate } from './render-template.js';
 
@@ -23,11 +23,11 @@ export async function findSendTemplates(deps: Pick<Deps, 'orm'>, teamId: string,
 
 /**
  * A send with a template takes the published version's html and text, rendered with the send's
- * values. As Resend, the request cannot carry a body of its own; its subject wins over the
- * template's (the spec makes `subject` required on every send, so it always does).
+ * values, and its subject when the request gives none (as Resend: the request's own wins). Nor
+ * can the request carry a body of its own.
  */
-export function applyTemplate(input: SendEmailInput, templates: SendTemplates): SendEmailInput | ApiError {
-  if (!input.template) return input;
+export function applyTemplate(input: SendEmailInput, templates: SendTemplates): AdmittedEmail | ApiError {
+  if (!input.template) return withSubject(input, input.subject);
   const { id, variables } = input.template;
   const version = templates.get(id);
   if (version === undefined) return validationError(`template.id: no template with id ${JSON.stringify(id)}`);
@@ -35,5 +35,7 @@ export function applyTemplate(input: SendEmailInput, templates: SendTemplates): 
   if (input.html !== null || input.text !== null) return validationError('html, text: cannot be sent with a template, which gives the body');
   const rendered = renderTemplate(version, { variables });
   if (rendered instanceof ApiError) return rendered;
-  return { ...input, html: rendered.html, text: rendered.text };
+  return withSubject({ ...input, html: rendered.html, text: rendered.text }, input.subject ?? rendered.subject);
 }
+
+const withSubject = (input: SendEmailInput, subject: string | null): AdmittedEmail | ApiError => (subject === null ? missingRequiredField('subject') : { ...input, subject });

@@ -117,6 +117,21 @@ describe('templates through the official SDK', () => {
     const again = await resend.emails.send({ ...send, template: { id: 'receipt', variables: { PRICE: 3 } } });
     expect((await stored(again.data!.id)).html).toBe('<p>draft item</p>');
   });
+
+  it('takes the template\'s subject, rendered, when the send gives none (Resend\'s own example)', async () => {
+    const { resend, token, stored } = await client();
+    await resend.templates.create({ name: 'o', alias: 'order', subject: 'Order {{{ORDER}}} for {{{NAME|you}}}', html: '<p>{{{ORDER}}}</p>' }).publish();
+    await resend.templates.create({ name: 'n', alias: 'no-subject', html: '<p>x</p>' }).publish();
+    const sent = await resend.emails.send({ from: send.from, to: send.to, template: { id: 'order', variables: { ORDER: 42 } } });
+    expect(sent.error).toBeNull();
+    expect((await stored(sent.data!.id)).subject).toBe('Order 42 for you');
+    const missing = await app.request('POST', '/emails', { token, body: { from: send.from, to: send.to, template: { id: 'no-subject' } } });
+    expect(missing.body).toEqual({ statusCode: 422, name: 'missing_required_field', message: 'Missing `subject` field.' });
+    const plain = await app.request('POST', '/emails', { token, body: { from: send.from, to: send.to, html: '<p>x</p>' } });
+    expect(plain.body).toEqual({ statusCode: 422, name: 'missing_required_field', message: 'Missing `subject` field.' });
+    const batch = await app.request('POST', '/emails/batch', { token, body: [{ from: send.from, to: send.to, template: { id: 'order', variables: { ORDER: 1 } } }, { from: send.from, to: send.to, text: 'x' }] });
+    expect(batch.body).toEqual({ statusCode: 422, name: 'missing_required_field', message: 'Missing `1.subject` field.' });
+  });
 });
 
 describe('template input', () => {
