@@ -14,12 +14,13 @@ import { SegmentMember } from './segment-member.entity.js';
 import { Segment } from './segment.entity.js';
 import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
+import { Template } from './template.entity.js';
 import { Topic } from './topic.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
 
 export {
   ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
-  IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Topic,
+  IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
@@ -38,9 +39,10 @@ export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity
 export type { ISegmentMember } from './segment-member.entity.js';
 export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
 
+export type { ITemplate, TemplateVariable, TemplateVariableType, TemplateVersion } from './template.entity.js';
 export type { ITeamDailyUsage } from './usage.entity.js';
 
 export const entities = [
   Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
-  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest,
+  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template,
 ];

@@ -7,6 +7,7 @@ import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
+import { templateRoutes } from './routes/templates/templates.routes.js';
 import { usageRoutes } from './routes/usage/usage.routes.js';
 import { audienceRoutes, segmentRoutes } from './routes/segments/segments.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
@@ -22,6 +23,7 @@ const resourceRoutes: Route[] = [
   ...topicRoutes,
   ...contactPropertyRoutes,
   ...suppressionRoutes,
+  ...templateRoutes,
   ...logRoutes,
   ...usageRoutes,
 ];

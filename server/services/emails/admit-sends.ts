@@ -1,10 +1,11 @@
 import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
-import { allRecipientsSuppressed, type ApiError, sendingPaused, validationError } from '../../errors.js';
+import { allRecipientsSuppressed, ApiError, sendingPaused, validationError } from '../../errors.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createPreferenceToken, preferenceUrls } from '../preferences/preference-token.js';
 import { addressHash } from '../suppressions/address-hash.js';
-import type { SendEmailInput } from './send-email.js';
+import { applyTemplate, findSendTemplates } from '../templates/apply-template.js';
+import type { AdmittedEmail, SendEmailInput } from './send-email.js';
 
 interface TeamSendState {
   sending_paused_at: string | null;
@@ -43,7 +44,7 @@ const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
  * unsubscribe link (quotas are decided around it, in withTeamQuota). Each email is admitted as it
  * will be written, or refused with its reason; a refusal of the whole team's sending is thrown.
  */
-export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(SendEmailInput | ApiError)[]> {
+export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(AdmittedEmail | ApiError)[]> {
   const hashOf = new Map<string, string>();
   for (const input of inputs) {
     for (const mailbox of [...input.to, ...input.cc, ...input.bcc]) {
@@ -65,9 +66,11 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
   const originOf = new Map(state!.suppressed.map((s) => [s.hash, s.origin]));
   const topics = new Set(state!.topics);
   const optedOut = new Set(state!.opted_out.map((o) => `${o.topic} ${o.email}`));
+  const templates = await findSendTemplates(deps, teamId, inputs);
 
-  return inputs.map((input) => {
-    if (input.template) return validationError(`template.id: no template with id ${JSON.stringify(input.template.id)}`);
+  return inputs.map((asked) => {
+    const input = applyTemplate(asked, templates);
+    if (input instanceof ApiError) return input;
     if (input.topicId && !topics.has(input.topicId)) return validationError(`topic_id: no topic with id ${input.topicId}`);
     // Unsubscribe-origin entries speak for topic mail only; bounce, complaint and manual ones always count.
     const deliverable = (mailbox: Mailbox) => {
@@ -86,7 +89,7 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
  * `{{{UNSUBSCRIBE_URL}}}` becomes Postlane's preference page for the first `to` recipient, and a
  * topic email gets the RFC 8058 one-click pair, unless the caller supplied a pair of their own.
  */
-function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: SendEmailInput): SendEmailInput {
+function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: AdmittedEmail): AdmittedEmail {
   const mentioned = [input.html, input.text].some((body) => body?.includes('{{{UNSUBSCRIBE_URL}}}'));
   if (!mentioned && input.topicId === null) return input;
   const token = createPreferenceToken(deps.secrets, { teamId, email: input.to[0]!.address, topicId: input.topicId });

@@ -14,7 +14,8 @@ export interface SendEmailInput {
   cc: Mailbox[];
   bcc: Mailbox[];
   replyTo: Mailbox[];
-  subject: string;
+  /** Null only on a send with a template, whose subject then fills it. */
+  subject: string | null;
   html: string | null;
   text: string | null;
   headers: Record<string, string>;
@@ -25,7 +26,10 @@ export interface SendEmailInput {
   template: { id: string; variables: Record<string, string | number> } | null;
 }
 
-function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput, parkUntil: Date | null): QueuedEmailRow {
+/** An email as it will be written: its template rendered, its subject settled. */
+export type AdmittedEmail = SendEmailInput & { subject: string };
+
+function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: AdmittedEmail, parkUntil: Date | null): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
@@ -83,7 +87,7 @@ export async function sendEmails(deps: SendDeps, teamId: string, items: BatchIte
       const { index, error } = refused[0];
       throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
     }
-    const accepted = admitted.filter((input): input is SendEmailInput => !(input instanceof ApiError));
+    const accepted = admitted.filter((input): input is AdmittedEmail => !(input instanceof ApiError));
     // The quota takes or refuses the batch as a whole.
     const parkUntil = await admit(accepted.length);
     const rows = accepted.map((input) => toQueuedRow(deps, teamId, input, parkUntil));

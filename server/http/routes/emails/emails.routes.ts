@@ -31,7 +31,7 @@ import {
 function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
   return {
     from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
-    subject: body.subject, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [], scheduledAt: body.scheduled_at ?? null,
+    subject: body.subject ?? null, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [], scheduledAt: body.scheduled_at ?? null,
     topicId: body.topic_id ?? null, template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
     attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
   };

@@ -136,7 +136,8 @@ const sendEmailEntries = {
     cc: optionalList(),
     bcc: optionalList(),
     reply_to: optionalList(),
-    subject: v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters')),
+    /** Required, unless a template gives it (as Resend). */
+    subject: v.optional(v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters'))),
     html: v.optional(v.nullable(TextSchema), null),
     text: v.optional(v.nullable(TextSchema), null),
     headers: v.optional(v.nullable(HeadersSchema), null),
@@ -148,6 +149,7 @@ const sendEmailEntries = {
 };
 
 interface Sendable {
+  subject?: string;
   to: unknown[];
   cc: unknown[] | null;
   bcc: unknown[] | null;
@@ -162,6 +164,12 @@ const sendRules = <T extends Sendable>() =>
     v.check<T, string>((b) => b.to.length > 0, 'to: must name at least one recipient'),
     v.check<T, string>((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
     v.check<T, string>((b) => Boolean(b.html || b.text || b.template), 'provide `html`, `text` or `template`'),
+    // Reported as the missing field it is, the way a required one would be.
+    v.rawCheck<T>(({ dataset, addIssue }) => {
+      if (dataset.typed && dataset.value.subject === undefined && !dataset.value.template) {
+        addIssue({ message: 'required', input: undefined, path: [{ type: 'object', origin: 'value', input: dataset.value as Record<string, unknown>, key: 'subject', value: undefined }] });
+      }
+    }),
   ] as const;
 
 const SendEmailObjectSchema = v.strictObject(sendEmailEntries);
