@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
+import { startSmtpSink } from '../../support/smtp-sink.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let app: TestApp;
+let token: string;
+const processes: PostlaneProcess[] = [];
+const apis: string[] = [];
+
+const env = () => ({
+  DATABASE_URL: app.databaseUrl,
+  POSTLANE_PORT: '0',
+  POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 4 }]),
+  POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
+  POSTLANE_JOB_CONCURRENCY: '8',
+});
+
+async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
+  const proc = spawnPostlane(['serve', '--role', role], env());
+  processes.push(proc);
+  await proc.waitForOutput(/postlane started/);
+  if (role === 'api') apis.push(/"url":"(http:[^"]+)"/.exec(proc.output())![1]!);
+  return proc;
+}
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  // Only for its database and a key: the mail goes through the processes below.
+  app = await startTestApp();
+  ({ token } = await app.createTeamWithKey());
+  await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
+}, 60_000);
+afterAll(async () => {
+  for (const proc of processes) proc.child.kill('SIGTERM');
+  await Promise.all(processes.map((proc) => proc.exited));
+  await app.close();
+  await sink.close();
+});
+
+const post = (api: string, path: string, body: unknown) =>
+  fetch(`${api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+describe('two API and two worker processes on one database', () => {
+  it('send every email exactly once under concurrent load', async () => {
+    const mail = (n: number) => ({ from: 'Load <load@acme.test>', to: `r${n}@example.com`, subject: `Load ${n}`, text: 'x' });
+    const singles = Array.from({ length: 200 }, (_, n) => post(apis[n % 2]!, '/emails', mail(n)));
+    const batches = Array.from({ length: 10 }, (_, b) => post(apis[b % 2]!, '/emails/batch', Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i))));
+    const responses = await Promise.all([...singles, ...batches]);
+    expect(responses.every((r) => r.status === 200)).toBe(true);
+    const ids = responses.flatMap((r) => (Array.isArray(r.body.data) ? r.body.data.map((d: { id: string }) => d.id) : [r.body.id]));
+    expect(new Set(ids).size).toBe(300);
+
+    await sink.waitFor(300, 60_000);
+    // Nothing more arrives once every email is sent: no duplicate from two workers claiming one email.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const messageIds = sink.received.map((m) => m.parsed.messageId);
+    expect(messageIds).toHaveLength(300);
+    expect(new Set(messageIds).size).toBe(300);
+    expect(new Set(messageIds)).toEqual(new Set(ids.map((id) => `<${id}@acme.test>`)));
+    const statuses = await app.deps.orm.em.fork().getConnection().execute<{ status: string; n: string }[]>('SELECT status, count(*) AS n FROM email GROUP BY status');
+    expect(statuses).toEqual([{ status: 'sent', n: '300' }]);
+  }, 90_000);
+});
