@@ -1,10 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
+import { DnsResolver } from './dns/resolver.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { Logger } from './logger.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
+import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
@@ -18,6 +20,8 @@ export interface Deps {
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
   secrets: SecretBox;
+  dns: DnsResolver;
+  senderDomains: SenderDomainCache;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -32,5 +36,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
     secrets: new SecretBox(config),
+    dns: new DnsResolver(config),
+    senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
   };
 }

@@ -2,10 +2,11 @@ import Router from '@koa/router';
 import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
+import { domainRoutes } from './routes/domains/domains.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
 
-const resourceRoutes: Route[] = [...emailRoutes, ...apiKeyRoutes];
+const resourceRoutes: Route[] = [...emailRoutes, ...domainRoutes, ...apiKeyRoutes];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
 export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRoutes)];

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
+import { authorizeSenders, type Sender } from '../domains/authorize-sender.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
 
 export interface SendEmailInput {
@@ -20,7 +21,7 @@ export interface SendEmailInput {
   scheduledAt: Date | null;
 }
 
-function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: SendEmailInput): QueuedEmailRow {
+function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: SendEmailInput, region: string): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
@@ -37,7 +38,7 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
     headers: input.headers,
     tags: input.tags,
     attachments: input.attachments.map((a) => ({ filename: a.filename, content_type: a.contentType, content: a.content })),
-    region: deps.config.POSTLANE_DEFAULT_REGION,
+    region,
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
     scheduled_at: input.scheduledAt?.toISOString() ?? null,
@@ -45,16 +46,20 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
   };
 }
 
+type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'providers' | 'senderDomains'>;
+
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
-export async function sendEmail(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
-  const row = toQueuedRow(deps, teamId, input);
+export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+  const [authorized] = await authorizeSenders(deps, sender, [input.from.address], { batch: false });
+  const row = toQueuedRow(deps, sender.teamId, input, authorized!.region);
   await deps.emailWriter.write(row);
   return { id: row.id };
 }
 
 /** A batch: every email commits, or none does. */
-export async function sendEmails(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, inputs: SendEmailInput[]): Promise<Pick<IEmail, 'id'>[]> {
-  const rows = inputs.map((input) => toQueuedRow(deps, teamId, input));
+export async function sendEmails(deps: SendDeps, sender: Sender, inputs: SendEmailInput[]): Promise<Pick<IEmail, 'id'>[]> {
+  const senders = await authorizeSenders(deps, sender, inputs.map((input) => input.from.address), { batch: true });
+  const rows = inputs.map((input, index) => toQueuedRow(deps, sender.teamId, input, senders[index]!.region));
   if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
   return rows.map((row) => ({ id: row.id }));
 }

@@ -55,7 +55,7 @@ export const emailRoutes = [
       method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
       permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
     },
-    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth.teamId, toSendEmailInput(body))),
+    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body))),
   ),
   defineRoute(
     {
@@ -66,7 +66,7 @@ export const emailRoutes = [
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
       if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
       const { accepted, errors } = validateBatch(body, mode.output);
-      const sent = await sendEmails(deps, auth.teamId, accepted);
+      const sent = await sendEmails(deps, auth, accepted);
       return mode.output === 'permissive' ? { data: sent.map(presentEmailRef), errors } : { data: sent.map(presentEmailRef) };
     },
   ),
