@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerDomains } from './commands/domains.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -15,6 +16,7 @@ registerInstall(program);
 registerServe(program);
 registerMigrate(program);
 registerKeys(program);
+registerDomains(program);
 registerOutbox(program);
 
 await program.parseAsync(process.argv);
