@@ -166,7 +166,7 @@ export function registerDomains(program: Command): void {
             status={status}
             hints={diagnosis.hints}
             rows={diagnosis.records.map((r) => ({
-              record: r.required ? r.record : `${r.record} (recommended)`,
+              record: r.required ? r.record : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : 'recommended'})`,
               type: r.type,
               name: r.name,
               expected: r.type === 'MX' ? `${r.priority ?? 10} ${r.value}` : r.value,

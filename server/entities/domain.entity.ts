@@ -18,7 +18,7 @@ export interface DomainRecord {
   ttl: string;
   value: string;
   priority?: number;
-  /** Counts towards the domain's status; a recommended record (DMARC) does not. */
+  /** Counts towards the domain's status; DMARC (recommended) and the tracking CNAME do not. */
   required: boolean;
   status: RecordStatus;
   /** `found`, or what DNS answers instead (`missing`, `no answer`, or the values found). */

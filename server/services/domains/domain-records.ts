@@ -12,7 +12,7 @@ type RecordSpec = Pick<DomainRecord, 'record' | 'name' | 'type' | 'value' | 'pri
 
 const unchecked = (record: RecordSpec, required: boolean): DomainRecord => ({ ...record, ttl: TTL, required, status: 'not_started' });
 
-/** A new domain's records: the provider's, then DMARC (recommended) and the tracking CNAME when tracking is on. */
+/** A new domain's records: the provider's (required), then DMARC and, when tracking is on, its CNAME (both checked, neither holds mail back). */
 export function initialRecords(name: string, providerRecords: ExpectedRecord[], tracking: Pick<IDomain, 'openTracking' | 'clickTracking' | 'trackingSubdomain'>, config: Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET'>): DomainRecord[] {
   const dmarc = unchecked({ record: 'DMARC', name: `_dmarc.${name}`, type: 'TXT', value: RECOMMENDED_DMARC }, false);
   return withTrackingRecord([...providerRecords.map((r) => unchecked(r, true)), dmarc], name, tracking, config);
@@ -25,7 +25,8 @@ export function withTrackingRecord(records: DomainRecord[], name: string, tracki
   const wanted: RecordSpec = { record: 'Tracking', name: `${tracking.trackingSubdomain}.${name}`, type: 'CNAME', value: config.POSTLANE_TRACKING_CNAME_TARGET };
   const current = records.find((r) => r.record === 'Tracking');
   if (current && current.name === wanted.name && current.value === wanted.value) return records;
-  return [...others, unchecked(wanted, true)];
+  // Tracking rewrites links; it authenticates nothing, so a missing CNAME never holds mail back.
+  return [...others, unchecked(wanted, false)];
 }
 
 /**

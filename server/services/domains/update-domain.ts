@@ -2,7 +2,6 @@ import type { Deps } from '../../deps.js';
 import type { IDomain } from '../../entities/index.js';
 import { withTrackingRecord } from './domain-records.js';
 import { getDomain } from './get-domain.js';
-import { domainStatus } from './domain-records.js';
 
 export interface UpdateDomainInput {
   openTracking?: boolean;
@@ -12,7 +11,7 @@ export interface UpdateDomainInput {
 
 /**
  * Tracking settings. Turning tracking on (or moving its subdomain) asks for a tracking CNAME, which
- * is then required: the domain's status reflects it and the next check looks at it soon.
+ * the next check (on the recurring job's next tick) looks at.
  */
 export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDomains' | 'clock'>, teamId: string, id: string, input: UpdateDomainInput): Promise<IDomain> {
   const domain = await getDomain(deps, teamId, id);
@@ -23,12 +22,7 @@ export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDo
   };
   const records = withTrackingRecord(domain.records, domain.name, settings, deps.config);
   Object.assign(domain, settings);
-  if (records !== domain.records) {
-    domain.records = records;
-    const now = deps.clock();
-    domain.status = domainStatus(records, domain.verifiedAt !== null && domain.status === 'verified', true);
-    domain.nextCheckAt = now;
-  }
+  if (records !== domain.records) Object.assign(domain, { records, nextCheckAt: deps.clock() });
   await deps.orm.em.flush();
   deps.senderDomains.evict(teamId);
   return domain;

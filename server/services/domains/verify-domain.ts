@@ -29,7 +29,8 @@ async function checkDomain(deps: CheckDeps, domain: IDomain): Promise<IDomain> {
   const records = await checkRecords(deps.dns, domain.records, domain.name);
   const now = deps.clock();
   const wasVerified = domain.status === 'verified';
-  const windowOpen = now.getTime() - (domain.checkingSince ?? domain.createdAt).getTime() < VERIFICATION_WINDOW_SECONDS * 1000;
+  // Records lost from a verified domain open a new window, as for a new domain.
+  const windowOpen = wasVerified || now.getTime() - (domain.checkingSince ?? domain.createdAt).getTime() < VERIFICATION_WINDOW_SECONDS * 1000;
   const status = domainStatus(records, wasVerified, windowOpen);
   const log = deps.logger.child({ domainId: domain.id, domain: domain.name });
   const problems = records.filter((r) => r.required && r.status !== 'verified').map((r) => `${r.record} ${r.name}: ${r.detail}`);
@@ -46,7 +47,7 @@ async function checkDomain(deps: CheckDeps, domain: IDomain): Promise<IDomain> {
   } else {
     if (wasVerified) log.warn({ status, problems }, 'a verified domain lost DNS records; sending from it through a relay stops until they are back');
     const checkingSince = wasVerified ? now : (domain.checkingSince ?? domain.createdAt);
-    const stillLooking = wasVerified || windowOpen || status === 'temporary_failure';
+    const stillLooking = windowOpen || status === 'temporary_failure';
     Object.assign(domain, {
       status,
       checkingSince,

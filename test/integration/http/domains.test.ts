@@ -108,7 +108,7 @@ describe('POST /domains', () => {
 });
 
 describe('PATCH /domains/{id}', () => {
-  it('changes tracking, which then needs its CNAME; tls, region and anything else are 422 and change nothing', async () => {
+  it('changes tracking, which then asks for its CNAME; tls, region and anything else are 422 and change nothing', async () => {
     const { token } = await app.createTeamWithKey();
     const domain = await addDomain(token);
     for (const body of [{ tls: 'enforced' }, { region: 'us-east-1' }, { name: 'other.test' }, { open_tracking: 'yes' }]) {
@@ -122,11 +122,15 @@ describe('PATCH /domains/{id}', () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ object: 'domain', id: domain.id });
     const read = await get(token, domain.id);
-    expect(read).toMatchObject({ click_tracking: true, open_tracking: false, tracking_subdomain: 'go', status: 'partially_verified' });
+    // Tracking authenticates nothing: the domain stays verified (and sending) while its CNAME is missing.
+    expect(read).toMatchObject({ click_tracking: true, open_tracking: false, tracking_subdomain: 'go', status: 'verified' });
     expect(record(read, 'Tracking')).toMatchObject({ name: `go.${domain.name}`, type: 'CNAME', value: 'track.postlane.test', status: 'not_started' });
+    expect((await verify(token, domain.id)).status).toBe('verified');
+    expect(record(await get(token, domain.id), 'Tracking')).toMatchObject({ status: 'failed', live: 'missing' });
 
     dns.set('CNAME', `go.${domain.name}`, ['track.postlane.test']);
-    expect((await verify(token, domain.id)).status).toBe('verified');
+    await verify(token, domain.id);
+    expect(record(await get(token, domain.id), 'Tracking')).toMatchObject({ status: 'verified', live: 'found' });
     await app.request('PATCH', `/domains/${domain.id}`, { token, body: { click_tracking: false } });
     expect(record(await get(token, domain.id), 'Tracking')).toBeUndefined();
   });
