@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { Box, Text } from 'ink';
 import { presentDomain, presentDomainListItem } from '../../server/http/routes/domains/domain.presenter.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
@@ -9,12 +9,10 @@ import { listDomains } from '../../server/services/domains/list-domains.js';
 import { verifyDomain } from '../../server/services/domains/verify-domain.js';
 import { DnsRecordsTable } from '../components/DnsRecordsTable.js';
 import { command, withDatabase } from '../lib/context.js';
-import { limitOption } from '../lib/options.js';
+import { limitOption, teamOption } from '../lib/options.js';
 import { printJson, renderElement, renderTable, renderTasks } from '../lib/render.js';
 import { withDomainDeps } from '../services/domain-deps.js';
 import { resolveTeam } from '../services/resolve-team.js';
-
-const teamOption = () => new Option('--team <id>', 'team id (default: the only team)');
 
 type Presented = ReturnType<typeof presentDomain>;
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Deps } from '../../deps.js';
 import { Domain, type IDomain, Team } from '../../entities/index.js';
@@ -29,7 +30,7 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
   const em = deps.orm.em;
   if (await em.count(Domain, { team: teamId, name })) throw validationError(`name: the domain ${name} has already been added`);
 
-  const id = crypto.randomUUID();
+  const id = randomUUID();
   const setup = await deps.providers.forRegion(region).setUpDomain({ id, name });
   const tracking = { openTracking: input.openTracking ?? false, clickTracking: input.clickTracking ?? false, trackingSubdomain: input.trackingSubdomain ?? 'links' };
   const now = deps.clock();

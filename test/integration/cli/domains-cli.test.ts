@@ -35,7 +35,8 @@ afterAll(async () => {
   await dns.close();
 });
 
-describe('postlane domains', () => {
+// Every step spawns the compiled CLI (a second or more each on a busy machine).
+describe('postlane domains', { timeout: 120_000 }, () => {
   let dkim: { name: string; value: string };
 
   it('add prints the records to publish; list and show read them back', async () => {

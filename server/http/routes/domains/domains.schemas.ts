@@ -14,28 +14,25 @@ const CapabilitiesInputSchema = v.strictObject({
   receiving: v.optional(v.picklist(['disabled'], 'receiving mail is not supported')),
 });
 
+/** What can be set at creation and changed later. */
+const settingsFields = {
+  open_tracking: v.optional(v.boolean()),
+  click_tracking: v.optional(v.boolean()),
+  tracking_subdomain: v.optional(TrackingSubdomainSchema),
+  capabilities: v.optional(CapabilitiesInputSchema),
+};
+
 export const CreateDomainBodySchema = v.pipe(
   v.strictObject({
     name: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(253, 'must be at most 253 characters')),
     region: v.optional(v.pipe(v.string(), v.metadata({ description: 'A region some configured provider serves; defaults to POSTLANE_DEFAULT_REGION. One per domain.' }))),
-    open_tracking: v.optional(v.boolean()),
-    click_tracking: v.optional(v.boolean()),
-    tracking_subdomain: v.optional(TrackingSubdomainSchema),
-    capabilities: v.optional(CapabilitiesInputSchema),
+    ...settingsFields,
   }),
   v.metadata({ title: 'CreateDomainRequest' }),
 );
 
 /** Only tracking (and the fixed capabilities) can change; `tls`, `region` and anything else are refused with 422. */
-export const UpdateDomainBodySchema = v.pipe(
-  v.strictObject({
-    open_tracking: v.optional(v.boolean()),
-    click_tracking: v.optional(v.boolean()),
-    tracking_subdomain: v.optional(TrackingSubdomainSchema),
-    capabilities: v.optional(CapabilitiesInputSchema),
-  }),
-  v.metadata({ title: 'UpdateDomainRequest' }),
-);
+export const UpdateDomainBodySchema = v.pipe(v.strictObject(settingsFields), v.metadata({ title: 'UpdateDomainRequest' }));
 
 export const DomainRecordSchema = v.pipe(
   v.object({
