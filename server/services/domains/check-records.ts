@@ -76,7 +76,7 @@ async function judgeDmarc(dns: DnsResolver, record: DomainRecord, domainName: st
         live: 'found',
         policy,
         ...(name === domainName ? {} : { inherited_from: name }),
-        detail: policy === 'none' ? 'DMARC is published in monitoring mode (p=none).' : `DMARC is published with policy ${policy}.`,
+        detail: `${name === domainName ? 'DMARC is published' : `The DMARC record of ${name} covers it`}, ${policy === 'none' ? 'in monitoring mode (p=none)' : `with policy ${policy}`}.`,
       };
     }
   }

@@ -56,7 +56,7 @@ export async function diagnoseDomain(deps: Pick<Deps, 'orm' | 'dns'>, teamId: st
       if (spfLookups > SPF_LOOKUP_LIMIT) {
         // Our include is there, but a receiver gives up before reaching a verdict: as good as missing.
         const overLimit = `It needs ${spfLookups} DNS lookups; receivers stop at ${SPF_LOOKUP_LIMIT}, so SPF fails (see hints).`;
-        records = records.map((r) => (r === spf ? { ...r, status: 'failed' as const, detail: overLimit } : r));
+        records = records.map((r) => (r === spf ? { ...r, status: 'failed' as const, live: published[0]!, detail: overLimit } : r));
         hints.push(`The SPF record of ${spf.name} needs ${spfLookups} DNS lookups; receivers stop at ${SPF_LOOKUP_LIMIT} and SPF fails. Drop includes you no longer send through, or replace them with ip4:/ip6: ranges.`);
       }
     }
