@@ -15,13 +15,13 @@ type AuthorizeDeps = Pick<Deps, 'config' | 'orm' | 'providers' | 'senderDomains'
  * else the default region. It may send when that domain is verified, or when the region is served
  * by `capture` (nothing leaves the machine, so a fresh install sends without DNS). A key limited to
  * a domain sends from that domain only. Refusals are 403 `validation_error`, as Resend's; in a batch
- * the message starts with the email's index.
+ * the message starts with the email's index in the request (`batchIndexes`: the checked emails' positions).
  */
-export async function authorizeSenders(deps: AuthorizeDeps, sender: Sender, fromAddresses: string[], { batch }: { batch: boolean }): Promise<{ region: string }[]> {
+export async function authorizeSenders(deps: AuthorizeDeps, sender: Sender, fromAddresses: string[], { batchIndexes }: { batchIndexes?: number[] } = {}): Promise<{ region: string }[]> {
   const domains = await deps.senderDomains.forTeam(deps.orm, sender.teamId, deps.clock().getTime());
   const scope = sender.domainId ? (domains.find((d) => d.id === sender.domainId)?.name ?? null) : undefined;
   return fromAddresses.map((address, index) => {
-    const refuse = (message: string) => validationError(batch ? `${index}.from: ${message}` : message, 403);
+    const refuse = (message: string) => validationError(batchIndexes ? `${batchIndexes[index]}.from: ${message}` : message, 403);
     const name = domainOfAddress(address);
     if (scope !== undefined && scope !== name) {
       throw refuse(scope === null ? 'This API key was limited to a domain that has been removed; it cannot send.' : `This API key may only send from ${scope}, not ${name}.`);

@@ -50,15 +50,15 @@ type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'provide
 
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
 export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
-  const [authorized] = await authorizeSenders(deps, sender, [input.from.address], { batch: false });
+  const [authorized] = await authorizeSenders(deps, sender, [input.from.address]);
   const row = toQueuedRow(deps, sender.teamId, input, authorized!.region);
   await deps.emailWriter.write(row);
   return { id: row.id };
 }
 
-/** A batch: every email commits, or none does. */
-export async function sendEmails(deps: SendDeps, sender: Sender, inputs: SendEmailInput[]): Promise<Pick<IEmail, 'id'>[]> {
-  const senders = await authorizeSenders(deps, sender, inputs.map((input) => input.from.address), { batch: true });
+/** A batch: every email commits, or none does. `batchIndexes`: each email's position in the request, for messages. */
+export async function sendEmails(deps: SendDeps, sender: Sender, inputs: SendEmailInput[], batchIndexes = inputs.map((_, index) => index)): Promise<Pick<IEmail, 'id'>[]> {
+  const senders = await authorizeSenders(deps, sender, inputs.map((input) => input.from.address), { batchIndexes });
   const rows = inputs.map((input, index) => toQueuedRow(deps, sender.teamId, input, senders[index]!.region));
   if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
   return rows.map((row) => ({ id: row.id }));

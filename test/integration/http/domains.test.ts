@@ -281,6 +281,12 @@ describe('the from rule', () => {
     const [{ count }] = await app.deps.orm.em.getConnection().execute('SELECT count(*)::int AS count FROM email WHERE team_id = ?', [teamId]);
     expect(count).toBe(0);
     expect((await app.request('POST', '/emails/batch', { token, body: [email(`a@${domain.name}`)] })).status).toBe(200);
+    // Permissive: indexes still name the request's emails, after the invalid ones were set aside.
+    const permissive = await app.request('POST', '/emails/batch', {
+      token, headers: { 'x-batch-validation': 'permissive' }, body: [{ from: 'not an address' }, email(`a@${domain.name}`), email('c@unverified.test')],
+    });
+    expect(permissive.status).toBe(403);
+    expect(permissive.body.message).toMatch(/^2\.from: The unverified\.test domain is not verified/);
   });
 
   it('limits a domain-scoped key to its domain', async () => {

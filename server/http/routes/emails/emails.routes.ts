@@ -39,14 +39,17 @@ function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEma
 /** `strict`: the first invalid email refuses the batch, named by its index. `permissive`: it is listed and skipped. */
 function validateBatch(items: unknown[], mode: 'strict' | 'permissive') {
   const accepted: SendEmailInput[] = [];
+  const positions: number[] = [];
   const errors: { index: number; message: string }[] = [];
   for (const [index, item] of items.entries()) {
     const parsed = v.safeParse(BatchEmailSchema, item);
-    if (parsed.success) accepted.push(toSendEmailInput(parsed.output));
-    else if (mode === 'strict') throw issueToApiError(parsed.issues[0], String(index));
+    if (parsed.success) {
+      accepted.push(toSendEmailInput(parsed.output));
+      positions.push(index);
+    } else if (mode === 'strict') throw issueToApiError(parsed.issues[0], String(index));
     else errors.push({ index, message: issueToApiError(parsed.issues[0]).message });
   }
-  return { accepted, errors };
+  return { accepted, positions, errors };
 }
 
 export const emailRoutes = [
@@ -65,8 +68,8 @@ export const emailRoutes = [
     async ({ input: { body }, auth, deps, ctx }) => {
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
       if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
-      const { accepted, errors } = validateBatch(body, mode.output);
-      const sent = await sendEmails(deps, auth, accepted);
+      const { accepted, positions, errors } = validateBatch(body, mode.output);
+      const sent = await sendEmails(deps, auth, accepted, positions);
       return mode.output === 'permissive' ? { data: sent.map(presentEmailRef), errors } : { data: sent.map(presentEmailRef) };
     },
   ),
