@@ -10,7 +10,7 @@ export const domainCheckJob = defineJob({
   options: (config) => ({
     concurrency: 1,
     lockLimit: 1,
-    // 20 domains, each bounded by one DNS timeout per record (asked in parallel), with margin.
+    // 20 domains one after another, each within three DNS timeouts (records are asked in parallel; DMARC may walk up to parents).
     lockLifetime: Math.max(60_000, 20 * 3 * (config.POSTLANE_DNS_TIMEOUT_MS + 1_000)),
     backoff: constant({ delay: 10_000, maxRetries: 1 }),
     removeOnComplete: false,
