@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDoctor } from './commands/doctor.js';
+import { registerDomains } from './commands/domains.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMaintenance } from './commands/maintenance.js';
@@ -18,6 +19,7 @@ registerInstall(program);
 registerServe(program);
 registerMigrate(program);
 registerKeys(program);
+registerDomains(program);
 registerOutbox(program);
 registerMaintenance(program);
 registerUsage(program);

@@ -17,11 +17,23 @@ const Url = (protocols: string[]) =>
     v.check((url) => protocols.includes(new URL(url).protocol), `must use ${protocols.join(' or ')}`),
   );
 
+/** A DNS name as a record value names it: letters, digits, hyphens and underscores, dotted. */
+const HostName = v.pipe(v.string(), v.regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a DNS name like _spf.relay.example'));
+
+/** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
+const DnsServerList = v.pipe(
+  v.string(),
+  v.transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean)),
+  v.check((servers) => servers.every((s) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i.test(s)), 'must be a comma-separated list of IP addresses with optional :port'),
+);
+
 const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))), v.minLength(1));
 
 export const CaptureProviderConfigSchema = v.strictObject({
   type: v.literal('capture'),
   regions: RegionList,
+  /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `a mx`). */
+  spf_include: v.optional(HostName),
 });
 
 export const SmtpProviderConfigSchema = v.strictObject({
@@ -31,6 +43,8 @@ export const SmtpProviderConfigSchema = v.strictObject({
   url: Url(['smtp:', 'smtps:']),
   max_connections: v.optional(Integer(1, 100), 5),
   rate_per_second: v.optional(Integer(1, 10_000), 50),
+  /** What a domain's SPF record must `include:` for this relay (its documentation names it); defaults to the relay's host name. */
+  spf_include: v.optional(HostName),
 });
 
 export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema]);
@@ -101,6 +115,16 @@ export const ConfigSchema = v.pipe(
     POSTLANE_CAPTURE_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
     /** Finished and failed one-off job rows (the outbox tables keep what happened). */
     POSTLANE_JOB_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
+    /** DNS servers for domain verification (`127.0.0.1:5353,[::1]`); empty = the system's resolvers. */
+    POSTLANE_DNS_SERVERS: v.optional(DnsServerList, ''),
+    /** How long one DNS query may take before its record reads `temporary_failure`. */
+    POSTLANE_DNS_TIMEOUT_MS: v.optional(Integer(100, 60_000), 5_000),
+    /** The DKIM selector of the keys Postlane makes: the record lives at `<selector>._domainkey.<domain>`. */
+    POSTLANE_DKIM_SELECTOR: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)')), 'postlane'),
+    /** Where a domain's tracking CNAME must point; defaults to the host of POSTLANE_PUBLIC_URL. */
+    POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),
+    /** How often workers look for domains whose DNS is due for a check. */
+    POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),
@@ -123,6 +147,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`,
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
     POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
+    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`).hostname,
   })),
 );
 

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
+import { DnsResolver } from './dns/resolver.js';
 import type { JobQueue } from './jobs/job-queue.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
@@ -7,6 +8,7 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
+import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
@@ -22,6 +24,8 @@ export interface Deps {
   secrets: SecretBox;
   apiLogs: ApiLogWriter;
   metrics: Metrics;
+  dns: DnsResolver;
+  senderDomains: SenderDomainCache;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -38,5 +42,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger),
     metrics: new Metrics({ orm }),
+    dns: new DnsResolver(config),
+    senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
   };
 }

@@ -12,7 +12,7 @@ export const ApiKey = defineEntity({
     team: () => p.manyToOne(Team).index(),
     name: p.text(),
     permission: p.enum([...API_KEY_PERMISSIONS]),
-    /** Sending keys may be limited to one domain; the domains table arrives with the domains feature. */
+    /** Sending keys may be limited to one domain. No foreign key: removing the domain must not widen the key, which then cannot send. */
     domainId: p.uuid().nullable(),
     /** SHA-256 of the token: a 256-bit random secret needs neither salt nor slow hashing. */
     tokenHash: p.blob().unique(),

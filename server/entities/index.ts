@@ -4,6 +4,7 @@ import { CapturedMessage } from './captured-message.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
 import { Contact } from './contact.entity.js';
+import { Domain } from './domain.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
@@ -19,12 +20,13 @@ import { Topic } from './topic.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
 
 export {
-  ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
   IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
+export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
@@ -43,6 +45,6 @@ export type { ITemplate, TemplateVariable, TemplateVariableType, TemplateVersion
 export type { ITeamDailyUsage } from './usage.entity.js';
 
 export const entities = [
-  Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
+  Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template,
 ];

@@ -4,6 +4,7 @@ import type { AppState, Route } from './route.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
 import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts.routes.js';
+import { domainRoutes } from './routes/domains/domains.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
@@ -15,6 +16,7 @@ import { topicRoutes } from './routes/topics/topics.routes.js';
 
 const resourceRoutes: Route[] = [
   ...emailRoutes,
+  ...domainRoutes,
   ...apiKeyRoutes,
   ...contactRoutes,
   ...segmentRoutes,

@@ -2,6 +2,7 @@ export interface JobPayloads {
   'email.send': { emailId: string };
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
+  'domain.check': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -4,6 +4,21 @@ import type { Address, OutboundMessage } from '../providers/provider.js';
 const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
 
 /**
+ * Sent exactly as validated (one line, ASCII): a folded List-Unsubscribe has broken downstream DKIM
+ * verification (nodemailer #1654), and both headers are in place before the message is signed.
+ */
+const UNFOLDED_HEADERS = new Set(['list-unsubscribe', 'list-unsubscribe-post']);
+
+/** nodemailer's default signed headers, plus List-Unsubscribe-Post, which RFC 8058 requires DKIM to cover. */
+const DKIM_SIGNED_HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:Content-Description:' +
+  'In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
+
+function headerEntries(headers: Record<string, string>) {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, UNFOLDED_HEADERS.has(name.toLowerCase()) ? { prepared: true, value } : value]));
+}
+
+/**
  * nodemailer's message options, from our fields only: no user object is ever passed through, and
  * addresses go as parts with an explicit envelope, so nothing is left for its lenient parser.
  */
@@ -20,8 +35,9 @@ export function toNodemailerMessage(message: OutboundMessage) {
     html: message.html ?? undefined,
     text: message.text ?? undefined,
     // Ours last: a caller cannot set X-Postlane-* (the header rules refuse it) nor override this one.
-    headers: { ...message.headers, 'X-Postlane-Email-Id': message.emailId },
+    headers: { ...headerEntries(message.headers), 'X-Postlane-Email-Id': message.emailId },
     attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType ?? undefined })),
+    dkim: message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { CapturedMessage } from '../entities/index.js';
 import { buildMime } from '../mail/mime.js';
-import type { EmailProvider, OutboundMessage, SendResult } from './provider.js';
+import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
+import type { DomainSetup, EmailProvider, OutboundMessage, SendResult } from './provider.js';
 
 /**
  * The embedded default: stores each message's MIME in Postgres instead of relaying it,
@@ -14,6 +15,7 @@ export class CaptureProvider implements EmailProvider {
   constructor(
     readonly regions: readonly string[],
     private readonly orm: MikroORM,
+    private readonly domainOptions: { selector: string; spfInclude: string | undefined },
   ) {}
 
   async send(message: OutboundMessage): Promise<SendResult> {
@@ -35,6 +37,13 @@ export class CaptureProvider implements EmailProvider {
       recipients: envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })),
     };
   }
+
+  /** The same records and signing as an SMTP relay, so DNS can be rehearsed before mail leaves. */
+  setUpDomain(domain: { name: string }): Promise<DomainSetup> {
+    return postlaneSignedDomainSetup(domain.name, this.domainOptions);
+  }
+
+  async tearDownDomain(): Promise<void> {}
 
   async verify(): Promise<void> {}
 

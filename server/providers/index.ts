@@ -20,6 +20,10 @@ export class ProviderRegistry {
     return provider;
   }
 
+  serves(region: string): boolean {
+    return this.byRegion.has(region);
+  }
+
   get regions(): string[] {
     return [...this.byRegion.keys()];
   }
@@ -33,6 +37,10 @@ export function createProviders(config: Config, orm: MikroORM): ProviderRegistry
   // The provider call must finish well inside the lease, or a second worker could send the same row.
   const timeoutMs = Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.6);
   return new ProviderRegistry(
-    config.POSTLANE_PROVIDERS.map((p) => (p.type === 'capture' ? new CaptureProvider(p.regions, orm) : new SmtpProvider(p, timeoutMs))),
+    config.POSTLANE_PROVIDERS.map((p) =>
+      p.type === 'capture'
+        ? new CaptureProvider(p.regions, orm, { selector: config.POSTLANE_DKIM_SELECTOR, spfInclude: p.spf_include })
+        : new SmtpProvider(p, timeoutMs, config.POSTLANE_DKIM_SELECTOR),
+    ),
   );
 }

@@ -1,7 +1,8 @@
 import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
-import { type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
+import { type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
 
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 
@@ -18,10 +19,12 @@ export class SmtpProvider implements EmailProvider {
   readonly type = 'smtp';
   readonly regions: readonly string[];
   private readonly transport;
+  private readonly domainOptions: { selector: string; spfInclude: string };
 
-  constructor(config: SmtpConfig, timeoutMs: number) {
+  constructor(config: SmtpConfig, timeoutMs: number, dkimSelector: string) {
     this.regions = config.regions;
     const url = new URL(config.url);
+    this.domainOptions = { selector: dkimSelector, spfInclude: config.spf_include ?? url.hostname };
     this.transport = nodemailer.createTransport({
       pool: true,
       host: url.hostname,
@@ -61,6 +64,12 @@ export class SmtpProvider implements EmailProvider {
       throw classify(failure);
     }
   }
+
+  setUpDomain(domain: { name: string }): Promise<DomainSetup> {
+    return postlaneSignedDomainSetup(domain.name, this.domainOptions);
+  }
+
+  async tearDownDomain(): Promise<void> {}
 
   async verify(): Promise<void> {
     await this.transport.verify();

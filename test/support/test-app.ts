@@ -10,7 +10,9 @@ import { initOrm } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
 import { AgendaJobs, type JobQueue, jobDefinitions, RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
+import { Domain } from '../../server/entities/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { createTestDatabase } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
@@ -57,10 +59,18 @@ export async function startTestApp(options: TestAppOptions = {}) {
     recorded: jobs instanceof RecordingJobQueue ? jobs.jobs : [],
     wakes: jobs instanceof RecordingJobQueue ? jobs.wakes : [],
     run,
-    /** A new team with one key of the given permission: every test works inside its own team. */
-    async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access') {
+    /**
+     * A new team with one key of the given permission: every test works inside its own team.
+     * `verifiedDomains` are added and marked verified without DNS, for sends through a relay.
+     */
+    async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access', { verifiedDomains = [] }: { verifiedDomains?: string[] } = {}) {
       return run(async () => {
         const team = await createTeam(deps, { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
+        for (const name of verifiedDomains) {
+          const domain = await createDomain(deps, team.id, { name });
+          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
+        }
+        deps.senderDomains.evict(team.id);
         const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });
         return { teamId: team.id, keyId: apiKey.id, token };
       });

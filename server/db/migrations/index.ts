@@ -7,6 +7,7 @@ import { Migration20261122000400_send_policy } from './Migration20261122000400_s
 import { Migration20261122000500_api_logs_maintenance } from './Migration20261122000500_api_logs_maintenance.js';
 import { Migration20261122000600_usage } from './Migration20261122000600_usage.js';
 import { Migration20261123000000_audience } from './Migration20261123000000_audience.js';
+import { Migration20261125000000_domains } from './Migration20261125000000_domains.js';
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
@@ -20,5 +21,6 @@ export const migrationsList = [
   { name: 'Migration20261122000500_api_logs_maintenance', class: Migration20261122000500_api_logs_maintenance },
   { name: 'Migration20261122000600_usage', class: Migration20261122000600_usage },
   { name: 'Migration20261123000000_audience', class: Migration20261123000000_audience },
+  { name: 'Migration20261125000000_domains', class: Migration20261125000000_domains },
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
 ];

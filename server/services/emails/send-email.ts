@@ -4,6 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
 import { createMessageId } from '../../mail/mime.js';
+import { authorizeSenders, type Sender } from '../domains/authorize-sender.js';
 import { withTeamQuota } from '../usage/team-quota.js';
 import { admitSends } from './admit-sends.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
@@ -29,7 +30,7 @@ export interface SendEmailInput {
 /** An email as it will be written: its template rendered, its subject settled. */
 export type AdmittedEmail = SendEmailInput & { subject: string };
 
-function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input: AdmittedEmail, parkUntil: Date | null): QueuedEmailRow {
+function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
@@ -46,7 +47,7 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
     headers: input.headers,
     tags: input.tags,
     attachments: input.attachments.map((a) => ({ filename: a.filename, content_type: a.contentType, content: a.content })),
-    region: deps.config.POSTLANE_DEFAULT_REGION,
+    region,
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
     scheduled_at: input.scheduledAt?.toISOString() ?? null,
@@ -56,14 +57,15 @@ function toQueuedRow(deps: Pick<Deps, 'config' | 'clock'>, teamId: string, input
   };
 }
 
-type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets'>;
+type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains'>;
 
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
-export async function sendEmail(deps: SendDeps, teamId: string, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
-  return withTeamQuota(deps, teamId, async (admit) => {
-    const [admitted] = await admitSends(deps, teamId, [input]);
+export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+  const [authorized] = await authorizeSenders(deps, sender, [input.from.address]);
+  return withTeamQuota(deps, sender.teamId, async (admit) => {
+    const [admitted] = await admitSends(deps, sender.teamId, [input]);
     if (admitted instanceof ApiError) throw admitted;
-    const row = toQueuedRow(deps, teamId, admitted!, await admit(1));
+    const row = toQueuedRow(deps, sender.teamId, admitted!, authorized!.region, await admit(1));
     await deps.emailWriter.write(row);
     return { id: row.id };
   });
@@ -76,21 +78,23 @@ export interface BatchItem {
 }
 
 /**
- * A batch. `strict`: the first refused email refuses the batch, named by its index, and every
- * other email commits together or none does. `permissive`: refused emails are listed and skipped.
+ * A batch. A `from` the sender may not use refuses the whole batch. Then, `strict`: the first
+ * refused email refuses the batch, named by its index, and every other email commits together
+ * or none does; `permissive`: refused emails are listed and skipped.
  */
-export async function sendEmails(deps: SendDeps, teamId: string, items: BatchItem[], mode: 'strict' | 'permissive'): Promise<{ sent: Pick<IEmail, 'id'>[]; refused: { index: number; error: ApiError }[] }> {
-  return withTeamQuota(deps, teamId, async (admit) => {
-    const admitted = await admitSends(deps, teamId, items.map((item) => item.input));
+export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchItem[], mode: 'strict' | 'permissive'): Promise<{ sent: Pick<IEmail, 'id'>[]; refused: { index: number; error: ApiError }[] }> {
+  const senders = await authorizeSenders(deps, sender, items.map((item) => item.input.from.address), { batchIndexes: items.map((item) => item.index) });
+  return withTeamQuota(deps, sender.teamId, async (admit) => {
+    const admitted = await admitSends(deps, sender.teamId, items.map((item) => item.input));
     const refused = items.flatMap(({ index }, at) => (admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : []));
     if (mode === 'strict' && refused[0]) {
       const { index, error } = refused[0];
       throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
     }
-    const accepted = admitted.filter((input): input is AdmittedEmail => !(input instanceof ApiError));
+    const accepted = admitted.flatMap((input, at) => (input instanceof ApiError ? [] : [{ input, region: senders[at]!.region }]));
     // The quota takes or refuses the batch as a whole.
     const parkUntil = await admit(accepted.length);
-    const rows = accepted.map((input) => toQueuedRow(deps, teamId, input, parkUntil));
+    const rows = accepted.map(({ input, region }) => toQueuedRow(deps, sender.teamId, input, region, parkUntil));
     if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
     return { sent: rows.map((row) => ({ id: row.id })), refused };
   });

@@ -12,7 +12,7 @@ let resend: Resend;
 beforeAll(async () => {
   sink = await startSmtpSink();
   app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
-  ({ token } = await app.createTeamWithKey());
+  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
   resend = new Resend(token, { baseUrl: app.url });
 });
 afterAll(async () => {

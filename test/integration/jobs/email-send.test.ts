@@ -13,7 +13,7 @@ let token: string;
 beforeAll(async () => {
   sink = await startSmtpSink({ reject: refusals });
   app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
-  ({ token } = await app.createTeamWithKey());
+  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
 });
 afterAll(async () => {
   await app.close();

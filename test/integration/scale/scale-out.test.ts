@@ -29,7 +29,7 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   // Only for its database and a key: the mail goes through the processes below.
   app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
+  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
   await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
 }, 60_000);
 afterAll(async () => {

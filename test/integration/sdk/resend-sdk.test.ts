@@ -18,7 +18,7 @@ beforeAll(async () => {
       POSTLANE_JOB_CONCURRENCY: '2',
     },
   });
-  const { token } = await app.createTeamWithKey();
+  const { token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
   // Exactly how a user points the official SDK at Postlane.
   process.env.RESEND_BASE_URL = app.url;
   resend = new Resend(token);

@@ -56,7 +56,7 @@ export const emailRoutes = [
       method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
       permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
     },
-    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth.teamId, toSendEmailInput(body))),
+    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body))),
   ),
   defineRoute(
     {
@@ -67,7 +67,7 @@ export const emailRoutes = [
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
       if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
       const { accepted, errors } = validateBatch(body, mode.output);
-      const { sent, refused } = await sendEmails(deps, auth.teamId, accepted, mode.output);
+      const { sent, refused } = await sendEmails(deps, auth, accepted, mode.output);
       if (mode.output === 'strict') return { data: sent.map(presentEmailRef) };
       const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort((a, b) => a.index - b.index);
       return { data: sent.map(presentEmailRef), errors: allErrors };

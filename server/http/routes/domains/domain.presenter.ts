@@ -1,0 +1,30 @@
+import type { DomainRecord, IDomain } from '../../../entities/index.js';
+
+const CAPABILITIES = { sending: 'enabled', receiving: 'disabled' } as const;
+
+export function presentDomainListItem(domain: IDomain) {
+  return {
+    id: domain.id,
+    name: domain.name,
+    status: domain.status,
+    created_at: domain.createdAt.toISOString(),
+    region: domain.region,
+    open_tracking: domain.openTracking,
+    click_tracking: domain.clickTracking,
+    tracking_subdomain: domain.trackingSubdomain,
+    capabilities: CAPABILITIES,
+  };
+}
+
+/** Resend's record shape; `live`, `detail`, `inherited_from` and `policy` once a check has run. */
+export function presentDomainRecord({ required: _required, ...record }: DomainRecord) {
+  return record;
+}
+
+export const presentDomain = (domain: IDomain) => ({ object: 'domain' as const, ...presentDomainListItem(domain), records: domain.records.map(presentDomainRecord) });
+
+export const presentDomainRef = (domain: Pick<IDomain, 'id'>) => ({ object: 'domain' as const, id: domain.id });
+
+export const presentVerifiedDomain = (domain: Pick<IDomain, 'id' | 'status'>) => ({ object: 'domain' as const, id: domain.id, status: domain.status });
+
+export const presentDeletedDomain = (domain: Pick<IDomain, 'id'>) => ({ object: 'domain' as const, id: domain.id, deleted: true as const });

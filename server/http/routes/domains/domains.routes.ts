@@ -1,0 +1,62 @@
+import { createDomain } from '../../../services/domains/create-domain.js';
+import { deleteDomain } from '../../../services/domains/delete-domain.js';
+import { getDomain } from '../../../services/domains/get-domain.js';
+import { listDomains } from '../../../services/domains/list-domains.js';
+import { updateDomain } from '../../../services/domains/update-domain.js';
+import { verifyDomain } from '../../../services/domains/verify-domain.js';
+import { presentList } from '../../presenters.js';
+import { defineRoute } from '../../route.js';
+import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { presentDeletedDomain, presentDomain, presentDomainListItem, presentDomainRef, presentVerifiedDomain } from './domain.presenter.js';
+import { CreateDomainBodySchema, DeletedDomainSchema, DomainListItemSchema, DomainRefSchema, DomainSchema, UpdateDomainBodySchema, VerifiedDomainSchema } from './domains.schemas.js';
+
+export const domainRoutes = [
+  defineRoute(
+    {
+      method: 'post', path: '/domains', operationId: 'createDomain', summary: 'Add a sending domain and get the DNS records to publish', tags: ['Domains'],
+      permission: 'full_access', body: CreateDomainBodySchema, responses: { 201: DomainSchema },
+    },
+    async ({ input: { body }, auth, deps }) =>
+      presentDomain(
+        await createDomain(deps, auth.teamId, {
+          name: body.name, region: body.region, openTracking: body.open_tracking, clickTracking: body.click_tracking, trackingSubdomain: body.tracking_subdomain,
+        }),
+      ),
+  ),
+  defineRoute(
+    {
+      method: 'get', path: '/domains', operationId: 'listDomains', summary: 'List sending domains', tags: ['Domains'],
+      permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(DomainListItemSchema) },
+    },
+    async ({ input: { query }, auth, deps }) => presentList(await listDomains(deps, auth.teamId, query), presentDomainListItem),
+  ),
+  defineRoute(
+    {
+      method: 'get', path: '/domains/:id', operationId: 'getDomain', summary: 'Retrieve a domain with its records and what DNS last answered', tags: ['Domains'],
+      permission: 'full_access', params: IdParamSchema, responses: { 200: DomainSchema },
+    },
+    async ({ input: { params }, auth, deps }) => presentDomain(await getDomain(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    {
+      method: 'patch', path: '/domains/:id', operationId: 'updateDomain', summary: 'Change tracking settings', tags: ['Domains'],
+      permission: 'full_access', params: IdParamSchema, body: UpdateDomainBodySchema, responses: { 200: DomainRefSchema },
+    },
+    async ({ input: { params, body }, auth, deps }) =>
+      presentDomainRef(await updateDomain(deps, auth.teamId, params.id, { openTracking: body.open_tracking, clickTracking: body.click_tracking, trackingSubdomain: body.tracking_subdomain })),
+  ),
+  defineRoute(
+    {
+      method: 'delete', path: '/domains/:id', operationId: 'deleteDomain', summary: 'Remove a domain and its DKIM key', tags: ['Domains'],
+      permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedDomainSchema },
+    },
+    async ({ input: { params }, auth, deps }) => presentDeletedDomain(await deleteDomain(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    {
+      method: 'post', path: '/domains/:id/verify', operationId: 'verifyDomain', summary: "Check the domain's DNS records now", tags: ['Domains'],
+      permission: 'full_access', params: IdParamSchema, responses: { 200: VerifiedDomainSchema },
+    },
+    async ({ input: { params }, auth, deps }) => presentVerifiedDomain(await verifyDomain(deps, auth.teamId, params.id)),
+  ),
+];

@@ -1,0 +1,69 @@
+import dns2 from 'dns2';
+
+const { Packet } = dns2;
+
+type RecordType = 'TXT' | 'CNAME' | 'MX';
+/** What a name answers for one type: values, or a scripted fault. */
+export type ZoneEntry = string[] | { fault: 'timeout' | 'servfail' };
+
+const TYPES: Record<RecordType, number> = { TXT: Packet.TYPE.TXT, CNAME: Packet.TYPE.CNAME, MX: Packet.TYPE.MX };
+const RCODE_SERVFAIL = 2;
+const RCODE_NXDOMAIN = 3;
+
+/** TXT strings are at most 255 bytes each; a long value (a DKIM key) goes as several, as zone files split it. */
+const chunks = (value: string) => value.match(/[\s\S]{1,255}/g) ?? [''];
+
+/**
+ * A real DNS server on loopback (UDP and TCP on one port), answering from a zone the test edits:
+ * right or wrong values, nothing (NXDOMAIN / no data), SERVFAIL, or silence (a timeout).
+ */
+export async function startDnsServer() {
+  const zone = new Map<string, ZoneEntry>();
+  const key = (type: RecordType, name: string) => `${type} ${name.toLowerCase().replace(/\.$/, '')}`;
+  const answer = (request: any, send: (response: any) => void) => {
+    const response = Packet.createResponseFromRequest(request);
+    const [question] = request.questions;
+    const name = String(question.name).toLowerCase();
+    const type = (Object.keys(TYPES) as RecordType[]).find((t) => TYPES[t] === question.type);
+    const entry = type ? zone.get(key(type, name)) : undefined;
+    if (entry && !Array.isArray(entry)) {
+      if (entry.fault === 'timeout') return;
+      response.header.rcode = RCODE_SERVFAIL;
+      return send(response);
+    }
+    if (!entry) {
+      const nameExists = [...zone.keys()].some((k) => k.endsWith(` ${name}`));
+      if (!nameExists) response.header.rcode = RCODE_NXDOMAIN;
+      return send(response);
+    }
+    for (const value of entry) {
+      const base = { name: question.name, type: TYPES[type!], class: Packet.CLASS.IN, ttl: 60 };
+      if (type === 'TXT') response.answers.push({ ...base, data: chunks(value) });
+      else if (type === 'CNAME') response.answers.push({ ...base, domain: value });
+      else {
+        const [priority, exchange] = value.split(' ');
+        response.answers.push({ ...base, priority: Number(priority), exchange });
+      }
+    }
+    send(response);
+  };
+  const udp = dns2.createServer({ udp: true, handle: answer });
+  const { udp: bound } = (await udp.listen({ udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })) as { udp: { port: number } };
+  // TCP on the same port, so an answer too long for UDP, retried over TCP, reaches us too.
+  const tcp = dns2.createServer({ tcp: true, handle: answer });
+  await tcp.listen({ tcp: { port: bound.port, address: '127.0.0.1' } });
+  return {
+    port: bound.port,
+    /** The value for POSTLANE_DNS_SERVERS. */
+    address: `127.0.0.1:${bound.port}`,
+    set(type: RecordType, name: string, entry: ZoneEntry) {
+      zone.set(key(type, name), entry);
+    },
+    remove(type: RecordType, name: string) {
+      zone.delete(key(type, name));
+    },
+    async close() {
+      await Promise.all([udp.close(), tcp.close()]);
+    },
+  };
+}
