@@ -65,5 +65,5 @@ export const monthlyQuotaExceeded = (renewsOn: string, retryAfterSeconds: number
   new ApiError(429, 'monthly_quota_exceeded', `You have used the emails included in your plan this month, and overage is off. Your quota renews on ${renewsOn}.`, retryAfterSeconds);
 export const serviceUnavailable = () => new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please retry shortly.', 5);
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');
-export const planLimitReached = (limit: number) =>
-  new ApiError(403, 'plan_limit_reached', `This team has reached its limit of ${limit} contacts. Delete contacts or raise the limit to add more.`);
+export const planLimitReached = (limit: number, what: 'contacts' | 'domains' = 'contacts') =>
+  new ApiError(403, 'plan_limit_reached', `This team has reached its limit of ${limit} ${what}. Delete ${what} or raise the limit to add more.`);

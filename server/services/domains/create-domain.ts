@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Deps } from '../../deps.js';
 import { Domain, type IDomain, Team } from '../../entities/index.js';
-import { validationError } from '../../errors.js';
+import { planLimitReached, validationError } from '../../errors.js';
+import { teamPlan } from '../usage/team-quota.js';
 import { normalizeDomainName } from './domain-name.js';
 import { initialRecords } from './domain-records.js';
 import { checkAfterCreation } from './verify-domain.js';
@@ -29,6 +30,8 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
   if (!deps.providers.serves(region)) throw validationError(`region: ${region} is not served here; choose one of ${deps.providers.regions.join(', ')}`);
   const em = deps.orm.em;
   if (await em.count(Domain, { team: teamId, name })) throw validationError(`name: the domain ${name} has already been added`);
+  const limit = (await teamPlan(deps, teamId))?.plan.domains ?? null;
+  if (limit !== null && (await em.count(Domain, { team: teamId })) >= limit) throw planLimitReached(limit, 'domains');
 
   const id = randomUUID();
   const setup = await deps.providers.forRegion(region).setUpDomain({ id, name });

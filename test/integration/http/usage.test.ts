@@ -117,6 +117,14 @@ describe('cloud plans', () => {
     expect((await app.request('POST', '/contacts', { token, body: { email: 'c@example.com' } })).status).toBe(201);
   });
 
+  it("the plan's domain cap applies to new domains", async () => {
+    const { token } = await onPlan('free');
+    expect((await app.request('POST', '/domains', { token, body: { name: 'one.example.com' } })).status).toBe(201);
+    const second = await app.request('POST', '/domains', { token, body: { name: 'two.example.com' } });
+    expect(second.status).toBe(403);
+    expect(second.body).toEqual({ statusCode: 403, name: 'plan_limit_reached', message: expect.stringContaining('limit of 1 domains') });
+  });
+
   it('concurrent sends racing for the last unit: exactly one wins', async () => {
     now = new Date('2026-11-22T10:00:00Z');
     const { token, teamId } = await onPlan('pro');
