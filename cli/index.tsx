@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
+import { registerErase } from './commands/erase.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMaintenance } from './commands/maintenance.js';
@@ -24,5 +25,6 @@ registerOutbox(program);
 registerMaintenance(program);
 registerUsage(program);
 registerDoctor(program);
+registerErase(program);
 
 await program.parseAsync(process.argv);

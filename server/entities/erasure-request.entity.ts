@@ -8,11 +8,15 @@ import { Team } from './team.entity.js';
  */
 export const ErasureRequest = defineEntity({
   name: 'ErasureRequest',
+  indexes: [{ name: 'erasure_request_pending_idx', properties: ['completedAt', 'team'] }],
   properties: {
     ...baseProperties,
     team: () => p.manyToOne(Team),
+    /** `[erased]` once done: the request itself must not keep the address. */
     email: p.text(),
     completedAt: timestamp().nullable(),
+    /** What the erasure removed or rewrote, per kind. */
+    receipt: p.json<Record<string, number>>().nullable(),
   },
 });
 

@@ -1,9 +1,10 @@
 import { domainCheckJob } from './domain-check.job.js';
 import { emailSendJob } from './email-send.job.js';
+import { erasureJob } from './erasure.job.js';
 import { maintenanceJob } from './maintenance.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
 
-export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob, domainCheckJob];
+export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

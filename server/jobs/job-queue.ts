@@ -3,6 +3,7 @@ export interface JobPayloads {
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
   'domain.check': Record<string, never>;
+  'erasure.run': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -9,6 +9,7 @@ import { Migration20261122000600_usage } from './Migration20261122000600_usage.j
 import { Migration20261123000000_audience } from './Migration20261123000000_audience.js';
 import { Migration20261125000000_domains } from './Migration20261125000000_domains.js';
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
+import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -23,4 +24,5 @@ export const migrationsList = [
   { name: 'Migration20261123000000_audience', class: Migration20261123000000_audience },
   { name: 'Migration20261125000000_domains', class: Migration20261125000000_domains },
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
+  { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },
 ];

@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPostlane } from '../../support/postlane-process.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let token: string;
+let teamId: string;
+const dir = mkdtempSync(join(tmpdir(), 'postlane-erase-'));
+
+const erase = (args: string[]) => runPostlane(['erase', ...args, '--team', teamId], { DATABASE_URL: app.databaseUrl });
+const mentions = async (address: string) =>
+  Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(`SELECT count(*) AS n FROM email WHERE array_to_string("to", ' ') ILIKE ?`, [`%${address}%`]))[0]!.n);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ({ token, teamId } = await app.createTeamWithKey());
+  for (const email of ['one@example.com', 'two@example.com', 'three@example.com']) {
+    await app.request('POST', '/contacts', { token, body: { email } });
+    await app.request('POST', '/emails', { token, body: { from: 'hello@acme.test', to: email, subject: 'Hi', text: 'Hi' } });
+  }
+});
+afterAll(async () => {
+  await app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('postlane erase', () => {
+  it('--dry-run counts what would go and changes nothing', async () => {
+    const result = await erase(['one@example.com', '--dry-run', '--json']);
+    expect(result.code, result.output).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ addresses: 1, dry_run: true, removed: { contacts: 1, emails: 1, recipients: 1 } });
+    expect(await mentions('one@example.com')).toBe(1);
+  });
+
+  it('erases addresses given and from a CSV file, and prints a receipt', async () => {
+    writeFileSync(join(dir, 'list.csv'), 'email,name\nTwo@Example.com,Two\n"three@example.com",Three\n');
+    const result = await erase(['one@example.com', '--file', join(dir, 'list.csv'), '--json']);
+    expect(result.code, result.output).toBe(0);
+    const receipt = JSON.parse(result.stdout);
+    expect(receipt).toMatchObject({ team_id: teamId, addresses: 3, dry_run: false, removed: { contacts: 3, emails: 3, recipients: 3 } });
+    for (const address of ['one@example.com', 'two@example.com', 'three@example.com']) expect(await mentions(address)).toBe(0);
+    expect((await app.request('GET', '/contacts', { token })).body.data).toEqual([]);
+
+    const again = await erase(['one@example.com']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Erased 1 address');
+    expect(again.stdout).toMatch(/contacts\s+0/);
+  });
+
+  it('refuses anything that is not a bare address, erasing nothing', async () => {
+    const result = await erase(['Ann <ann@example.com>', 'not-an-address@']);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('Not bare email addresses');
+  });
+});
