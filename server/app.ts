@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
 import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
+import { apiReference } from './http/middleware/api-reference.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
 import { metricsEndpoint } from './http/middleware/metrics-endpoint.js';
@@ -23,6 +24,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(recordApiLog(deps.apiLogs));
   app.use(errorHandler(deps.logger));
   app.use(metricsEndpoint(deps.metrics, deps.config));
+  app.use(apiReference());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
   app.use(router.routes());

@@ -1,27 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPreferenceToken } from '../../../server/services/preferences/preference-token.js';
+import { launchBrowser } from '../../support/browser.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
 let browser: BrowserContext;
-let profile: string;
+let closeBrowser: () => Promise<void>;
 
 beforeAll(async () => {
   app = await startTestApp();
-  profile = await mkdtemp(join(tmpdir(), 'postlane-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ browser, close: closeBrowser } = await launchBrowser());
 });
 afterAll(async () => {
-  await browser?.close();
-  await rm(profile, { recursive: true, force: true });
+  await closeBrowser?.();
   await app.close();
 });
 

@@ -38,8 +38,8 @@ export function systemRoutes(documented: Route[]): Route[] {
   routes.push(
     defineRoute(
       {
-        method: 'get', path: '/openapi.json', operationId: 'getOpenApi', summary: 'This OpenAPI 3.1 document', tags: ['System'],
-        permission: 'full_access', responses: { 200: OpenApiDocumentSchema },
+        method: 'get', path: '/openapi.json', operationId: 'getOpenApi', summary: 'This OpenAPI 3.1 document (no API key; it describes routes, never data)', tags: ['System'],
+        permission: 'public', responses: { 200: OpenApiDocumentSchema },
       },
       ({ deps }) => (document ??= buildOpenApi([...documented, ...routes], deps.config.POSTLANE_PUBLIC_URL)),
     ),
