@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Resend } from 'resend';
 import { RequestContext } from '@mikro-orm/core';
 import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
@@ -74,6 +75,15 @@ export async function startTestApp(options: TestAppOptions = {}) {
         const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });
         return { teamId: team.id, keyId: apiKey.id, token };
       });
+    },
+    /** The official SDK pointed at this app as a user points it: through RESEND_BASE_URL. */
+    sdk(token: string): Resend {
+      process.env.RESEND_BASE_URL = url;
+      try {
+        return new Resend(token);
+      } finally {
+        delete process.env.RESEND_BASE_URL;
+      }
     },
     async request(method: string, path: string, init: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
       const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };

@@ -1,4 +1,4 @@
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -11,9 +11,7 @@ afterAll(() => app.close());
 
 async function client() {
   const { token, teamId } = await app.createTeamWithKey();
-  process.env.RESEND_BASE_URL = app.url;
-  const resend = new Resend(token);
-  delete process.env.RESEND_BASE_URL;
+  const resend = app.sdk(token);
   return { token, teamId, resend };
 }
 

@@ -1,4 +1,3 @@
-import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Event, Suppression } from '../../../server/entities/index.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
@@ -12,9 +11,7 @@ afterAll(() => app.close());
 
 async function client() {
   const { token, teamId } = await app.createTeamWithKey();
-  process.env.RESEND_BASE_URL = app.url;
-  const resend = new Resend(token);
-  delete process.env.RESEND_BASE_URL;
+  const resend = app.sdk(token);
   const events = (type: string) => app.run(() => app.deps.orm.em.find(Event, { team: teamId, type }, { orderBy: { createdAt: 'asc' } }));
   return { token, teamId, resend, events };
 }

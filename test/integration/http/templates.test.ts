@@ -14,9 +14,7 @@ afterAll(() => app.close());
 
 async function client() {
   const { token, teamId } = await app.createTeamWithKey();
-  process.env.RESEND_BASE_URL = app.url;
-  const resend = new Resend(token);
-  delete process.env.RESEND_BASE_URL;
+  const resend = app.sdk(token);
   const stored = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
   const countTemplates = () => app.run(() => app.deps.orm.em.count(Template, { team: teamId }));
   const countEmails = () => app.run(() => app.deps.orm.em.count(Email, { team: teamId }));
