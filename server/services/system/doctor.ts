@@ -4,6 +4,9 @@ import { type Config, ConfigError, configFilePath, loadConfig } from '../../../c
 import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
 import { createProviders } from '../../providers/index.js';
 import { SecretBox } from '../../security/secret-box.js';
+import { DnsResolver } from '../../dns/resolver.js';
+import { Domain } from '../../entities/index.js';
+import { checkRecords } from '../domains/check-records.js';
 import { jobBacklog } from './job-backlog.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
@@ -149,6 +152,24 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
           } finally {
             await registry.close();
           }
+        }),
+    },
+    {
+      name: 'domains',
+      title: 'Domain DNS',
+      run: () =>
+        needs(orm, async (o) => {
+          const domains = await o.em.fork().find(Domain, {}, { orderBy: { name: 'asc' } });
+          if (domains.length === 0) return ok('no sending domains yet');
+          const dns = new DnsResolver(config!);
+          const wrong: string[] = [];
+          for (const domain of domains) {
+            const records = await checkRecords(dns, domain.records, domain.name);
+            const bad = records.filter((r) => r.required && r.status !== 'verified').map((r) => `${r.record} ${r.status}`);
+            if (bad.length > 0) wrong.push(`${domain.name}: ${bad.join(', ')}`);
+          }
+          if (wrong.length === 0) return ok(`${domains.length} domain${domains.length === 1 ? '' : 's'}, every required record found`);
+          return (wrong.length === domains.length ? fail : warn)(wrong.join('; '), 'Run postlane domains check <name> for each: it shows the expected records, what DNS answers, and how to fix it.');
         }),
     },
     {

@@ -22,7 +22,7 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', providers: 'warn', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', providers: 'warn', domains: 'ok', public_url: 'warn', clock: 'ok' });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
   });
@@ -36,6 +36,16 @@ describe('postlane doctor', () => {
     expect(status).toMatchObject({ providers: 'fail', public_url: 'fail', database: 'ok' });
     expect(byName.providers!.detail).toContain('ECONNREFUSED');
     expect(byName.providers!.fix).toContain('POSTLANE_PROVIDERS');
+  });
+
+  it("names every domain whose records DNS does not answer, and says how to look closer", async () => {
+    const { token } = await app.createTeamWithKey();
+    expect((await app.request('POST', '/domains', { token, body: { name: 'mail.example.org' } })).status).toBe(201);
+    const { code, status, byName } = await doctor({ POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' });
+    expect(code).toBe(1);
+    expect(status.domains).toBe('fail');
+    expect(byName.domains!.detail).toMatch(/^mail\.example\.org: DKIM \w+/);
+    expect(byName.domains!.fix).toContain('postlane domains check');
   });
 
   it('with the database down, says so and skips what needs it', async () => {
