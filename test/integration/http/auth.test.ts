@@ -67,7 +67,8 @@ describe('a sending-only key', () => {
     ['GET', '/api-keys'],
     ['POST', '/api-keys'],
     ['DELETE', `/api-keys/${crypto.randomUUID()}`],
-    ['GET', '/openapi.json'],
+    ['GET', '/logs'],
+    ['GET', '/suppressions'],
   ])('gets 403 restricted_api_key on %s %s', async (method, path) => {
     const res = await app.request(method, path, { token, body: method === 'POST' ? { name: 'x' } : undefined });
     expect(res.status).toBe(403);
