@@ -10,6 +10,7 @@ import { AuthCache } from './services/api-keys/auth-cache.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
+import { SendStateLoader } from './services/emails/send-state-loader.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
 export interface Deps {
@@ -21,6 +22,7 @@ export interface Deps {
   clock: () => Date;
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
+  sendStates: SendStateLoader;
   secrets: SecretBox;
   apiLogs: ApiLogWriter;
   metrics: Metrics;
@@ -39,6 +41,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     clock: () => new Date(),
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
+    sendStates: new SendStateLoader(orm),
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger),
     metrics: new Metrics({ orm }),

@@ -1,4 +1,3 @@
-import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { allRecipientsSuppressed, ApiError, sendingPaused, validationError } from '../../errors.js';
 import type { Mailbox } from '../../mail/address.js';
@@ -6,35 +5,6 @@ import { createPreferenceToken, preferenceUrls } from '../preferences/preference
 import { addressHash } from '../suppressions/address-hash.js';
 import { applyTemplate, findSendTemplates } from '../templates/apply-template.js';
 import type { AdmittedEmail, SendEmailInput } from './send-email.js';
-
-interface TeamSendState {
-  sending_paused_at: string | null;
-  /** The suppression entries among the recipients asked about: hex address hash and origin. */
-  suppressed: { hash: string; origin: string }[];
-  /** Which of the topics asked about are the team's. */
-  topics: string[];
-  /** Contacts among the recipients that have opted out of a topic asked about, or of everything. */
-  opted_out: { email: string; topic: string }[];
-}
-
-// One round trip for a whole batch: the team's pause, suppressed recipients, its topics, and opt-outs.
-const TEAM_SEND_STATE = `
-  WITH topics AS (
-    SELECT tp.id, tp.default_subscription FROM topic tp
-     WHERE tp.team_id = ? AND tp.id IN (SELECT t::uuid FROM jsonb_array_elements_text(?::jsonb) AS t)
-  )
-  SELECT t.sending_paused_at,
-         coalesce((SELECT json_agg(json_build_object('hash', encode(s.address_hash, 'hex'), 'origin', s.origin))
-                     FROM suppression s
-                    WHERE s.team_id = t.id
-                      AND s.address_hash IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(?::jsonb) AS h)), '[]') AS suppressed,
-         coalesce((SELECT json_agg(id) FROM topics), '[]') AS topics,
-         coalesce((SELECT json_agg(json_build_object('email', c.email, 'topic', tp.id))
-                     FROM contact c CROSS JOIN topics tp
-                     LEFT JOIN contact_topic ct ON ct.contact_id = c.id AND ct.topic_id = tp.id
-                    WHERE c.team_id = t.id AND c.email IN (SELECT jsonb_array_elements_text(?::jsonb))
-                      AND (c.unsubscribed OR coalesce(ct.subscription, tp.default_subscription) = 'opt_out')), '[]') AS opted_out
-    FROM team t WHERE t.id = ?`;
 
 const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
 
@@ -44,7 +14,7 @@ const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
  * unsubscribe link (quotas are decided around it, in withTeamQuota). Each email is admitted as it
  * will be written, or refused with its reason; a refusal of the whole team's sending is thrown.
  */
-export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>, teamId: string, inputs: SendEmailInput[]): Promise<(AdmittedEmail | ApiError)[]> {
+export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config' | 'sendStates'>, teamId: string, inputs: SendEmailInput[]): Promise<(AdmittedEmail | ApiError)[]> {
   const hashOf = new Map<string, string>();
   for (const input of inputs) {
     for (const mailbox of [...input.to, ...input.cc, ...input.bcc]) {
@@ -53,19 +23,17 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config'>,
     }
   }
   const topicIds = [...new Set(inputs.flatMap((input) => (input.topicId ? [input.topicId] : [])))];
-  const [state] = await preparedQuery<TeamSendState>(deps.orm, 'postlane_team_send_state', TEAM_SEND_STATE, [
+  const state = await deps.sendStates.load({
     teamId,
-    JSON.stringify(topicIds),
-    JSON.stringify([...hashOf.values()]),
+    hashes: [...hashOf.values()],
+    topicIds,
     // Contacts matter only to topic mail.
-    JSON.stringify(topicIds.length > 0 ? [...hashOf.keys()] : []),
-    teamId,
-  ]);
-  // The key that authenticated this request belongs to the team, so its row is there.
-  if (state!.sending_paused_at) throw sendingPaused();
-  const originOf = new Map(state!.suppressed.map((s) => [s.hash, s.origin]));
-  const topics = new Set(state!.topics);
-  const optedOut = new Set(state!.opted_out.map((o) => `${o.topic} ${o.email}`));
+    emails: topicIds.length > 0 ? [...hashOf.keys()] : [],
+  });
+  if (state.sending_paused_at) throw sendingPaused();
+  const originOf = new Map(state.suppressed.map((s) => [s.hash, s.origin]));
+  const topics = new Set(state.topics);
+  const optedOut = new Set(state.opted_out.map((o) => `${o.topic} ${o.email}`));
   const templates = await findSendTemplates(deps, teamId, inputs);
 
   return inputs.map((asked) => {

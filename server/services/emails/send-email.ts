@@ -57,7 +57,7 @@ function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedE
   };
 }
 
-type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains'>;
+type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains' | 'sendStates'>;
 
 /** Commits the email, its recipients and its send job together; workers are woken after the commit. */
 export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
