@@ -6,6 +6,8 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
+import { WebhookWaker } from './services/webhooks/webhook-waker.js';
+import { DeliveryAgents } from './webhooks/ssrf.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
 export interface Deps {
@@ -18,10 +20,14 @@ export interface Deps {
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
   secrets: SecretBox;
+  /** Keep-alive HTTP agents for webhook deliveries, filtered against SSRF at connect time. */
+  webhookAgents: DeliveryAgents;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
 export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
+  // Events written in any transaction wake their webhook workers once it commits.
+  orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
   return {
     config,
     orm,
@@ -32,5 +38,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
     secrets: new SecretBox(config),
+    webhookAgents: new DeliveryAgents(config),
   };
 }

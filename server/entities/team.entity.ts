@@ -6,6 +6,8 @@ export const Team = defineEntity({
   properties: {
     ...baseProperties,
     name: p.text(),
+    /** Who hears about trouble with the team's webhooks (and other owner notices). */
+    ownerEmails: p.array().columnType('text[]').defaultRaw(`'{}'`),
   },
 });
 

@@ -1,8 +1,10 @@
 import { emailSendJob } from './email-send.job.js';
 import { idempotencyPurgeJob } from './idempotency-purge.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
+import { webhookDeliverJob } from './webhook-deliver.job.js';
+import { webhookPurgeJob, webhookSweepJob } from './webhook-maintenance.job.js';
 
-export const jobDefinitions = [emailSendJob, outboxSweepJob, idempotencyPurgeJob];
+export const jobDefinitions = [emailSendJob, outboxSweepJob, idempotencyPurgeJob, webhookDeliverJob, webhookSweepJob, webhookPurgeJob];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

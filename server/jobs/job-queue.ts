@@ -2,6 +2,9 @@ export interface JobPayloads {
   'email.send': { emailId: string };
   'outbox.sweep': Record<string, never>;
   'idempotency.purge': Record<string, never>;
+  'webhook.deliver': { endpointId: string };
+  'webhook.sweep': Record<string, never>;
+  'webhook.purge': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -3,6 +3,7 @@ import { Migration20261122000000_email_content } from './Migration20261122000000
 import { Migration20261122000100_idempotency } from './Migration20261122000100_idempotency.js';
 import { Migration20261122000200_scheduling } from './Migration20261122000200_scheduling.js';
 import { Migration20261122000300_events } from './Migration20261122000300_events.js';
+import { Migration20261124000000_webhooks } from './Migration20261124000000_webhooks.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261122000100_idempotency', class: Migration20261122000100_idempotency },
   { name: 'Migration20261122000200_scheduling', class: Migration20261122000200_scheduling },
   { name: 'Migration20261122000300_events', class: Migration20261122000300_events },
+  { name: 'Migration20261124000000_webhooks', class: Migration20261124000000_webhooks },
 ];

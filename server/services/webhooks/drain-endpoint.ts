@@ -1,0 +1,277 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Deps } from '../../deps.js';
+import { decideOutcome, type DeliveryOutcome, expiresAt, WEBHOOK_DISABLE_AFTER, WEBHOOK_FAILING_NOTICE_AFTER, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RATE_PER_SECOND } from '../../webhooks/delivery-policy.js';
+import { type AttemptResult, postWebhook } from '../../webhooks/post-webhook.js';
+import { decodeSigningSecret, signatureHeaders } from '../../webhooks/signing.js';
+import { disableEndpoint } from './disable-endpoint.js';
+import { notifyOwners, webhookNotices } from './notify-owners.js';
+
+/** One job run drains for at most this long, then hands over to a fresh job (the job lock must outlive the run). */
+export const DRAIN_RUN_MS = 60_000;
+
+/** The endpoint lease outlives a run plus its last requests; a dead worker's endpoint is free again after it. */
+export const drainLeaseSeconds = (deps: Pick<Deps, 'config'>) => DRAIN_RUN_MS / 1000 + 2 * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30;
+
+/** A claimed delivery may wait for a free lane and then a full timeout before it settles. */
+const deliveryLeaseMs = (deps: Pick<Deps, 'config'>) => (2 * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30) * 1000;
+
+interface ClaimedRow {
+  id: string;
+  team_id: string;
+  message_id: string;
+  body: string;
+  attempts: number;
+  queued_at: string;
+  due_at: string;
+  lease_expires_at: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+interface EndpointLease {
+  id: string;
+  team_id: string;
+  url: string;
+  consecutive_exhausted: number;
+}
+
+/** Starts in due order: an expired lease means a worker died mid-attempt, so its rows are due again. */
+const CLAIM = `
+  WITH claimed AS (
+    UPDATE webhook_delivery d SET status = 'sending', lease_expires_at = ?, updated_at = ?
+     WHERE d.id IN (
+       SELECT id FROM webhook_delivery
+        WHERE endpoint_id = ? AND ((status IN ('pending', 'retry') AND due_at <= ?) OR (status = 'sending' AND lease_expires_at < ?))
+          AND EXISTS (SELECT 1 FROM webhook_endpoint WHERE id = ? AND status = 'enabled')
+        ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
+    RETURNING d.id, d.team_id, d.message_id, d.body, d.attempts, d.queued_at, d.due_at, d.lease_expires_at)
+  SELECT c.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
+    FROM claimed c JOIN webhook_endpoint e ON e.id = ?
+   ORDER BY c.due_at, c.id`;
+
+/** Only while this run still holds the claim: a run that outlived its lease must not undo its successor's work. */
+const SETTLE = `
+  WITH settled AS (
+    UPDATE webhook_delivery SET status = ?, attempts = attempts + ?, due_at = coalesce(?, due_at), lease_expires_at = NULL,
+           settled_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
+     WHERE id = ? AND status = 'sending' AND lease_expires_at = ?
+    RETURNING id)
+  INSERT INTO webhook_attempt (id, created_at, delivery_id, status_code, latency_ms, error_class, response, counted)
+  SELECT gen_random_uuid(), ?, id, ?, ?, ?, ?, ? FROM settled WHERE ?
+  RETURNING delivery_id`;
+
+/** Even spacing: at most `perSecond` starts in any second, in the order the lanes asked. */
+class RateLimiter {
+  private nextAt = 0;
+  private readonly intervalMs: number;
+
+  constructor(perSecond: number) {
+    this.intervalMs = 1000 / perSecond;
+  }
+
+  async take(): Promise<void> {
+    const now = performance.now();
+    const at = Math.max(now, this.nextAt);
+    this.nextAt = at + this.intervalMs;
+    if (at > now) await sleep(at - now);
+  }
+}
+
+/**
+ * The worker for one endpoint: only the holder of the endpoint's lease drains it, so its caps hold
+ * across processes. Up to 8 lanes take claimed deliveries in due order through a 50/s limiter.
+ * After releasing the lease it looks once more, so a delivery committed while a waker saw the
+ * lease held is not left behind; then it schedules itself for the next retry due.
+ */
+export async function drainEndpoint(deps: Deps, endpointId: string): Promise<void> {
+  const runUntil = Date.now() + DRAIN_RUN_MS;
+  for (;;) {
+    const endpoint = await acquireDrainLease(deps, endpointId);
+    if (!endpoint) return;
+    let outOfTime: boolean;
+    try {
+      outOfTime = await drainClaimed(deps, endpoint, runUntil);
+    } finally {
+      await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]);
+    }
+    if (outOfTime) return deps.jobs.enqueue('webhook.deliver', { endpointId });
+    if (!(await hasDueDeliveries(deps, endpointId))) break;
+  }
+  await scheduleNextDue(deps, endpointId);
+}
+
+async function acquireDrainLease(deps: Deps, endpointId: string): Promise<EndpointLease | null> {
+  return deps.orm.em.getConnection().execute<EndpointLease>(
+    `UPDATE webhook_endpoint SET drain_lease_expires_at = now() + make_interval(secs => ?)
+      WHERE id = ? AND status = 'enabled' AND (drain_lease_expires_at IS NULL OR drain_lease_expires_at < now())
+      RETURNING id, team_id, url, consecutive_exhausted`,
+    [drainLeaseSeconds(deps), endpointId],
+    'get',
+  ) as Promise<EndpointLease | null>;
+}
+
+async function hasDueDeliveries(deps: Deps, endpointId: string): Promise<boolean> {
+  const now = deps.clock();
+  const row = await deps.orm.em.getConnection().execute(
+    `SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ((status IN ('pending', 'retry') AND due_at <= ?) OR (status = 'sending' AND lease_expires_at < ?)) LIMIT 1`,
+    [endpointId, now, now],
+    'get',
+  );
+  return Boolean(row);
+}
+
+/** One wake-up at the next retry due, unless a job at or before then is already waiting. */
+async function scheduleNextDue(deps: Deps, endpointId: string): Promise<void> {
+  const row = await deps.orm.em.getConnection().execute<{ due_at: string | null }>(
+    `SELECT min(due_at) AS due_at FROM webhook_delivery WHERE endpoint_id = ? AND status IN ('pending', 'retry', 'sending')`,
+    [endpointId],
+    'get',
+  );
+  if (!row?.due_at) return;
+  const dueAt = new Date(row.due_at);
+  const waiting = await deps.orm.em.getConnection().execute(
+    `SELECT 1 FROM agenda_jobs WHERE name = 'webhook.deliver' AND data->>'endpointId' = ? AND locked_at IS NULL AND next_run_at <= ? LIMIT 1`,
+    [endpointId, dueAt],
+    'get',
+  );
+  if (!waiting) await deps.jobs.enqueue('webhook.deliver', { endpointId }, dueAt);
+}
+
+/** Drains until nothing is due (false) or the run's time is up (true). */
+async function drainClaimed(deps: Deps, endpoint: EndpointLease, runUntil: number): Promise<boolean> {
+  const limiter = new RateLimiter(WEBHOOK_RATE_PER_SECOND);
+  const keys = new Map<string, Buffer>();
+  const state = { streak: endpoint.consecutive_exhausted, stopped: false };
+  const buffer: ClaimedRow[] = [];
+  let claiming: Promise<void> | null = null;
+  let outOfTime = false;
+
+  const next = async (): Promise<ClaimedRow | null> => {
+    while (!state.stopped) {
+      const row = buffer.shift();
+      if (row) return row;
+      if (Date.now() >= runUntil) {
+        outOfTime = true;
+        return null;
+      }
+      claiming ??= claim(deps, endpoint.id).then(
+        (rows) => {
+          if (rows.length === 0) state.stopped = true;
+          buffer.push(...rows);
+        },
+      ).finally(() => {
+        claiming = null;
+      });
+      await claiming;
+    }
+    return null;
+  };
+  const lane = async () => {
+    for (let row = await next(); row; row = await next()) {
+      await limiter.take();
+      await deliverClaimed(deps, endpoint, row, keys, state);
+    }
+  };
+  await Promise.all(Array.from({ length: WEBHOOK_MAX_IN_FLIGHT }, lane));
+  return outOfTime;
+}
+
+async function claim(deps: Deps, endpointId: string): Promise<ClaimedRow[]> {
+  const now = deps.clock();
+  const lease = new Date(now.getTime() + deliveryLeaseMs(deps));
+  return deps.orm.em.getConnection().execute<ClaimedRow[]>(CLAIM, [lease, now, endpointId, now, now, endpointId, WEBHOOK_MAX_IN_FLIGHT, endpointId]);
+}
+
+/** The HMAC keys that sign now: the current secret, then the previous one while its overlap lasts. */
+function signingKeys(deps: Deps, endpointId: string, row: ClaimedRow, cache: Map<string, Buffer>, now: Date): Buffer[] {
+  const open = (sealed: string) => {
+    let key = cache.get(sealed);
+    if (!key) {
+      key = decodeSigningSecret(deps.secrets.open(sealed, `webhook:${endpointId}`))!;
+      cache.set(sealed, key);
+    }
+    return key;
+  };
+  const keys = [open(row.secret)];
+  if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > now) keys.push(open(row.previous_secret));
+  return keys;
+}
+
+interface DrainState {
+  /** Exhausted deliveries in a row, as of the last write of this run. */
+  streak: number;
+  stopped: boolean;
+}
+
+async function deliverClaimed(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, keys: Map<string, Buffer>, state: DrainState): Promise<void> {
+  const queuedAt = new Date(row.queued_at);
+  const sentAt = deps.clock();
+  if (sentAt >= expiresAt(queuedAt)) {
+    await settle(deps, endpoint, row, state, sentAt, null, { status: 'exhausted', counted: false, reason: 'dropped 24 hours after queueing' });
+    return;
+  }
+  let result: AttemptResult;
+  try {
+    const headers = signatureHeaders(signingKeys(deps, endpoint.id, row, keys, sentAt), row.message_id, Math.floor(sentAt.getTime() / 1000), row.body);
+    const url = new URL(row.url);
+    result = await postWebhook(deps.webhookAgents.for(url), url, headers, row.body, deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS * 1000);
+  } catch (err) {
+    // A secret that no longer opens (POSTLANE_SECRET_KEY changed) or a stored URL that no longer parses.
+    deps.logger.error({ endpointId: endpoint.id, err: (err as Error).message }, 'webhook delivery could not be prepared');
+    result = { statusCode: null, latencyMs: 0, errorClass: 'connection', response: 'could not prepare the request', retryAfter: null };
+  }
+  await settle(deps, endpoint, row, state, sentAt, result, decideOutcome({ attempts: row.attempts, queuedAt }, result, deps.clock()));
+}
+
+async function settle(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, state: DrainState, sentAt: Date, result: AttemptResult | null, outcome: DeliveryOutcome): Promise<void> {
+  const now = deps.clock();
+  const settled = outcome.status !== 'retry';
+  const error = outcome.status === 'exhausted' ? outcome.reason : result?.errorClass ? `${result.errorClass}: ${result.statusCode ?? result.response}` : null;
+  const recorded = await deps.orm.em.getConnection().execute<{ delivery_id: string }[]>(SETTLE, [
+    outcome.status,
+    outcome.counted && result ? 1 : 0,
+    outcome.status === 'retry' ? outcome.dueAt : null,
+    settled ? now : null,
+    result?.statusCode ?? null,
+    error,
+    now,
+    row.id,
+    new Date(row.lease_expires_at),
+    sentAt,
+    result?.statusCode ?? null,
+    result?.latencyMs ?? 0,
+    result?.errorClass ?? (result?.statusCode === 429 ? 'rate_limited' : null),
+    result?.response ?? '',
+    outcome.counted,
+    result !== null,
+  ]);
+  // Superseded: this run outlived its lease and another took the delivery over. Nothing more to record.
+  if (recorded.length === 0 && result !== null) return;
+  if (outcome.status === 'delivered' && state.streak > 0) {
+    state.streak = 0;
+    await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET consecutive_exhausted = 0 WHERE id = ?`, [endpoint.id]);
+  }
+  if (outcome.status === 'exhausted') await countExhausted(deps, endpoint, state);
+}
+
+/** 10 in a row: the owners hear of it; 20: the endpoint is disabled (and they hear of that). */
+async function countExhausted(deps: Deps, endpoint: EndpointLease, state: DrainState): Promise<void> {
+  const row = await deps.orm.em.getConnection().execute<{ consecutive_exhausted: number }>(
+    `UPDATE webhook_endpoint SET consecutive_exhausted = consecutive_exhausted + 1 WHERE id = ? RETURNING consecutive_exhausted`,
+    [endpoint.id],
+    'get',
+  );
+  state.streak = row.consecutive_exhausted;
+  try {
+    if (state.streak === WEBHOOK_FAILING_NOTICE_AFTER) await notifyOwners(deps, endpoint.team_id, webhookNotices.failing(endpoint.url, state.streak));
+    if (state.streak >= WEBHOOK_DISABLE_AFTER && (await disableEndpoint(deps, endpoint.id))) {
+      state.stopped = true;
+      deps.logger.warn({ endpointId: endpoint.id, exhausted: state.streak }, 'webhook endpoint disabled after consecutive exhausted deliveries');
+      await notifyOwners(deps, endpoint.team_id, webhookNotices.disabled(endpoint.url, endpoint.id, state.streak));
+    }
+  } catch (err) {
+    deps.logger.error({ endpointId: endpoint.id, err: (err as Error).message }, 'could not notify the team owners');
+  }
+}
