@@ -87,12 +87,13 @@ class RateLimiter {
  */
 export async function drainEndpoint(deps: Deps, endpointId: string): Promise<void> {
   const runUntil = Date.now() + DRAIN_RUN_MS;
+  const limiter = new RateLimiter(WEBHOOK_RATE_PER_SECOND);
   for (;;) {
     const endpoint = await acquireDrainLease(deps, endpointId);
     if (!endpoint) return;
     let outOfTime: boolean;
     try {
-      outOfTime = await drainClaimed(deps, endpoint, runUntil);
+      outOfTime = await drainClaimed(deps, endpoint, limiter, runUntil);
     } finally {
       await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]);
     }
@@ -140,10 +141,9 @@ async function scheduleNextDue(deps: Deps, endpointId: string): Promise<void> {
 }
 
 /** Drains until nothing is due (false) or the run's time is up (true). */
-async function drainClaimed(deps: Deps, endpoint: EndpointLease, runUntil: number): Promise<boolean> {
-  const limiter = new RateLimiter(WEBHOOK_RATE_PER_SECOND);
+async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLimiter, runUntil: number): Promise<boolean> {
   const keys = new Map<string, Buffer>();
-  const state = { streak: endpoint.consecutive_exhausted, stopped: false };
+  const state: DrainState = { streak: endpoint.consecutive_exhausted, stopped: false, disabled: false };
   const buffer: ClaimedRow[] = [];
   let claiming: Promise<void> | null = null;
   let outOfTime = false;
@@ -202,12 +202,19 @@ function signingKeys(deps: Deps, endpointId: string, row: ClaimedRow, cache: Map
 interface DrainState {
   /** Exhausted deliveries in a row, as of the last write of this run. */
   streak: number;
+  /** No more claims: nothing was due, or the endpoint was disabled. */
   stopped: boolean;
+  /** Disabled during this run: what is already claimed is dropped, not sent. */
+  disabled: boolean;
 }
 
 async function deliverClaimed(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, keys: Map<string, Buffer>, state: DrainState): Promise<void> {
   const queuedAt = new Date(row.queued_at);
   const sentAt = deps.clock();
+  if (state.disabled) {
+    await settle(deps, endpoint, row, state, sentAt, null, { status: 'exhausted', counted: false, reason: 'endpoint disabled' });
+    return;
+  }
   if (sentAt >= expiresAt(queuedAt)) {
     await settle(deps, endpoint, row, state, sentAt, null, { status: 'exhausted', counted: false, reason: 'dropped 24 hours after queueing' });
     return;
@@ -253,7 +260,7 @@ async function settle(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, stat
     state.streak = 0;
     await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET consecutive_exhausted = 0 WHERE id = ?`, [endpoint.id]);
   }
-  if (outcome.status === 'exhausted') await countExhausted(deps, endpoint, state);
+  if (outcome.status === 'exhausted' && !state.disabled) await countExhausted(deps, endpoint, state);
 }
 
 /** 10 in a row: the owners hear of it; 20: the endpoint is disabled (and they hear of that). */
@@ -268,6 +275,7 @@ async function countExhausted(deps: Deps, endpoint: EndpointLease, state: DrainS
     if (state.streak === WEBHOOK_FAILING_NOTICE_AFTER) await notifyOwners(deps, endpoint.team_id, webhookNotices.failing(endpoint.url, state.streak));
     if (state.streak >= WEBHOOK_DISABLE_AFTER && (await disableEndpoint(deps, endpoint.id))) {
       state.stopped = true;
+      state.disabled = true;
       deps.logger.warn({ endpointId: endpoint.id, exhausted: state.streak }, 'webhook endpoint disabled after consecutive exhausted deliveries');
       await notifyOwners(deps, endpoint.team_id, webhookNotices.disabled(endpoint.url, endpoint.id, state.streak));
     }

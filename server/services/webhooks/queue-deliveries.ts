@@ -15,7 +15,8 @@ export async function queueDeliveries(em: EntityManager, event: IEvent): Promise
   const endpoints = await em.find(WebhookEndpoint, { team: event.team, status: 'enabled', events: { $overlap: subscribed } }, { fields: ['id'] });
   if (endpoints.length === 0) return;
   const body = JSON.stringify({ type: event.type, created_at: event.createdAt.toISOString(), data: event.payload });
-  const now = new Date();
+  // Due from the moment of the event, on the clock of whoever recorded it (the injectable one in services).
+  const queuedAt = event.createdAt;
   for (const endpoint of endpoints) {
     em.create(WebhookDelivery, {
       team: event.team,
@@ -25,8 +26,8 @@ export async function queueDeliveries(em: EntityManager, event: IEvent): Promise
       messageId: createMessageId(),
       body,
       status: 'pending',
-      dueAt: now,
-      queuedAt: now,
+      dueAt: queuedAt,
+      queuedAt,
     });
   }
   wakeAfterCommit(em, endpoints.map((endpoint) => endpoint.id));
