@@ -4,6 +4,7 @@ import { registerKeys } from './commands/keys.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
+import { registerWebhooks } from './commands/webhooks.js';
 
 const program = new Command('postlane')
   .description('Postlane: self-hosted email sending with a Resend-compatible API')
@@ -16,5 +17,6 @@ registerServe(program);
 registerMigrate(program);
 registerKeys(program);
 registerOutbox(program);
+registerWebhooks(program);
 
 await program.parseAsync(process.argv);
