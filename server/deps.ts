@@ -6,6 +6,7 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
+import { DeliverySettler } from './services/webhooks/delivery-settler.js';
 import { WebhookWaker } from './services/webhooks/webhook-waker.js';
 import { DeliveryAgents } from './webhooks/ssrf.js';
 
@@ -22,6 +23,8 @@ export interface Deps {
   secrets: SecretBox;
   /** Keep-alive HTTP agents for webhook deliveries, filtered against SSRF at connect time. */
   webhookAgents: DeliveryAgents;
+  /** Writes webhook delivery outcomes in shared statements (group commit). */
+  webhookSettler: DeliverySettler;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -39,5 +42,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     emailWriter: new QueuedEmailWriter(orm, jobs),
     secrets: new SecretBox(config),
     webhookAgents: new DeliveryAgents(config),
+    webhookSettler: new DeliverySettler(orm),
   };
 }

@@ -177,7 +177,8 @@ describe('the webhook delivery engine', () => {
     expect(rows.every((d) => d.status === 'exhausted')).toBe(true);
     expect(rows.filter((d) => d.lastError === 'endpoint disabled').length).toBeGreaterThanOrEqual(1);
 
-    const notices = await app.run(() => em().find(Email, { team: teamId }, { orderBy: { createdAt: 'asc' } }));
+    // Both stamped with the frozen clock, so sorted by subject rather than time.
+    const notices = await app.run(() => em().find(Email, { team: teamId }, { orderBy: { subject: 'asc' } }));
     expect(notices.map((n) => n.subject)).toEqual([`Webhook deliveries to ${receiver.url} are failing`, `Webhook endpoint ${receiver.url} was disabled`]);
     expect(notices[0]!.to).toEqual(['owner@acme.test']);
     expect(notices[0]!.from).toBe('Postlane <postlane@localhost.localdomain>');
