@@ -1,6 +1,6 @@
 import { exponential } from 'agenda';
 import * as v from 'valibot';
-import { DRAIN_RUN_MS, drainEndpoint } from '../services/webhooks/drain-endpoint.js';
+import { drainEndpoint, drainRunLimitMs } from '../services/webhooks/drain-endpoint.js';
 import { defineJob } from './define-job.js';
 
 /** Drains one endpoint's due deliveries; Agenda only wakes it, the delivery rows are the truth. */
@@ -10,8 +10,8 @@ export const webhookDeliverJob = defineJob({
   options: (config) => ({
     concurrency: config.POSTLANE_WEBHOOK_WORKERS,
     lockLimit: config.POSTLANE_WEBHOOK_WORKERS * 2,
-    // A run stops claiming after DRAIN_RUN_MS and its last requests end within the timeout.
-    lockLifetime: DRAIN_RUN_MS + (config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30) * 1000,
+    // Above the longest a run can last, so a running drain is never picked up twice (pitfall A6).
+    lockLifetime: drainRunLimitMs({ config }) + 30_000,
     // Only unexpected errors (database trouble) land here; delivery failures are retried on the rows.
     backoff: exponential({ delay: 5_000, factor: 3, maxRetries: 5 }),
     removeOnComplete: true,

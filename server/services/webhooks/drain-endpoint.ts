@@ -7,13 +7,24 @@ import { disableEndpoint } from './disable-endpoint.js';
 import { notifyOwners, webhookNotices } from './notify-owners.js';
 
 /** One job run drains for at most this long, then hands over to a fresh job (the job lock must outlive the run). */
-export const DRAIN_RUN_MS = 60_000;
+const DRAIN_RUN_MS = 60_000;
 
-/** The endpoint lease outlives a run plus its last requests; a dead worker's endpoint is free again after it. */
-export const drainLeaseSeconds = (deps: Pick<Deps, 'config'>) => DRAIN_RUN_MS / 1000 + 2 * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30;
 
-/** A claimed delivery may wait for a free lane and then a full timeout before it settles. */
-const deliveryLeaseMs = (deps: Pick<Deps, 'config'>) => (2 * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30) * 1000;
+/** A second of work at the rate cap per claim: one query feeds the lanes for a while. */
+const CLAIM_BATCH = WEBHOOK_RATE_PER_SECOND;
+
+/**
+ * A claimed delivery may wait behind the rest of the buffer (a batch plus the refill threshold,
+ * 8 at a time, each up to a full timeout) and then its own request before it settles.
+ */
+const deliveryLeaseMs = (deps: Pick<Deps, 'config'>) =>
+  ((Math.ceil((CLAIM_BATCH + WEBHOOK_MAX_IN_FLIGHT) / WEBHOOK_MAX_IN_FLIGHT) + 1) * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30) * 1000;
+
+/**
+ * The longest a run can last: it stops claiming after DRAIN_RUN_MS, then sends what it holds. The
+ * endpoint lease and the job lock outlive it; a dead worker's endpoint is free again after that.
+ */
+export const drainRunLimitMs = (deps: Pick<Deps, 'config'>) => DRAIN_RUN_MS + deliveryLeaseMs(deps);
 
 interface ClaimedRow {
   id: string;
@@ -97,7 +108,7 @@ async function acquireDrainLease(deps: Deps, endpointId: string): Promise<Endpoi
     `UPDATE webhook_endpoint SET drain_lease_expires_at = now() + make_interval(secs => ?)
       WHERE id = ? AND status = 'enabled' AND (drain_lease_expires_at IS NULL OR drain_lease_expires_at < now())
       RETURNING id, team_id, url, consecutive_exhausted`,
-    [drainLeaseSeconds(deps), endpointId],
+    [drainRunLimitMs(deps) / 1000 + 30, endpointId],
     'get',
   ) as Promise<EndpointLease | null>;
 }
@@ -137,25 +148,31 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
   let claiming: Promise<void> | null = null;
   let outOfTime = false;
 
-  const next = async (): Promise<ClaimedRow | null> => {
-    while (!state.stopped) {
-      const row = buffer.shift();
-      if (row) return row;
-      if (Date.now() >= runUntil) {
-        outOfTime = true;
-        return null;
-      }
-      claiming ??= claim(deps, endpoint.id).then(
-        (rows) => {
-          if (rows.length === 0) state.stopped = true;
-          buffer.push(...rows);
-        },
-      ).finally(() => {
+  /** Claims the next batch in the background while the lanes still have work, so they never wait on the database. */
+  const refill = () => {
+    if (claiming || state.stopped) return;
+    if (Date.now() >= runUntil) {
+      outOfTime = true;
+      return;
+    }
+    claiming = claim(deps, endpoint.id)
+      .then((rows) => {
+        if (rows.length === 0) state.stopped = true;
+        buffer.push(...rows);
+      })
+      .finally(() => {
         claiming = null;
       });
+  };
+  // Claimed rows are always sent (or dropped, once disabled) before the run ends, never left claimed.
+  const next = async (): Promise<ClaimedRow | null> => {
+    for (;;) {
+      if (buffer.length <= WEBHOOK_MAX_IN_FLIGHT) refill();
+      const row = buffer.shift();
+      if (row) return row;
+      if (!claiming) return null;
       await claiming;
     }
-    return null;
   };
   // A lane moves on once its response is in; the outcome is written meanwhile (group commit),
   // so the database's latency does not eat into the 8 requests in flight.
@@ -180,7 +197,7 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
 async function claim(deps: Deps, endpointId: string): Promise<ClaimedRow[]> {
   const now = deps.clock();
   const lease = new Date(now.getTime() + deliveryLeaseMs(deps));
-  return deps.orm.em.getConnection().execute<ClaimedRow[]>(CLAIM, [lease, now, endpointId, now, now, endpointId, WEBHOOK_MAX_IN_FLIGHT, endpointId]);
+  return deps.orm.em.getConnection().execute<ClaimedRow[]>(CLAIM, [lease, now, endpointId, now, now, endpointId, CLAIM_BATCH, endpointId]);
 }
 
 /** The HMAC keys that sign now: the current secret, then the previous one while its overlap lasts. */

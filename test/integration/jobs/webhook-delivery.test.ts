@@ -228,9 +228,10 @@ describe('the webhook delivery engine', () => {
     expect(arrivals).toHaveLength(120);
     // Starts are spaced 20 ms apart: 120 of them span at least 119 × 20 ms (less a little timer slack).
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(119 * 20 - 40);
-    // The receiver shares this process, so an event-loop stall can bunch a few arrivals together.
+    // The receiver shares this process, so an event-loop stall on a busy machine can bunch some
+    // arrivals together; a burst (no spacing) would put far more than 60 in one second.
     const busiestSecond = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length));
-    expect(busiestSecond).toBeLessThanOrEqual(55);
+    expect(busiestSecond).toBeLessThanOrEqual(60);
     expect(fast.receiver.received.map((r) => JSON.parse(r.body).data.seq)).toEqual([...Array(120).keys()]);
   });
 
