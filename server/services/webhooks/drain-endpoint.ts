@@ -62,20 +62,27 @@ const CLAIM = `
     FROM claimed c JOIN webhook_endpoint e ON e.id = ?
    ORDER BY c.due_at, c.id`;
 
-/** Even spacing: at most `perSecond` starts in any second, in the order the lanes asked. */
+/**
+ * At most `perSecond` starts in any second: each start waits until the interval has passed since
+ * the previous one actually started, in the order the lanes asked. Measured from real starts, not
+ * reserved slots, so lanes held up by a busy event loop go out spaced, never in a burst.
+ */
 class RateLimiter {
-  private nextAt = 0;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private turn: Promise<void> = Promise.resolve();
   private readonly intervalMs: number;
 
   constructor(perSecond: number) {
     this.intervalMs = 1000 / perSecond;
   }
 
-  async take(): Promise<void> {
-    const now = performance.now();
-    const at = Math.max(now, this.nextAt);
-    this.nextAt = at + this.intervalMs;
-    if (at > now) await sleep(at - now);
+  take(): Promise<void> {
+    this.turn = this.turn.then(async () => {
+      // Timers may fire a fraction of a millisecond early: wait again until the interval has really passed.
+      for (let wait = this.lastStart + this.intervalMs - performance.now(); wait > 0; wait = this.lastStart + this.intervalMs - performance.now()) await sleep(wait);
+      this.lastStart = performance.now();
+    });
+    return this.turn;
   }
 }
 
