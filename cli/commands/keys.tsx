@@ -5,11 +5,10 @@ import { listApiKeys } from '../../server/services/api-keys/list-api-keys.js';
 import { revokeApiKey } from '../../server/services/api-keys/revoke-api-key.js';
 import { presentApiKey } from '../../server/http/routes/api-keys/api-key.presenter.js';
 import { command, withDatabase } from '../lib/context.js';
-import { limitOption } from '../lib/options.js';
+import { limitOption, teamOption } from '../lib/options.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
-const teamOption = () => new Option('--team <id>', 'team id (default: the only team)');
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('manage API keys');

@@ -9,11 +9,10 @@ import { listWebhookEvents } from '../../server/services/webhooks/webhook-events
 import { isSigningSecret, SECRET_SHAPE_MESSAGE } from '../../server/webhooks/signing.js';
 import { SecretCard } from '../components/SecretCard.js';
 import { command, withDatabase } from '../lib/context.js';
-import { limitOption } from '../lib/options.js';
+import { limitOption, teamOption } from '../lib/options.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
-const teamOption = () => new Option('--team <id>', 'team id (default: the only team)');
 const clock = () => new Date();
 
 const overlapOption = () =>

@@ -8,3 +8,6 @@ export const limitOption = (fallback: number) =>
       return Number(value);
     })
     .default(fallback);
+
+/** `--team`, for commands that act on one team's data. */
+export const teamOption = () => new Option('--team <id>', 'team id (default: the only team)');

@@ -3,7 +3,6 @@ export interface JobPayloads {
   'outbox.sweep': Record<string, never>;
   'idempotency.purge': Record<string, never>;
   'webhook.deliver': { endpointId: string };
-  'webhook.sweep': Record<string, never>;
   'webhook.purge': Record<string, never>;
 }
 

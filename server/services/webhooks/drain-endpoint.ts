@@ -9,7 +9,6 @@ import { notifyOwners, webhookNotices } from './notify-owners.js';
 /** One job run drains for at most this long, then hands over to a fresh job (the job lock must outlive the run). */
 const DRAIN_RUN_MS = 60_000;
 
-
 /** A second of work at the rate cap per claim: one query feeds the lanes for a while. */
 const CLAIM_BATCH = WEBHOOK_RATE_PER_SECOND;
 
@@ -28,7 +27,6 @@ export const drainRunLimitMs = (deps: Pick<Deps, 'config'>) => DRAIN_RUN_MS + de
 
 interface ClaimedRow {
   id: string;
-  team_id: string;
   message_id: string;
   body: string;
   attempts: number;
@@ -48,16 +46,19 @@ interface EndpointLease {
   consecutive_exhausted: number;
 }
 
-/** Starts in due order: an expired lease means a worker died mid-attempt, so its rows are due again. */
+/** Due now (two parameters: the time, twice). An expired lease means a worker died mid-attempt, so its row is due again. */
+const DUE = `((status IN ('pending', 'retry') AND due_at <= ?) OR (status = 'sending' AND lease_expires_at < ?))`;
+
+/** Starts in due order. */
 const CLAIM = `
   WITH claimed AS (
     UPDATE webhook_delivery d SET status = 'sending', lease_expires_at = ?, updated_at = ?
      WHERE d.id IN (
        SELECT id FROM webhook_delivery
-        WHERE endpoint_id = ? AND ((status IN ('pending', 'retry') AND due_at <= ?) OR (status = 'sending' AND lease_expires_at < ?))
+        WHERE endpoint_id = ? AND ${DUE}
           AND EXISTS (SELECT 1 FROM webhook_endpoint WHERE id = ? AND status = 'enabled')
         ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
-    RETURNING d.id, d.team_id, d.message_id, d.body, d.attempts, d.queued_at, d.due_at, d.lease_expires_at)
+    RETURNING d.id, d.message_id, d.body, d.attempts, d.queued_at, d.due_at, d.lease_expires_at)
   SELECT c.*, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
     FROM claimed c JOIN webhook_endpoint e ON e.id = ?
    ORDER BY c.due_at, c.id`;
@@ -123,17 +124,21 @@ async function acquireDrainLease(deps: Deps, endpointId: string): Promise<Endpoi
 async function hasDueDeliveries(deps: Deps, endpointId: string): Promise<boolean> {
   const now = deps.clock();
   const row = await deps.orm.em.getConnection().execute(
-    `SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ((status IN ('pending', 'retry') AND due_at <= ?) OR (status = 'sending' AND lease_expires_at < ?)) LIMIT 1`,
+    `SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ${DUE} LIMIT 1`,
     [endpointId, now, now],
     'get',
   );
   return Boolean(row);
 }
 
-/** One wake-up at the next retry due, unless a job at or before then is already waiting. */
+/**
+ * One wake-up when the next delivery comes due (a claim left by a dead worker: when its lease
+ * ends), unless a job at or before then is already waiting.
+ */
 async function scheduleNextDue(deps: Deps, endpointId: string): Promise<void> {
   const row = await deps.orm.em.getConnection().execute<{ due_at: string | null }>(
-    `SELECT min(due_at) AS due_at FROM webhook_delivery WHERE endpoint_id = ? AND status IN ('pending', 'retry', 'sending')`,
+    `SELECT min(CASE WHEN status = 'sending' THEN lease_expires_at ELSE due_at END) AS due_at
+       FROM webhook_delivery WHERE endpoint_id = ? AND status IN ('pending', 'retry', 'sending')`,
     [endpointId],
     'get',
   );

@@ -1,23 +1,6 @@
 import { constant } from 'agenda';
 import { purgeWebhookDeliveries } from '../services/webhooks/purge-webhook-deliveries.js';
-import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
-
-export const webhookSweepJob = defineJob({
-  name: 'webhook.sweep',
-  data: NoDataSchema,
-  every: (config) => config.POSTLANE_SWEEP_INTERVAL_SECONDS * 1000,
-  options: () => ({
-    concurrency: 1,
-    lockLimit: 1,
-    lockLifetime: 60_000,
-    backoff: constant({ delay: 10_000, maxRetries: 1 }),
-    removeOnComplete: false,
-  }),
-  run: async (deps) => {
-    await sweepWebhooks(deps);
-  },
-});
 
 export const webhookPurgeJob = defineJob({
   name: 'webhook.purge',
