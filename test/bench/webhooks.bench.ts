@@ -57,10 +57,11 @@ const busiestSecond = (times: number[]) => {
   return best;
 };
 
-const dbName = uniqueDatabaseName('postlane_bench');
-await adminQuery(`CREATE DATABASE "${dbName}"`);
+// Receivers first: a failure to start them leaves no database behind.
 const receivers = await startReceivers(RECEIVERS);
+const dbName = uniqueDatabaseName('postlane_bench');
 try {
+  await adminQuery(`CREATE DATABASE "${dbName}"`);
   const config = loadConfig({
     POSTLANE_CONFIG: '/nonexistent/postlane.json',
     DATABASE_URL: databaseUrl(dbName),
