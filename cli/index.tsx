@@ -8,7 +8,9 @@ import { registerMaintenance } from './commands/maintenance.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
+import { registerTeams } from './commands/teams.js';
 import { registerUsage } from './commands/usage.js';
+import { registerWebhooks } from './commands/webhooks.js';
 
 const program = new Command('postlane')
   .description('Postlane: self-hosted email sending with a Resend-compatible API')
@@ -24,7 +26,9 @@ registerDomains(program);
 registerOutbox(program);
 registerMaintenance(program);
 registerUsage(program);
+registerTeams(program);
 registerDoctor(program);
 registerErase(program);
+registerWebhooks(program);
 
 await program.parseAsync(process.argv);

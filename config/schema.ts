@@ -1,5 +1,7 @@
+import ipaddr from 'ipaddr.js';
 import * as v from 'valibot';
 import { DEFAULT_PLANS, PlansSchema } from './plans.js';
+import { parseMailbox } from '../server/mail/address.js';
 
 /** Whole numbers arrive as strings from the environment and as numbers from the JSON config file. */
 const Integer = (min: number, max: number) =>
@@ -26,6 +28,27 @@ const DnsServerList = v.pipe(
   v.transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean)),
   v.check((servers) => servers.every((s) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i.test(s)), 'must be a comma-separated list of IP addresses with optional :port'),
 );
+
+/** A comma-separated string in the environment, a JSON array in the config file. */
+const List = (item: v.GenericSchema<string, string>, what: string) =>
+  v.pipe(
+    v.union([v.pipe(v.string(), v.transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))), v.array(v.string())], `must be a comma-separated list of ${what}`),
+    v.array(item),
+  );
+
+const Cidr = v.pipe(
+  v.string(),
+  v.check((value) => {
+    try {
+      ipaddr.parseCIDR(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must list CIDR ranges such as 192.168.10.0/24'),
+);
+
+const Hostname = v.pipe(v.string(), v.regex(/^[a-z0-9.-]+$/i, 'must list host names such as hooks.lan'), v.toLowerCase());
 
 const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))), v.minLength(1));
 
@@ -125,6 +148,21 @@ export const ConfigSchema = v.pipe(
     POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),
     /** How often workers look for domains whose DNS is due for a check. */
     POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
+    /** Webhook receivers on these ranges are reached even though they are private (SSRF allowlist). */
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: v.optional(List(Cidr, 'CIDR ranges'), []),
+    /** Webhook receivers with these host names are reached whatever address they resolve to. */
+    POSTLANE_WEBHOOK_ALLOWED_HOSTS: v.optional(List(Hostname, 'host names'), []),
+    /** Longest a webhook request may take, connection to last byte. */
+    POSTLANE_WEBHOOK_TIMEOUT_SECONDS: v.optional(Integer(1, 30), 15),
+    /** How many endpoints one worker process drains at once (each with up to 8 requests in flight). */
+    POSTLANE_WEBHOOK_WORKERS: v.optional(Integer(1, 500), 32),
+    /** Days delivery rows (payload, responses, attempts) are kept: the spec's WEBHOOK_DELIVERY_RETENTION_DAYS. */
+    POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
+    /** Sender of the emails Postlane writes to team owners (webhook trouble). */
+    POSTLANE_NOTICE_FROM: v.optional(
+      v.pipe(v.string(), v.check((value) => typeof parseMailbox(value) !== 'string', 'must be one address, like `Postlane <postlane@example.com>`')),
+      'Postlane <postlane@localhost.localdomain>',
+    ),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),

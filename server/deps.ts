@@ -11,6 +11,9 @@ import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 import { SendStateLoader } from './services/emails/send-state-loader.js';
+import { DeliverySettler } from './services/webhooks/delivery-settler.js';
+import { WebhookWaker } from './services/webhooks/webhook-waker.js';
+import { DeliveryAgents } from './webhooks/ssrf.js';
 
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
 export interface Deps {
@@ -28,10 +31,16 @@ export interface Deps {
   metrics: Metrics;
   dns: DnsResolver;
   senderDomains: SenderDomainCache;
+  /** Keep-alive HTTP agents for webhook deliveries, filtered against SSRF at connect time. */
+  webhookAgents: DeliveryAgents;
+  /** Writes webhook delivery outcomes in shared statements (group commit). */
+  webhookSettler: DeliverySettler;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
 export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
+  // Events written in any transaction wake their webhook workers once it commits.
+  orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
   return {
     config,
     orm,
@@ -47,5 +56,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     metrics: new Metrics({ orm }),
     dns: new DnsResolver(config),
     senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
+    webhookAgents: new DeliveryAgents(config),
+    webhookSettler: new DeliverySettler(orm),
   };
 }

@@ -18,10 +18,14 @@ import { Team } from './team.entity.js';
 import { Template } from './template.entity.js';
 import { Topic } from './topic.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
+import { WebhookAttempt } from './webhook-attempt.entity.js';
+import { WebhookDelivery } from './webhook-delivery.entity.js';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
   IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
+  WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
@@ -43,8 +47,12 @@ export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.
 
 export type { ITemplate, TemplateVariable, TemplateVariableType, TemplateVersion } from './template.entity.js';
 export type { ITeamDailyUsage } from './usage.entity.js';
+export type { IWebhookAttempt } from './webhook-attempt.entity.js';
+export type { IWebhookDelivery, WebhookDeliveryStatus } from './webhook-delivery.entity.js';
+export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint.entity.js';
 
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt,
 ];

@@ -15,6 +15,8 @@ export const Team = defineEntity({
     sendingPausedAt: timestamp().nullable(),
     /** Most contacts the team may hold; null means no cap (the self-hosted default). */
     contactLimit: p.integer().nullable(),
+    /** Who hears about trouble with the team's webhooks (and other owner notices). */
+    ownerEmails: p.array().columnType('text[]').defaultRaw(`'{}'`),
   },
 });
 

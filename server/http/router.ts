@@ -13,6 +13,7 @@ import { usageRoutes } from './routes/usage/usage.routes.js';
 import { audienceRoutes, segmentRoutes } from './routes/segments/segments.routes.js';
 import { systemRoutes } from './routes/system/system.routes.js';
 import { topicRoutes } from './routes/topics/topics.routes.js';
+import { webhookRoutes } from './routes/webhooks/webhooks.routes.js';
 
 const resourceRoutes: Route[] = [
   ...emailRoutes,
@@ -26,6 +27,7 @@ const resourceRoutes: Route[] = [
   ...contactPropertyRoutes,
   ...suppressionRoutes,
   ...templateRoutes,
+  ...webhookRoutes,
   ...logRoutes,
   ...usageRoutes,
 ];

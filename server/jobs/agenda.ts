@@ -58,8 +58,8 @@ export class AgendaJobs implements JobQueue {
       processEvery: config.POSTLANE_JOB_PROCESS_EVERY_SECONDS * 1000,
       defaultLockLifetime: config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS * 1000,
       defaultLockLimit: 1,
-      // Agenda caps all jobs of a process at 20 by default, below what POSTLANE_JOB_CONCURRENCY allows.
-      maxConcurrency: config.POSTLANE_JOB_CONCURRENCY + 4,
+      // Agenda caps all jobs of a process at 20 by default, below what the job concurrencies allow.
+      maxConcurrency: config.POSTLANE_JOB_CONCURRENCY + config.POSTLANE_WEBHOOK_WORKERS + 4,
       removeOnComplete: true,
     });
     this.agenda.on('error', throttledErrorLog(logger, 'job runner error'));

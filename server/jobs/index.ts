@@ -3,8 +3,9 @@ import { emailSendJob } from './email-send.job.js';
 import { erasureJob } from './erasure.job.js';
 import { maintenanceJob } from './maintenance.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
+import { webhookDeliverJob } from './webhook-deliver.job.js';
 
-export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob];
+export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob, webhookDeliverJob];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

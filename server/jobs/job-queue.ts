@@ -4,6 +4,7 @@ export interface JobPayloads {
   'maintenance.run': Record<string, never>;
   'domain.check': Record<string, never>;
   'erasure.run': Record<string, never>;
+  'webhook.deliver': { endpointId: string };
 }
 
 export type JobName = keyof JobPayloads;

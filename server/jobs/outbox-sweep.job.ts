@@ -1,5 +1,6 @@
 import { constant } from 'agenda';
 import { sweepOutbox } from '../services/emails/sweep-outbox.js';
+import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
 
 export const outboxSweepJob = defineJob({
@@ -14,7 +15,9 @@ export const outboxSweepJob = defineJob({
     backoff: constant({ delay: 10_000, maxRetries: 1 }),
     removeOnComplete: false,
   }),
+  // Both outboxes: emails, and webhook deliveries (with the daily backlog notice).
   run: async (deps) => {
     await sweepOutbox(deps);
+    await sweepWebhooks(deps);
   },
 });

@@ -53,6 +53,17 @@ export class Metrics {
         for (const row of rows) outbox.set({ status: row.status }, row.n);
       },
     });
+    const webhookDeliveries = new Gauge({
+      name: 'postlane_webhook_deliveries',
+      help: 'Webhook deliveries kept (within POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS), by status: pending, sending, retry, delivered, exhausted.',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        webhookDeliveries.reset();
+        const rows = await deps.orm.em.getConnection().execute<{ status: string; n: number }[]>('SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status');
+        for (const row of rows) webhookDeliveries.set({ status: row.status }, row.n);
+      },
+    });
     const due = new Gauge({ name: 'postlane_jobs_due', help: 'Due jobs not yet picked up, by job type.', labelNames: ['job'] as const, registers: [this.registry] });
     new Gauge({
       name: 'postlane_jobs_oldest_due_seconds',

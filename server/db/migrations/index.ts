@@ -7,6 +7,7 @@ import { Migration20261122000400_send_policy } from './Migration20261122000400_s
 import { Migration20261122000500_api_logs_maintenance } from './Migration20261122000500_api_logs_maintenance.js';
 import { Migration20261122000600_usage } from './Migration20261122000600_usage.js';
 import { Migration20261123000000_audience } from './Migration20261123000000_audience.js';
+import { Migration20261124000000_webhooks } from './Migration20261124000000_webhooks.js';
 import { Migration20261125000000_domains } from './Migration20261125000000_domains.js';
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
 import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
@@ -22,6 +23,7 @@ export const migrationsList = [
   { name: 'Migration20261122000500_api_logs_maintenance', class: Migration20261122000500_api_logs_maintenance },
   { name: 'Migration20261122000600_usage', class: Migration20261122000600_usage },
   { name: 'Migration20261123000000_audience', class: Migration20261123000000_audience },
+  { name: 'Migration20261124000000_webhooks', class: Migration20261124000000_webhooks },
   { name: 'Migration20261125000000_domains', class: Migration20261125000000_domains },
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
   { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },

@@ -100,6 +100,17 @@ export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchIte
   });
 }
 
+/**
+ * Postlane's own mail to a team's owners (webhook trouble): it comes from the appliance, not from
+ * the team, so the team's sender rule, quota and sending pause do not apply; it goes out in the
+ * default region and is listed with the team's emails.
+ */
+export async function sendNotice(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: AdmittedEmail): Promise<Pick<IEmail, 'id'>> {
+  const row = toQueuedRow(deps, teamId, input, deps.config.POSTLANE_DEFAULT_REGION, null);
+  await deps.emailWriter.write(row);
+  return { id: row.id };
+}
+
 /** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */
 export async function enqueueSend(deps: Pick<Deps, 'jobs' | 'logger'>, email: Pick<IEmail, 'id' | 'sendAfter'>): Promise<void> {
   try {

@@ -52,6 +52,18 @@ const SCRUBS = [
     apply: `UPDATE event v SET payload = regexp_replace(v.payload::text, :p, '${ERASED}', 'gi')::jsonb WHERE v.id IN (SELECT v.id FROM {match})`,
   },
   {
+    kind: 'webhook_deliveries',
+    // Retries send the stored body, so they carry the scrubbed one from now on.
+    match: `webhook_delivery d WHERE d.team_id = :team AND (d.body ~* :p OR d.last_error ~* :p)`,
+    apply: `UPDATE webhook_delivery d SET body = regexp_replace(d.body, :p, '${ERASED}', 'gi'), last_error = regexp_replace(d.last_error, :p, '${ERASED}', 'gi')
+            WHERE d.id IN (SELECT d.id FROM {match})`,
+  },
+  {
+    kind: 'webhook_attempts',
+    match: `webhook_attempt a WHERE a.delivery_id IN (SELECT id FROM webhook_delivery WHERE team_id = :team) AND a.response ~* :p`,
+    apply: `UPDATE webhook_attempt a SET response = regexp_replace(a.response, :p, '${ERASED}', 'gi') WHERE a.id IN (SELECT a.id FROM {match})`,
+  },
+  {
     kind: 'api_logs',
     match: `api_log l WHERE l.team_id = :team AND (l.endpoint ~* :p OR l.request_body::text ~* :p OR l.response_body::text ~* :p)`,
     apply: `UPDATE api_log l SET endpoint = regexp_replace(l.endpoint, :p, '${ERASED}', 'gi'),

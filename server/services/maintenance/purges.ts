@@ -38,3 +38,7 @@ export const purgeFinishedJobs = (deps: PurgeDeps) =>
     'repeat_interval IS NULL AND locked_at IS NULL AND (next_run_at IS NULL OR failed_at IS NOT NULL) AND greatest(last_finished_at, failed_at) < ?',
     daysAgo(deps, deps.config.POSTLANE_JOB_RETENTION_DAYS),
   );
+
+/** Settled webhook deliveries (their attempts go with them) past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS. */
+export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'webhook_delivery', "status IN ('delivered', 'exhausted') AND created_at < ?", daysAgo(deps, deps.config.POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS));

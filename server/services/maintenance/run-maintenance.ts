@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys } from './purges.js';
+import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookDeliveries } from './purges.js';
 
 type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -7,6 +7,7 @@ type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: MaintenanceDeps) => Promise<number> }[] = [
   { name: 'idempotency_keys', title: 'Purge idempotency keys older than 24 hours', run: purgeIdempotencyKeys },
   { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
+  { name: 'webhook_deliveries', title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS', run: purgeWebhookDeliveries },
   { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
 ];

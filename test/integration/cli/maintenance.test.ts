@@ -36,6 +36,7 @@ describe('postlane maintenance run', () => {
     expect(first.tasks).toEqual({
       idempotency_keys: { task: 'idempotency_keys', removed: 1, error: null },
       api_logs: { task: 'api_logs', removed: 1, error: null },
+      webhook_deliveries: { task: 'webhook_deliveries', removed: 0, error: null },
       captured_mail: { task: 'captured_mail', removed: 1, error: null },
       finished_jobs: { task: 'finished_jobs', removed: 1, error: null },
     });
@@ -44,7 +45,7 @@ describe('postlane maintenance run', () => {
 
     const again = await maintenance();
     expect(again.code).toBe(0);
-    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0]);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('runs every task when one fails, reports it, and exits 1', async () => {

@@ -23,13 +23,15 @@ const NEVER_A_RECIPIENT: Record<string, string> = {
   segment: 'segment names and filters written by the team',
   team: 'team settings',
   template: 'the team’s own templates',
+  webhook_endpoint: 'the team’s endpoint URLs and sealed secrets',
   topic: 'the team’s topics',
   email_attachment: 'attachments of mail to the address are deleted whole',
 };
-const SCRUBBED = ['api_log', 'captured_message', 'contact', 'email', 'email_recipient', 'erasure_request', 'event', 'idempotency_key', 'suppression'];
+const SCRUBBED = ['api_log', 'captured_message', 'contact', 'email', 'email_recipient', 'erasure_request', 'event', 'idempotency_key', 'suppression', 'webhook_attempt', 'webhook_delivery'];
 
 beforeAll(async () => {
-  app = await startTestApp({ jobs: 'worker' });
+  // Webhook receivers on loopback are allowed, so deliveries (to nobody listening) keep their payloads.
+  app = await startTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 });
 afterAll(() => app.close());
 
@@ -37,6 +39,7 @@ describe('erasure', () => {
   it('leaves the address nowhere in a full dump of the database, and keeps it recognisable as suppressed', async () => {
     const { token } = await app.createTeamWithKey();
     const req = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => app.request(method, path, { token, body, headers });
+    expect((await req('POST', '/webhooks', { endpoint: 'http://127.0.0.1:9/hook', events: ['*'] })).status).toBe(201);
     const topic = (await req('POST', '/topics', { name: 'News', default_subscription: 'opt_in' })).body.id;
     expect((await req('POST', '/contacts', { email: ADDRESS, first_name: 'Erin' })).status).toBe(201);
     await req('PATCH', `/contacts/${ADDRESS}/topics`, [{ id: topic, subscription: 'opt_out' }]);
@@ -59,6 +62,8 @@ describe('erasure', () => {
     const dump = () => execFileSync('pg_dump', ['--data-only', app.databaseUrl], { maxBuffer: 256 * 1024 * 1024 }).toString('utf8').toLowerCase();
     await app.deps.apiLogs.flush();
     expect(dump()).toContain(address);
+    const deliveries = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM webhook_delivery WHERE body ILIKE ?', [`%${address}%`]);
+    expect(Number(deliveries[0]!.n)).toBeGreaterThan(0);
 
     expect((await req('DELETE', `/contacts/${ADDRESS}?erase=true`)).status).toBe(200);
     await app.deps.apiLogs.flush();

@@ -29,6 +29,7 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/postlane_outbox_emails\{status="queued"\} \d+/);
     expect(text).toMatch(/postlane_outbox_emails\{status="sending"\} \d+/);
     expect(text).toContain('# TYPE postlane_jobs_due gauge');
+    expect(text).toContain('# TYPE postlane_webhook_deliveries gauge');
     expect(text).toContain('postlane_http_request_duration_seconds_bucket');
     expect(text).toContain('postlane_process_resident_memory_bytes');
     expect(text).not.toContain(sent.body.id);
