@@ -22,6 +22,8 @@ const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 're
 export const CaptureProviderConfigSchema = v.strictObject({
   type: v.literal('capture'),
   regions: RegionList,
+  /** Only paces broadcasts (the capture store itself has no limit). */
+  rate_per_second: v.optional(Integer(1, 10_000), 10_000),
 });
 
 export const SmtpProviderConfigSchema = v.strictObject({
@@ -73,7 +75,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SWEEP_AFTER_SECONDS: v.optional(Integer(1, 3600), 120),
     POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
-    /** Test-only fault injection: pause this long after claiming an email, before handing it to the provider. */
+    /** Contacts a broadcast walks per transaction (each batch is written as emails in one statement). */
+    POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    /**
+     * Test-only fault injection: pause this long after claiming an email, before handing it to the
+     * provider, and inside each broadcast batch's transaction, before its emails are written.
+     */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     /** How long an API process trusts a verified key before looking it up again (0 = every request). */

@@ -1,5 +1,6 @@
 import { ApiKey } from './api-key.entity.js';
 import { ApiLog } from './api-log.entity.js';
+import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
@@ -19,7 +20,7 @@ import { Topic } from './topic.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
 
 export {
-  ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
   IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
@@ -39,10 +40,11 @@ export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity
 export type { ISegmentMember } from './segment-member.entity.js';
 export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
 
+export type { IBroadcast, BroadcastStatus } from './broadcast.entity.js';
 export type { ITemplate, TemplateVariable, TemplateVariableType, TemplateVersion } from './template.entity.js';
 export type { ITeamDailyUsage } from './usage.entity.js';
 
 export const entities = [
   Team, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
-  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template,
+  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
 ];

@@ -8,6 +8,7 @@ import { Migration20261122000500_api_logs_maintenance } from './Migration2026112
 import { Migration20261122000600_usage } from './Migration20261122000600_usage.js';
 import { Migration20261123000000_audience } from './Migration20261123000000_audience.js';
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
+import { Migration20261127000000_broadcasts } from './Migration20261127000000_broadcasts.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261122000600_usage', class: Migration20261122000600_usage },
   { name: 'Migration20261123000000_audience', class: Migration20261123000000_audience },
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
+  { name: 'Migration20261127000000_broadcasts', class: Migration20261127000000_broadcasts },
 ];
