@@ -62,7 +62,7 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
           if (broadcast.scheduledAt && broadcast.scheduledAt > now) return broadcast.scheduledAt;
           broadcast.status = 'queued';
         }
-        if (broadcast.status === 'queued') return start(deps, broadcast, now);
+        if (broadcast.status === 'queued') return broadcast.nextBatchAt && broadcast.nextBatchAt > now ? broadcast.nextBatchAt : start(deps, broadcast, now);
         if (!broadcast.expanded) return expandBatch(deps, broadcast, now, admit);
         return finishWhenSettled(deps, broadcast, now);
       }),
@@ -86,7 +86,8 @@ async function park(deps: Deps, broadcastId: string, err: ApiError): Promise<Dat
   const now = deps.clock();
   const until =
     err.name === 'monthly_quota_exceeded' ? nextUtcMonth(now) : err.name === 'daily_quota_exceeded' ? nextUtcDay(now) : new Date(now.getTime() + 15 * 60_000);
-  await deps.orm.em.nativeUpdate(Broadcast, { id: broadcastId, status: 'sending' }, { nextBatchAt: until });
+  // Back in the queue, where a broadcast waiting for a time of its own holds up no one else in the region.
+  await deps.orm.em.nativeUpdate(Broadcast, { id: broadcastId, status: { $in: ['queued', 'sending'] } }, { status: 'queued', nextBatchAt: until });
   deps.logger.info({ broadcastId, reason: err.name, until }, 'broadcast parked');
   return until;
 }
@@ -97,7 +98,9 @@ async function start(deps: Deps, broadcast: IBroadcast, now: Date): Promise<Date
   await sqlQuery(em, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`broadcast-region:${broadcast.region}`]);
   const [busy] = await sqlQuery<{ id: string }>(
     em,
-    `SELECT id FROM broadcast WHERE region = ? AND id <> ? AND ((status = 'sending' AND NOT expanded) OR (status = 'queued' AND sent_at < ?)) LIMIT 1`,
+    `SELECT id FROM broadcast WHERE region = ? AND id <> ?
+        AND ((status = 'sending' AND NOT expanded) OR (status = 'queued' AND sent_at < ? AND coalesce(next_batch_at, '-infinity') <= now()))
+      LIMIT 1`,
     [broadcast.region, broadcast.id, broadcast.sentAt ?? now],
   );
   if (busy) {

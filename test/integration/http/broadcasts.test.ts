@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
+import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
+import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -209,7 +211,7 @@ describe('capacity and estimates', () => {
         POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
         POSTLANE_CLOUD: 'true',
         POSTLANE_RATE_LIMIT: '0',
-        POSTLANE_PLANS: JSON.stringify({ free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 }, pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null } }),
+        POSTLANE_PLANS: JSON.stringify({ free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 }, pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null }, scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null } }),
       },
     });
   });
@@ -217,7 +219,7 @@ describe('capacity and estimates', () => {
     await slow.close();
   });
 
-  const onPlan = async (plan: 'free' | 'pro') => {
+  const onPlan = async (plan: 'free' | 'pro' | 'scale') => {
     const auth = await slow.createTeamWithKey();
     await query(slow, 'UPDATE team SET plan = $1 WHERE id = $2', [plan, auth.teamId]);
     return auth;
@@ -254,5 +256,63 @@ describe('capacity and estimates', () => {
     expect(behind.status).toBe(201);
     expect(behind.body.warning).toMatchObject({ code: 'queued_behind' });
     expect(Date.parse(behind.body.finishes_at)).toBeGreaterThan(Date.parse(ahead.body.finishes_at));
+  });
+
+  it('parks a broadcast past a monthly quota without overage until renewal, rather than refusing it', async () => {
+    const auth = await onPlan('scale');
+    const segmentId = await bulkSegment(slow, auth, 5, 'renewal');
+    const draft = await slow.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x' } });
+    // Straight to the queue: whether the estimate accepts a wait until renewal depends on today's date.
+    await query(slow, `UPDATE broadcast SET status = 'queued', audience_size = 5, sent_at = now() - interval '1 hour' WHERE id = $1`, [draft.body.id]);
+    await slow.run(() => runBroadcast(slow.deps, draft.body.id));
+    const [row] = await query<{ status: string; next_batch_at: Date; expanded_count: number }>(slow, 'SELECT status, next_batch_at, expanded_count FROM broadcast WHERE id = $1', [draft.body.id]);
+    const now = new Date();
+    expect(row).toEqual({ status: 'queued', expanded_count: 0, next_batch_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) });
+    expect(await query(slow, 'SELECT 1 FROM email WHERE broadcast_id = $1', [draft.body.id])).toHaveLength(0);
+  });
+});
+
+describe('provider throttling', () => {
+  it('halves the pace and holds further batches while emails wait to retry, then picks up again', async () => {
+    const reject = new Map<string, number>();
+    const sink = await startSmtpSink({ reject });
+    // Four emails a second and batches of 200: each batch is 50 s of sending, so one run writes one batch.
+    const throttled = await startTestApp({
+      env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], rate_per_second: 4 }]), POSTLANE_BROADCAST_BATCH_SIZE: '200' },
+    });
+    try {
+      const auth = await throttled.createTeamWithKey();
+      const segmentId = await bulkSegment(throttled, auth, 400, 'throttle');
+      const created = await throttled.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });
+      const id = created.body.id;
+      const work = () => throttled.run(() => runBroadcast(throttled.deps, id));
+      const state = async () =>
+        (await query<{ status: string; expanded_count: number; pace_per_second: number; next_batch_at: Date }>(throttled, 'SELECT status, expanded_count, pace_per_second, next_batch_at FROM broadcast WHERE id = $1', [id]))[0]!;
+      await work();
+      expect(await state()).toMatchObject({ status: 'sending', expanded_count: 200, pace_per_second: 4 });
+
+      // The provider answers 451 (try again later) for the first email.
+      const [first] = await query<{ id: string; to: string[] }>(throttled, 'SELECT id, "to" FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 1', [id]);
+      reject.set(first!.to[0]!, 451);
+      await throttled.run(() => deliverEmail(throttled.deps, first!.id));
+      expect((await query<{ status: string; attempts: number }>(throttled, 'SELECT status, attempts FROM email WHERE id = $1', [first!.id]))[0]).toEqual({ status: 'queued', attempts: 1 });
+
+      await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
+      await work();
+      const slowed = await state();
+      expect(slowed).toMatchObject({ status: 'sending', expanded_count: 200, pace_per_second: 2 });
+      expect(slowed.next_batch_at.getTime() - Date.now()).toBeGreaterThan(50_000);
+
+      // The retry goes through: the walk resumes, speeding up again.
+      reject.clear();
+      await query(throttled, 'UPDATE email SET send_after = now() WHERE id = $1', [first!.id]);
+      await throttled.run(() => deliverEmail(throttled.deps, first!.id));
+      await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
+      await work();
+      expect(await state()).toMatchObject({ status: 'sending', expanded_count: 400, pace_per_second: 3 });
+    } finally {
+      await throttled.close();
+      await sink.close();
+    }
   });
 });
