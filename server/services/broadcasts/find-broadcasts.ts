@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import { type Page, type PageQuery, paginate } from '../../db/paginate.js';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
@@ -12,8 +13,9 @@ export interface BroadcastProgress {
   finishesAt: Date | null;
 }
 
-export async function requireBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<IBroadcast> {
-  const broadcast = await deps.orm.em.findOne(Broadcast, { id, team: teamId });
+/** `lock`: held until the caller's transaction ends, and read after the lock is taken, so the state is current. */
+export async function requireBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, id: string, lock = false): Promise<IBroadcast> {
+  const broadcast = await deps.orm.em.findOne(Broadcast, { id, team: teamId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {});
   if (!broadcast) throw notFound('Broadcast');
   return broadcast;
 }

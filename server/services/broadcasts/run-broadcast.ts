@@ -50,8 +50,10 @@ export async function enqueueBroadcast(deps: Pick<Deps, 'jobs' | 'logger'>, broa
 
 /** One step under the broadcast's row lock; the time of the next step, or null when there is nothing more to do here. */
 async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
+  const teamId = await teamOf(deps, broadcastId);
+  if (!teamId) return null;
   try {
-    return await withTeamQuota(deps, await teamOf(deps, broadcastId), (admit) =>
+    return await withTeamQuota(deps, teamId, (admit) =>
       deps.orm.em.transactional(async (em) => {
         // SKIP LOCKED: another worker is on it; when that one dies, its job (or the sweeper) brings the broadcast back.
         const [row] = await sqlQuery<Record<string, unknown>>(em, `SELECT * FROM broadcast WHERE id = ? AND status IN ('scheduled', 'queued', 'sending') FOR UPDATE SKIP LOCKED`, [broadcastId]);
@@ -73,9 +75,10 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
   }
 }
 
-async function teamOf(deps: Deps, broadcastId: string): Promise<string> {
+/** Null once the broadcast is deleted. */
+async function teamOf(deps: Deps, broadcastId: string): Promise<string | null> {
   const [row] = await sqlQuery<{ team_id: string }>(deps.orm.em, 'SELECT team_id FROM broadcast WHERE id = ?', [broadcastId]);
-  return row?.team_id ?? '00000000-0000-0000-0000-000000000000';
+  return row?.team_id ?? null;
 }
 
 /**

@@ -18,8 +18,7 @@ type SendDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'logger'>;
  */
 export async function sendBroadcast(deps: SendDeps, teamId: string, id: string, scheduledAt: Date | null): Promise<{ id: string } & BroadcastEstimate> {
   const result = await deps.orm.em.transactional(async (em) => {
-    const broadcast = await requireBroadcast(deps, teamId, id);
-    await em.lock(broadcast, 'pessimistic_write' as never);
+    const broadcast = await requireBroadcast(deps, teamId, id, true);
     if (broadcast.status !== 'draft') throw conflict(`This broadcast is ${broadcast.status}; only a draft can be sent. Duplicate it to send it again.`);
     await assertSendable(deps, broadcast);
     const segment = await requireSegment(deps, teamId, broadcast.segmentId).catch(() => {
@@ -45,9 +44,7 @@ export async function sendBroadcast(deps: SendDeps, teamId: string, id: string, 
  */
 export async function cancelBroadcast(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, id: string): Promise<{ canceledRemaining: number }> {
   return deps.orm.em.transactional(async (em) => {
-    const broadcast = await requireBroadcast(deps, teamId, id);
-    await em.lock(broadcast, 'pessimistic_write' as never);
-    await em.refresh(broadcast);
+    const broadcast = await requireBroadcast(deps, teamId, id, true);
     if (!['scheduled', 'queued', 'sending'].includes(broadcast.status)) throw conflict(`This broadcast is ${broadcast.status}; only a scheduled or sending broadcast can be canceled.`);
     const canceled = await sqlQuery<{ id: string }>(
       em,

@@ -1,7 +1,9 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryDatabase } from '../../support/db.js';
 import { spawnPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 let app: TestApp;
 let token: string;
@@ -20,23 +22,7 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
-const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
-  const client = new pg.Client({ connectionString: app.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-};
-
-const until = async (condition: () => Promise<boolean>, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
+const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
 
 beforeAll(async () => {
   // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.

@@ -1,8 +1,9 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
 import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
+import { queryDatabase } from '../../support/db.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -10,15 +11,7 @@ let app: TestApp;
 let token: string;
 let teamId: string;
 
-const query = async <T extends pg.QueryResultRow>(target: TestApp, sql: string, params: unknown[] = []) => {
-  const client = new pg.Client({ connectionString: target.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-};
+const query = <T extends pg.QueryResultRow>(target: TestApp, sql: string, params: unknown[] = []) => queryDatabase<T>(target.databaseUrl, sql, params);
 
 /** A segment of `count` generated contacts, written in one statement (the API path is tested elsewhere). */
 const bulkSegment = async (target: TestApp, auth: { token: string; teamId: string }, count: number, prefix: string) => {
@@ -189,8 +182,10 @@ describe('sending a broadcast', () => {
     expect(await query(app, 'SELECT 1 FROM email WHERE broadcast_id = $1', [scheduled.body.id])).toHaveLength(0);
 
     const draft = await app.request('POST', '/broadcasts', { token: auth.token, body });
-    const sent = await app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} });
-    expect(sent.status).toBe(200);
+    // Two sends at once: the row lock lets exactly one through.
+    const both = await Promise.all([1, 2].map(() => app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const sent = both.find((r) => r.status === 200)!;
     expect(sent.body).toMatchObject({ id: draft.body.id, estimated: true });
     await run(draft.body.id);
     await query(app, `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 LIMIT 10)`, [draft.body.id]);
