@@ -42,7 +42,9 @@ export async function estimateBroadcast(
   const [ahead] = await sqlQuery<{ contacts: string }>(
     deps.orm.em,
     `SELECT coalesce(sum(greatest(coalesce(audience_size, 0) - expanded_count, 0)), 0) AS contacts FROM broadcast
-      WHERE region = ? AND status IN ('queued', 'sending') AND id <> ? AND (?::timestamptz IS NULL OR sent_at < ?::timestamptz)`,
+      WHERE region = ? AND status IN ('queued', 'sending') AND id <> ? AND (?::timestamptz IS NULL OR sent_at < ?::timestamptz)
+        -- One parked by its quota waits for a time of its own and goes after us.
+        AND NOT (status = 'queued' AND coalesce(next_batch_at, '-infinity') > now())`,
     [broadcast.region, broadcast.id, broadcast.queuedSince, broadcast.queuedSince],
   );
   const start = Math.max(now.getTime(), broadcast.startAt.getTime());
