@@ -57,6 +57,8 @@ export const CaptureProviderConfigSchema = v.strictObject({
   regions: RegionList,
   /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `a mx`). */
   spf_include: v.optional(HostName),
+  /** Only paces broadcasts (the capture store itself has no limit). */
+  rate_per_second: v.optional(Integer(1, 10_000), 10_000),
 });
 
 export const SmtpProviderConfigSchema = v.strictObject({
@@ -110,7 +112,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SWEEP_AFTER_SECONDS: v.optional(Integer(1, 3600), 120),
     POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
-    /** Test-only fault injection: pause this long after claiming an email, before handing it to the provider. */
+    /** Contacts a broadcast walks per transaction (each batch is written as emails in one statement). */
+    POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    /**
+     * Test-only fault injection: pause this long after claiming an email, before handing it to the
+     * provider, and inside each broadcast batch's transaction, before its emails are written.
+     */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     /** How long an API process trusts a verified key before looking it up again (0 = every request). */

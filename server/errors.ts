@@ -15,6 +15,7 @@ export type ErrorName =
   | 'monthly_quota_exceeded'
   | 'all_recipients_suppressed'
   | 'sending_paused'
+  | 'broadcast_too_large'
   | 'plan_limit_reached'
   | 'application_error'
   | 'service_unavailable';
@@ -67,3 +68,9 @@ export const serviceUnavailable = () => new ApiError(503, 'service_unavailable',
 export const applicationError = () => new ApiError(500, 'application_error', 'An unexpected error occurred, please try again later.');
 export const planLimitReached = (limit: number, what: 'contacts' | 'domains' = 'contacts') =>
   new ApiError(403, 'plan_limit_reached', `This team has reached its limit of ${limit} ${what}. Delete ${what} or raise the limit to add more.`);
+export const broadcastTooLarge = (days: number, maxDays: number) =>
+  new ApiError(
+    422,
+    'broadcast_too_large',
+    `This audience needs about ${Math.ceil(days)} days of sending capacity (provider rate, quota and broadcasts queued ahead); a broadcast may take at most ${maxDays} days. Send to a smaller segment.`,
+  );

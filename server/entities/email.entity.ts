@@ -17,6 +17,7 @@ export const Email = defineEntity({
   indexes: [
     { name: 'email_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
     { name: 'email_outbox_idx', properties: ['status', 'sendAfter'] },
+    { name: 'email_broadcast_idx', properties: ['broadcastId', 'status', 'attempts'] },
   ],
   properties: {
     ...baseProperties,
@@ -34,6 +35,8 @@ export const Email = defineEntity({
     tags: p.json<{ name: string; value: string }[]>().defaultRaw(`'[]'`),
     /** The subscription topic the email belongs to: it scopes the unsubscribe link and the opt-out check. */
     topicId: p.uuid().nullable(),
+    /** The broadcast this email is one recipient's copy of. */
+    broadcastId: p.uuid().nullable(),
     region: p.text(),
     /** Our own Message-ID, stored before sending so a duplicate from the at-least-once window is recognisable. */
     messageId: p.text(),

@@ -1,5 +1,6 @@
 import { ApiKey } from './api-key.entity.js';
 import { ApiLog } from './api-log.entity.js';
+import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
@@ -23,7 +24,7 @@ import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
-  ApiKey, ApiLog, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
   IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
   WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
@@ -45,6 +46,7 @@ export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity
 export type { ISegmentMember } from './segment-member.entity.js';
 export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
 
+export type { IBroadcast, BroadcastStatus } from './broadcast.entity.js';
 export type { ITemplate, TemplateVariable, TemplateVariableType, TemplateVersion } from './template.entity.js';
 export type { ITeamDailyUsage } from './usage.entity.js';
 export type { IWebhookAttempt } from './webhook-attempt.entity.js';
@@ -53,6 +55,6 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
-  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template,
+  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt,
 ];

@@ -1,3 +1,4 @@
+import { broadcastSendJob } from './broadcast-send.job.js';
 import { domainCheckJob } from './domain-check.job.js';
 import { emailSendJob } from './email-send.job.js';
 import { erasureJob } from './erasure.job.js';
@@ -5,7 +6,7 @@ import { maintenanceJob } from './maintenance.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
 import { webhookDeliverJob } from './webhook-deliver.job.js';
 
-export const jobDefinitions = [emailSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob, webhookDeliverJob];
+export const jobDefinitions = [emailSendJob, broadcastSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob, webhookDeliverJob];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

@@ -1,5 +1,6 @@
 export interface JobPayloads {
   'email.send': { emailId: string };
+  'broadcast.send': { broadcastId: string };
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
   'domain.check': Record<string, never>;

@@ -1,4 +1,5 @@
 import { constant } from 'agenda';
+import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
 import { sweepOutbox } from '../services/emails/sweep-outbox.js';
 import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
@@ -19,5 +20,6 @@ export const outboxSweepJob = defineJob({
   run: async (deps) => {
     await sweepOutbox(deps);
     await sweepWebhooks(deps);
+    await sweepBroadcasts(deps);
   },
 });

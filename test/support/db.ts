@@ -20,6 +20,17 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+/** One statement on a test database, on a connection of its own (outside the app's pools). */
+export async function queryDatabase<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 export const uniqueDatabaseName = (prefix: string) => `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
 
 /** A fresh database cloned from the migrated template of this run: fast, and isolated per test file. */

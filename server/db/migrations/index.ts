@@ -10,6 +10,7 @@ import { Migration20261123000000_audience } from './Migration20261123000000_audi
 import { Migration20261124000000_webhooks } from './Migration20261124000000_webhooks.js';
 import { Migration20261125000000_domains } from './Migration20261125000000_domains.js';
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
+import { Migration20261127000000_broadcasts } from './Migration20261127000000_broadcasts.js';
 import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
@@ -26,5 +27,6 @@ export const migrationsList = [
   { name: 'Migration20261124000000_webhooks', class: Migration20261124000000_webhooks },
   { name: 'Migration20261125000000_domains', class: Migration20261125000000_domains },
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
+  { name: 'Migration20261127000000_broadcasts', class: Migration20261127000000_broadcasts },
   { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },
 ];

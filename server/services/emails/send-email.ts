@@ -30,7 +30,8 @@ export interface SendEmailInput {
 /** An email as it will be written: its template rendered, its subject settled. */
 export type AdmittedEmail = SendEmailInput & { subject: string };
 
-function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
+/** The outbox row of an admitted email, with a fresh id and Message-ID. */
+export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
   const id = randomUUID();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {

@@ -1,10 +1,11 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
+import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
 import { spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let app: TestApp;
@@ -22,23 +23,7 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
-const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
-  const client = new pg.Client({ connectionString: app.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-};
-
-const until = async (condition: () => Promise<boolean>, timeoutMs = 20_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
+const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
 
 const sendMany = async (count: number, subject: string) => {
   const ids: string[] = [];

@@ -15,6 +15,7 @@ const address = ADDRESS.toLowerCase();
 const NEVER_A_RECIPIENT: Record<string, string> = {
   agenda_jobs: 'job rows hold ids only',
   api_key: 'key names and hints',
+  broadcast: 'the team’s own broadcasts (recipients are written as emails)',
   contact_property: 'the team’s property definitions',
   contact_topic: 'choices, keyed by contact id',
   domain: 'the team’s sending domains',

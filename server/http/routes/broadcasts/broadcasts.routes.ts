@@ -1,0 +1,77 @@
+import type * as v from 'valibot';
+import { createBroadcast, deleteBroadcast, duplicateBroadcast, updateBroadcast } from '../../../services/broadcasts/save-broadcast.js';
+import { getBroadcast, listBroadcasts } from '../../../services/broadcasts/find-broadcasts.js';
+import { cancelBroadcast, sendBroadcast } from '../../../services/broadcasts/send-broadcast.js';
+import { presentList } from '../../presenters.js';
+import { defineRoute } from '../../route.js';
+import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { presentBroadcast, presentBroadcastListItem, presentBroadcastSent } from './broadcast.presenter.js';
+import {
+  BroadcastListItemSchema, BroadcastRefSchema, BroadcastSchema, BroadcastSentSchema, CanceledBroadcastSchema, CreateBroadcastBodySchema,
+  DeletedBroadcastSchema, SendBroadcastBodySchema, UpdateBroadcastBodySchema,
+} from './broadcasts.schemas.js';
+
+const tags = ['Broadcasts'];
+
+type ContentBody = v.InferOutput<typeof UpdateBroadcastBodySchema>;
+
+const fieldsOf = (body: ContentBody) => ({
+  name: body.name,
+  segmentId: body.segment_id ?? body.audience_id,
+  from: body.from,
+  subject: body.subject,
+  replyTo: body.reply_to,
+  previewText: body.preview_text,
+  html: body.html,
+  text: body.text,
+  topicId: body.topic_id,
+});
+
+export const broadcastRoutes = [
+  defineRoute(
+    { method: 'post', path: '/broadcasts', operationId: 'createBroadcast', summary: 'Create a broadcast (a draft, or sent at once with `send`)', tags, permission: 'full_access', body: CreateBroadcastBodySchema, responses: { 201: BroadcastSentSchema } },
+    async ({ input: { body }, auth, deps }) => {
+      const fields = fieldsOf(body);
+      const broadcast = await createBroadcast(deps, auth.teamId, { ...fields, segmentId: fields.segmentId!, from: fields.from!, subject: fields.subject! });
+      if (!body.send) return presentBroadcastSent(broadcast.id, null);
+      try {
+        return presentBroadcastSent(broadcast.id, await sendBroadcast(deps, auth.teamId, broadcast.id, body.scheduled_at ?? null));
+      } catch (err) {
+        // Refused sends (too large, no body) leave nothing behind.
+        await deleteBroadcast(deps, auth.teamId, broadcast.id);
+        throw err;
+      }
+    },
+  ),
+  defineRoute(
+    { method: 'get', path: '/broadcasts', operationId: 'listBroadcasts', summary: 'List broadcasts, newest first', tags, permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(BroadcastListItemSchema) } },
+    async ({ input: { query }, auth, deps }) => presentList(await listBroadcasts(deps, auth.teamId, query), presentBroadcastListItem),
+  ),
+  defineRoute(
+    { method: 'get', path: '/broadcasts/:id', operationId: 'getBroadcast', summary: 'Retrieve a broadcast with its progress', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: BroadcastSchema } },
+    async ({ input: { params }, auth, deps }) => presentBroadcast(await getBroadcast(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    { method: 'patch', path: '/broadcasts/:id', operationId: 'updateBroadcast', summary: 'Change a draft broadcast', tags, permission: 'full_access', params: IdParamSchema, body: UpdateBroadcastBodySchema, responses: { 200: BroadcastRefSchema } },
+    async ({ input: { params, body }, auth, deps }) => ({ object: 'broadcast' as const, id: (await updateBroadcast(deps, auth.teamId, params.id, fieldsOf(body))).id }),
+  ),
+  defineRoute(
+    { method: 'delete', path: '/broadcasts/:id', operationId: 'deleteBroadcast', summary: 'Delete a draft or finished broadcast (its emails stay)', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedBroadcastSchema } },
+    async ({ input: { params }, auth, deps }) => {
+      await deleteBroadcast(deps, auth.teamId, params.id);
+      return { object: 'broadcast' as const, id: params.id, deleted: true as const };
+    },
+  ),
+  defineRoute(
+    { method: 'post', path: '/broadcasts/:id/send', operationId: 'sendBroadcast', summary: 'Send a draft broadcast now or at `scheduled_at`', tags, permission: 'full_access', params: IdParamSchema, body: SendBroadcastBodySchema, responses: { 200: BroadcastSentSchema } },
+    async ({ input: { params, body }, auth, deps }) => presentBroadcastSent(params.id, await sendBroadcast(deps, auth.teamId, params.id, body.scheduled_at ?? null)),
+  ),
+  defineRoute(
+    { method: 'post', path: '/broadcasts/:id/cancel', operationId: 'cancelBroadcast', summary: 'Cancel a scheduled or sending broadcast', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: CanceledBroadcastSchema } },
+    async ({ input: { params }, auth, deps }) => ({ object: 'broadcast' as const, id: params.id, canceled_remaining: (await cancelBroadcast(deps, auth.teamId, params.id)).canceledRemaining }),
+  ),
+  defineRoute(
+    { method: 'post', path: '/broadcasts/:id/duplicate', operationId: 'duplicateBroadcast', summary: 'Copy a broadcast into a new draft', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: BroadcastRefSchema } },
+    async ({ input: { params }, auth, deps }) => ({ object: 'broadcast' as const, id: (await duplicateBroadcast(deps, auth.teamId, params.id)).id }),
+  ),
+];

@@ -1,0 +1,248 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sqlQuery } from '../../db/query.js';
+import type { Deps } from '../../deps.js';
+import { Broadcast, type IBroadcast, type SegmentFilter } from '../../entities/index.js';
+import { ApiError } from '../../errors.js';
+import { parseMailbox, type Mailbox } from '../../mail/address.js';
+import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
+import { admitSends } from '../emails/admit-sends.js';
+import { type AdmittedEmail, type SendEmailInput, toQueuedRow } from '../emails/send-email.js';
+import { segmentMembership } from '../segments/segment-filter.js';
+import { nextUtcDay, nextUtcMonth } from '../usage/periods.js';
+import { withTeamQuota } from '../usage/team-quota.js';
+import { type BroadcastContact, broadcastRenderer } from './broadcast-content.js';
+import { regionRate } from './broadcast-capacity.js';
+
+/** Emails are written at most this far ahead of their paced send time, so a cancel catches most of the audience unwritten. */
+const LOOKAHEAD_MS = 30_000;
+/** How often a broadcast waiting for its turn, or for its last emails, looks again. */
+const POLL_MS = 5_000;
+/** While the provider throttles (emails of this broadcast are waiting to retry), the pace halves this often. */
+const THROTTLE_BACKOFF_MS = 60_000;
+/** One job run does this much work, then hands over to a fresh run so other jobs get their turn. */
+const RUN_BUDGET_MS = 20_000;
+
+/**
+ * Works a broadcast forward: start it when due and its region is free, write its contacts as
+ * emails batch by batch at the region's pace, and mark it `sent` once all are walked and none of
+ * its emails is still waiting. Every step is one transaction holding the broadcast's row, so two
+ * workers never walk the same contacts and a crash loses at most an uncommitted batch.
+ */
+export async function runBroadcast(deps: Deps, broadcastId: string): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const next = await step(deps, broadcastId);
+    if (next === null) return;
+    if (next.getTime() > deps.clock().getTime() || Date.now() - started > RUN_BUDGET_MS) {
+      await enqueueBroadcast(deps, broadcastId, next);
+      return;
+    }
+  }
+}
+
+export async function enqueueBroadcast(deps: Pick<Deps, 'jobs' | 'logger'>, broadcastId: string, at?: Date): Promise<void> {
+  try {
+    await deps.jobs.enqueue('broadcast.send', { broadcastId }, at);
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, broadcastId }, 'enqueue failed; the outbox sweeper will pick the broadcast up');
+  }
+}
+
+/** One step under the broadcast's row lock; the time of the next step, or null when there is nothing more to do here. */
+async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
+  const teamId = await teamOf(deps, broadcastId);
+  if (!teamId) return null;
+  try {
+    return await withTeamQuota(deps, teamId, (admit) =>
+      deps.orm.em.transactional(async (em) => {
+        // SKIP LOCKED: another worker is on it; when that one dies, its job (or the sweeper) brings the broadcast back.
+        const [row] = await sqlQuery<Record<string, unknown>>(em, `SELECT * FROM broadcast WHERE id = ? AND status IN ('scheduled', 'queued', 'sending') FOR UPDATE SKIP LOCKED`, [broadcastId]);
+        if (!row) return null;
+        const broadcast = em.map(Broadcast, row);
+        const now = deps.clock();
+        if (broadcast.status === 'scheduled') {
+          if (broadcast.scheduledAt && broadcast.scheduledAt > now) return broadcast.scheduledAt;
+          broadcast.status = 'queued';
+        }
+        if (broadcast.status === 'queued') return broadcast.nextBatchAt && broadcast.nextBatchAt > now ? broadcast.nextBatchAt : start(deps, broadcast, now);
+        if (!broadcast.expanded) return expandBatch(deps, broadcast, now, admit);
+        return finishWhenSettled(deps, broadcast, now);
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return park(deps, broadcastId, err);
+  }
+}
+
+/** Null once the broadcast is deleted. */
+async function teamOf(deps: Deps, broadcastId: string): Promise<string | null> {
+  const [row] = await sqlQuery<{ team_id: string }>(deps.orm.em, 'SELECT team_id FROM broadcast WHERE id = ?', [broadcastId]);
+  return row?.team_id ?? null;
+}
+
+/**
+ * Refusals of the whole team's sending wait rather than fail: a monthly quota without overage
+ * until renewal, a full daily backlog until midnight UTC, a sending pause until it clears.
+ */
+async function park(deps: Deps, broadcastId: string, err: ApiError): Promise<Date> {
+  const now = deps.clock();
+  const until =
+    err.name === 'monthly_quota_exceeded' ? nextUtcMonth(now) : err.name === 'daily_quota_exceeded' ? nextUtcDay(now) : new Date(now.getTime() + 15 * 60_000);
+  // Back in the queue, where a broadcast waiting for a time of its own holds up no one else in the region.
+  await deps.orm.em.nativeUpdate(Broadcast, { id: broadcastId, status: { $in: ['queued', 'sending'] } }, { status: 'queued', nextBatchAt: until });
+  deps.logger.info({ broadcastId, reason: err.name, until }, 'broadcast parked');
+  return until;
+}
+
+/** One broadcast sends per region at a time, oldest first; the region lock makes "is it free?" and "take it" one step. */
+async function start(deps: Deps, broadcast: IBroadcast, now: Date): Promise<Date | null> {
+  const em = deps.orm.em;
+  await sqlQuery(em, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`broadcast-region:${broadcast.region}`]);
+  const [busy] = await sqlQuery<{ id: string }>(
+    em,
+    `SELECT id FROM broadcast WHERE region = ? AND id <> ?
+        AND ((status = 'sending' AND NOT expanded) OR (status = 'queued' AND sent_at < ? AND coalesce(next_batch_at, '-infinity') <= now()))
+      LIMIT 1`,
+    [broadcast.region, broadcast.id, broadcast.sentAt ?? now],
+  );
+  if (busy) {
+    await em.flush();
+    return new Date(now.getTime() + POLL_MS);
+  }
+  broadcast.status = 'sending';
+  broadcast.pacePerSecond = regionRate(deps.config, broadcast.region);
+  broadcast.nextBatchAt = now;
+  await em.flush();
+  deps.logger.info({ broadcastId: broadcast.id, audience: broadcast.audienceSize }, 'broadcast started');
+  return now;
+}
+
+async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: (count: number) => Promise<Date | null>): Promise<Date | null> {
+  const em = deps.orm.em;
+  const slotStart = new Date(Math.max(now.getTime(), broadcast.nextBatchAt?.getTime() ?? 0));
+  if (slotStart.getTime() - now.getTime() > LOOKAHEAD_MS) return new Date(slotStart.getTime() - LOOKAHEAD_MS);
+
+  const rate = regionRate(deps.config, broadcast.region);
+  const [retrying] = await sqlQuery<{ n: number }>(
+    em,
+    `SELECT count(*)::int AS n FROM email WHERE broadcast_id = ? AND status = 'queued' AND attempts > 0`,
+    [broadcast.id],
+  );
+  if (retrying!.n > 0) {
+    // The provider is pushing back: halve the pace and give the retries room before writing more.
+    broadcast.pacePerSecond = Math.max(1, Math.floor((broadcast.pacePerSecond ?? rate) / 2));
+    broadcast.nextBatchAt = new Date(now.getTime() + THROTTLE_BACKOFF_MS);
+    await em.flush();
+    deps.logger.warn({ broadcastId: broadcast.id, retrying: retrying!.n, pace: broadcast.pacePerSecond }, 'provider throttling; broadcast slowed');
+    return broadcast.nextBatchAt;
+  }
+  const pace = Math.min(rate, Math.ceil((broadcast.pacePerSecond ?? rate) * 1.25));
+
+  const contacts = await batchOfContacts(deps, broadcast);
+  if (contacts.length === 0) {
+    broadcast.expanded = true;
+    await em.flush();
+    await wakeNextInRegion(deps, broadcast.region);
+    return finishWhenSettled(deps, broadcast, now);
+  }
+
+  const renderer = await broadcastRenderer(deps, broadcast);
+  const from = parseMailbox(broadcast.from) as Mailbox;
+  const replyTo = broadcast.replyTo.map((address) => parseMailbox(address) as Mailbox);
+  const inputs: SendEmailInput[] = [];
+  let skipped = 0;
+  for (const contact of contacts) {
+    const rendered = contact.unsubscribed ? null : renderer.render(contact);
+    if (rendered === null || rendered instanceof ApiError) {
+      skipped += 1;
+      continue;
+    }
+    inputs.push({
+      from, to: [{ name: null, address: contact.email, formatted: contact.email }], cc: [], bcc: [], replyTo,
+      subject: rendered.subject, html: rendered.html, text: rendered.text, headers: {}, attachments: [], tags: [],
+      scheduledAt: null, topicId: broadcast.topicId ?? null, template: null,
+    });
+  }
+  const admitted = inputs.length > 0 ? await admitSends(deps, broadcast.team.id, inputs) : [];
+  const sendable = admitted.filter((input): input is AdmittedEmail => !(input instanceof ApiError));
+  skipped += admitted.length - sendable.length;
+  const parkUntil = await admit(sendable.length);
+  if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
+  const rows = sendable.map((input, index) => ({
+    ...toQueuedRow(deps, broadcast.team.id, input, broadcast.region, parkUntil),
+    broadcast_id: broadcast.id,
+    not_before: new Date(slotStart.getTime() + (index / pace) * 1000).toISOString(),
+  }));
+  if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
+
+  broadcast.cursor = contacts.at(-1)!.id;
+  broadcast.expandedCount += contacts.length;
+  broadcast.skippedCount += skipped;
+  broadcast.pacePerSecond = pace;
+  broadcast.nextBatchAt = new Date(slotStart.getTime() + (rows.length / pace) * 1000);
+  await em.flush();
+  return new Date(Math.max(now.getTime(), broadcast.nextBatchAt.getTime() - LOOKAHEAD_MS));
+}
+
+/** The next contacts of the segment after the cursor, in id order: the walk is stable while contacts come and go. */
+async function batchOfContacts(deps: Deps, broadcast: IBroadcast): Promise<BroadcastContact[]> {
+  const teamId = broadcast.team.id;
+  const [segment] = await sqlQuery<{ id: string; filter: SegmentFilter }>(
+    deps.orm.em,
+    'SELECT id, filter FROM segment WHERE id = ? AND team_id = ?',
+    [broadcast.segmentId, teamId],
+  );
+  // A segment deleted mid-send has no one left to walk.
+  if (!segment) return [];
+  const membership = segmentMembership(segment, await loadAudienceCatalog(deps.orm.em, teamId, { segments: false }));
+  return sqlQuery<BroadcastContact>(
+    deps.orm.em,
+    `SELECT c.id, c.email, c.first_name, c.last_name, c.unsubscribed, c.properties FROM contact c
+      WHERE c.team_id = ? AND (?::uuid IS NULL OR c.id > ?::uuid) AND ${membership.sql}
+      ORDER BY c.id LIMIT ?`,
+    [teamId, broadcast.cursor ?? null, broadcast.cursor ?? null, ...membership.bindings, deps.config.POSTLANE_BROADCAST_BATCH_SIZE],
+  );
+}
+
+/** `sent` only once no email of the broadcast is still queued or sending: never finished with mail unsent. */
+async function finishWhenSettled(deps: Deps, broadcast: IBroadcast, now: Date): Promise<Date | null> {
+  const [pending] = await sqlQuery<{ next: string | null; n: number }>(
+    deps.orm.em,
+    `SELECT count(*)::int AS n, min(send_after) AS next FROM email WHERE broadcast_id = ? AND status IN ('queued', 'sending')`,
+    [broadcast.id],
+  );
+  if (pending!.n > 0) return new Date(Math.max(now.getTime() + POLL_MS, pending!.next ? new Date(pending!.next).getTime() : 0));
+  broadcast.status = 'sent';
+  broadcast.nextBatchAt = null;
+  await deps.orm.em.flush();
+  deps.logger.info({ broadcastId: broadcast.id, walked: broadcast.expandedCount, skipped: broadcast.skippedCount }, 'broadcast sent');
+  return null;
+}
+
+async function wakeNextInRegion(deps: Deps, region: string): Promise<void> {
+  const [next] = await sqlQuery<{ id: string }>(deps.orm.em, `SELECT id FROM broadcast WHERE region = ? AND status = 'queued' ORDER BY sent_at LIMIT 1`, [region]);
+  if (next) await enqueueBroadcast(deps, next.id);
+}
+
+/**
+ * Re-enqueues broadcasts that are due but have no live job (an enqueue lost after a commit, a
+ * job row that gave up). Extra runs are harmless: each step takes the row lock.
+ */
+export async function sweepBroadcasts(deps: Deps): Promise<number> {
+  const rows = await sqlQuery<{ id: string }>(
+    deps.orm.em,
+    `SELECT b.id FROM broadcast b
+      WHERE b.status IN ('scheduled', 'queued', 'sending')
+        AND coalesce(b.next_batch_at, b.scheduled_at, b.updated_at) < now() - make_interval(secs => ?)
+        AND NOT EXISTS (
+          SELECT 1 FROM agenda_jobs j
+           WHERE j.name = 'broadcast.send' AND j.data->>'broadcastId' = b.id::text
+             AND (j.next_run_at IS NOT NULL OR j.locked_at IS NOT NULL))
+      LIMIT 100`,
+    [deps.config.POSTLANE_SWEEP_AFTER_SECONDS],
+  );
+  for (const row of rows) await enqueueBroadcast(deps, row.id);
+  if (rows.length > 0) deps.logger.info({ count: rows.length }, 'outbox sweeper re-enqueued broadcasts');
+  return rows.length;
+}

@@ -1,0 +1,159 @@
+/**
+ * `npm run bench -- --only broadcasts`: a broadcast to 100,000 contacts into the capture provider,
+ * worked by a real worker process (`postlane serve --role worker`, compiled). Reports how fast the
+ * broadcast is written into the outbox (emails per second), how fast it is delivered, and the
+ * worker's peak RSS, beside a baseline measured in the same run on the same database: the same
+ * number of rows written by one multi-row INSERT per batch of the same size.
+ *
+ *   node --import tsx test/bench/broadcasts.bench.ts [--json] [--contacts 100000] [--timeout 180]
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { RequestContext } from '@mikro-orm/core';
+import pg from 'pg';
+import { loadConfig } from '../../config/index.js';
+import { initOrm, migrate } from '../../server/db/orm.js';
+import { createDeps } from '../../server/deps.js';
+import { AgendaJobs } from '../../server/jobs/index.js';
+import { createLogger } from '../../server/logger.js';
+import { parseMailbox, type Mailbox } from '../../server/mail/address.js';
+import { createBroadcast } from '../../server/services/broadcasts/save-broadcast.js';
+import { sendBroadcast } from '../../server/services/broadcasts/send-broadcast.js';
+import { createTeam } from '../../server/services/teams/create-team.js';
+import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
+import { spawnPostlane } from '../support/postlane-process.js';
+import { TEST_SECRET_KEY } from '../support/secrets.js';
+
+const TARGET_EMAILS_PER_SECOND = 2_000;
+const TARGET_RSS_MB = 300;
+const BATCH = 1_000;
+
+const { values: args } = parseArgs({
+  options: { json: { type: 'boolean', default: false }, contacts: { type: 'string', default: '100000' }, timeout: { type: 'string', default: '180' } },
+});
+const CONTACTS = Number(args.contacts);
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+const loadBefore = Number(loadavg()[0]!.toFixed(2));
+const html = '<p>Hello {{{FIRST_NAME|there}}},</p><p>Our November news.</p><p><a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>';
+
+/** Peak resident set size of a process so far, in MB (Linux keeps the high-water mark). */
+const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+const dbName = uniqueDatabaseName('postlane_bench');
+await adminQuery(`CREATE DATABASE "${dbName}"`);
+try {
+  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+  const logger = createLogger(config.POSTLANE_LOG_LEVEL);
+  const orm = await initOrm(config);
+  await migrate(orm);
+  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
+  pool.on('error', () => {});
+  const jobs = new AgendaJobs(config, logger, 'api');
+  await jobs.ready();
+  const deps = createDeps({ config, orm, jobs, logger });
+  try {
+    const team = await RequestContext.create(orm.em, () => createTeam(deps, { name: 'Bench' }));
+    const { rows: [segment] } = await pool.query(`INSERT INTO segment (id, created_at, team_id, name) VALUES (gen_random_uuid(), now(), $1, 'All') RETURNING id`, [team.id]);
+    progress(`${CONTACTS} contacts…`);
+    await pool.query(
+      `WITH c AS (
+         INSERT INTO contact (id, created_at, updated_at, team_id, email, first_name, unsubscribed, properties)
+         SELECT gen_random_uuid(), now(), now(), $1, 'reader' || g || '@example.com', 'Reader ' || g, false, '{}' FROM generate_series(1, $2) g RETURNING id)
+       INSERT INTO segment_member (segment_id, contact_id, created_at) SELECT $3, id, now() FROM c`,
+      [team.id, CONTACTS, segment.id],
+    );
+    await pool.query('VACUUM ANALYZE');
+
+    // Baseline: the same number of rows of a similar size, one multi-row INSERT per batch, from Node.
+    await pool.query('CREATE TABLE bench_baseline (id uuid PRIMARY KEY, "to" text NOT NULL, subject text NOT NULL, html text NOT NULL, send_after timestamptz NOT NULL)');
+    progress('baseline: multi-row INSERTs…');
+    const baselineStart = performance.now();
+    for (let at = 0; at < CONTACTS; at += BATCH) {
+      const rows = Array.from({ length: Math.min(BATCH, CONTACTS - at) }, (_, i) => ({
+        id: crypto.randomUUID(), to: `reader${at + i}@example.com`, subject: 'November news', html: html.replace('{{{FIRST_NAME|there}}}', `Reader ${at + i}`), send_after: new Date().toISOString(),
+      }));
+      await pool.query(`INSERT INTO bench_baseline SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, "to" text, subject text, html text, send_after timestamptz)`, [JSON.stringify(rows)]);
+    }
+    const baselineRate = CONTACTS / ((performance.now() - baselineStart) / 1000);
+
+    const broadcast = await RequestContext.create(orm.em, () =>
+      createBroadcast(deps, team.id, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
+    );
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      progress('postlane: broadcast to the capture provider…');
+      const start = performance.now();
+      await RequestContext.create(orm.em, () => sendBroadcast(deps, team.id, broadcast.id, null));
+      let writtenAt = 0;
+      let sentAt = 0;
+      let peakMb = 0;
+      const deadline = start + Number(args.timeout) * 1000;
+      while (performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        peakMb = peakRssMb(worker.child.pid!);
+        const { rows: [state] } = await pool.query(`SELECT status, expanded FROM broadcast WHERE id = $1`, [broadcast.id]);
+        if (state.expanded && !writtenAt) writtenAt = performance.now();
+        if (state.status === 'sent') {
+          sentAt = performance.now();
+          break;
+        }
+      }
+      const { rows: [counts] } = await pool.query(
+        `SELECT count(*)::int AS emails, count(*) FILTER (WHERE status = 'sent')::int AS sent, count(DISTINCT "to"[1])::int AS recipients FROM email WHERE broadcast_id = $1`,
+        [broadcast.id],
+      );
+      const { rows: [captured] } = await pool.query('SELECT count(*)::int AS n FROM captured_message');
+      report({
+        baselineRate,
+        writeRate: writtenAt ? CONTACTS / ((writtenAt - start) / 1000) : 0,
+        deliverRate: sentAt ? counts.sent / ((sentAt - start) / 1000) : counts.sent / ((performance.now() - start) / 1000),
+        finished: sentAt > 0,
+        peakMb,
+        counts: { ...counts, captured: captured.n },
+      });
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    }
+  } finally {
+    await jobs.stop(1_000);
+    await deps.providers.close();
+    await orm.close();
+    await pool.end();
+  }
+} finally {
+  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+}
+
+function report(r: { baselineRate: number; writeRate: number; deliverRate: number; finished: boolean; peakMb: number; counts: { emails: number; sent: number; recipients: number; captured: number } }) {
+  const sanity = { ...r.counts, oneEmailPerContact: r.counts.emails === CONTACTS && r.counts.recipients === CONTACTS, finished: r.finished };
+  if (!sanity.oneEmailPerContact) process.exitCode = 1;
+  const targets = {
+    emailsPerSecond: { target: TARGET_EMAILS_PER_SECOND, value: Math.round(r.deliverRate), met: r.deliverRate >= TARGET_EMAILS_PER_SECOND },
+    workerPeakRssMb: { target: TARGET_RSS_MB, value: Math.round(r.peakMb), met: r.peakMb < TARGET_RSS_MB },
+  };
+  const figures = {
+    contacts: CONTACTS,
+    loadAverageBefore: loadBefore,
+    baselineRowsPerSecond: Math.round(r.baselineRate),
+    writtenEmailsPerSecond: Math.round(r.writeRate),
+    writeRatio: Number((r.writeRate / r.baselineRate).toFixed(2)),
+    deliveredEmailsPerSecond: Math.round(r.deliverRate),
+    deliverRatio: Number((r.deliverRate / r.baselineRate).toFixed(2)),
+    workerPeakRssMb: Math.round(r.peakMb),
+  };
+  if (args.json) {
+    console.log(JSON.stringify({ ...figures, targets, sanity }, null, 2));
+    return;
+  }
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log(`\nbroadcast to ${CONTACTS} contacts, capture provider, one worker process (load average before: ${loadBefore})`);
+  console.log(`baseline (multi-row INSERT of ${BATCH})   ${figures.baselineRowsPerSecond.toString().padStart(7)} rows/s`);
+  console.log(`postlane: written to the outbox        ${figures.writtenEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writeRatio}`);
+  console.log(`postlane: delivered (sent)             ${figures.deliveredEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.deliverRatio}${r.finished ? '' : '  (timed out before the end)'}`);
+  console.log(`worker peak RSS                        ${figures.workerPeakRssMb.toString().padStart(7)} MB`);
+  console.log(`targets: ≥ ${TARGET_EMAILS_PER_SECOND} emails/s delivered ${met(targets.emailsPerSecond.met)}; worker < ${TARGET_RSS_MB} MB ${met(targets.workerPeakRssMb.met)}`);
+  console.log(`sanity: ${JSON.stringify(sanity)}`);
+}
