@@ -23,6 +23,8 @@ beforeAll(async () => {
     POSTLANE_DNS_SERVERS: dns.address,
     POSTLANE_DNS_TIMEOUT_MS: '500',
     POSTLANE_LOG_LEVEL: 'warn',
+    // The webhook receiver below is on loopback, which deliveries otherwise refuse.
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     TERM: 'xterm-256color',
   });
   // `postlane` on the PATH, as install.sh links it.
@@ -39,7 +41,7 @@ afterAll(async () => {
 });
 
 describe('a sysadmin’s first hour, in a real terminal', () => {
-  it('install, keys, a domain and its DNS, a send through the SDK, usage, erasure, maintenance, doctor', async () => {
+  it('install, keys, a domain and its DNS, a send through the SDK, a webhook rotation, usage, erasure, maintenance, doctor', async () => {
     const install = await terminal.run(`postlane install --database-url ${databaseUrl(database)} --port 0 --team-name Journey`);
     expect(install.code, install.output).toBe(0);
     expect(install.output).toContain('✔ Apply database migrations');
@@ -73,6 +75,15 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
     const sent = await resend.emails.send({ from: 'Journey <hello@journey.example.com>', to: 'reader@example.com', subject: 'Journey test', text: 'Hello' });
     expect(sent.error).toBeNull();
     expect((await resend.contacts.create({ email: 'leaving@example.com' })).error).toBeNull();
+
+    const hook = await resend.webhooks.create({ endpoint: 'http://127.0.0.1:9/hooks', events: ['email.sent'] });
+    expect(hook.error).toBeNull();
+    const rotated = await terminal.run(`postlane webhooks rotate ${hook.data!.id} --overlap-hours 1`);
+    expect(rotated.code, rotated.output).toBe(0);
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(rotated.output)?.[0];
+    expect(secret).toBeDefined();
+    expect(secret).not.toBe(hook.data!.signing_secret);
+    expect(rotated.output).toContain('http://127.0.0.1:9/hooks');
 
     let outbox = '';
     for (let i = 0; i < 50 && !outbox.includes('Journey test'); i += 1) outbox = (await terminal.run('postlane outbox')).output;

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let receiver: WebhookReceiver;
 let app: TestApp;
 let token: string;
 const processes: PostlaneProcess[] = [];
@@ -15,6 +17,7 @@ const env = () => ({
   POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 4 }]),
   POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
   POSTLANE_JOB_CONCURRENCY: '8',
+  POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
 });
 
 async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
@@ -27,23 +30,27 @@ async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
 
 beforeAll(async () => {
   sink = await startSmtpSink();
+  receiver = await startWebhookReceiver();
   // Only for its database and a key: the mail goes through the processes below.
   app = await startTestApp();
   ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
   await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
+  const hook = await post(apis[0]!, '/webhooks', { endpoint: receiver.url, events: ['email.sent'] });
+  expect(hook.status).toBe(201);
 }, 60_000);
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
   await Promise.all(processes.map((proc) => proc.exited));
   await app.close();
   await sink.close();
+  await receiver.close();
 });
 
 const post = (api: string, path: string, body: unknown) =>
   fetch(`${api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
 describe('two API and two worker processes on one database', () => {
-  it('send every email exactly once under concurrent load', async () => {
+  it('send every email exactly once under concurrent load, and deliver every email.sent webhook', async () => {
     const mail = (n: number) => ({ from: 'Load <load@acme.test>', to: `r${n}@example.com`, subject: `Load ${n}`, text: 'x' });
     const singles = Array.from({ length: 200 }, (_, n) => post(apis[n % 2]!, '/emails', mail(n)));
     const batches = Array.from({ length: 10 }, (_, b) => post(apis[b % 2]!, '/emails/batch', Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i))));
@@ -61,5 +68,12 @@ describe('two API and two worker processes on one database', () => {
     expect(new Set(messageIds)).toEqual(new Set(ids.map((id) => `<${id}@acme.test>`)));
     const statuses = await app.deps.orm.em.fork().getConnection().execute<{ status: string; n: string }[]>('SELECT status, count(*) AS n FROM email GROUP BY status');
     expect(statuses).toEqual([{ status: 'sent', n: '300' }]);
+
+    await receiver.waitFor(300, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const sentIds = receiver.received.map((r) => (JSON.parse(r.body) as { data: { email_id: string } }).data.email_id);
+    expect(new Set(sentIds)).toEqual(new Set(ids));
+    // At least once, and here (no crash) exactly once: one delivery per email, one webhook-id each.
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(300);
   }, 90_000);
 });
