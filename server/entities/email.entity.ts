@@ -6,7 +6,7 @@ import { Team } from './team.entity.js';
 export const EMAIL_STATUSES = ['queued', 'sending', 'sent', 'failed', 'canceled'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
-/** The wire's `last_event`; more values arrive with delivery outcomes and scheduling. */
+/** The wire's `last_event`. */
 export const EMAIL_LAST_EVENTS = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'] as const;
 export type EmailLastEvent = (typeof EMAIL_LAST_EVENTS)[number];
 
@@ -42,6 +42,8 @@ export const Email = defineEntity({
     messageId: p.text(),
     status: p.enum([...EMAIL_STATUSES]),
     lastEvent: p.enum([...EMAIL_LAST_EVENTS]),
+    /** When the event behind `lastEvent` happened; null while the email has not been sent. */
+    lastEventAt: timestamp().nullable(),
     /** The send job claims the row only from this time on (scheduling and retry backoff). */
     sendAfter: timestamp(),
     scheduledAt: timestamp().nullable(),

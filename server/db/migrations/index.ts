@@ -12,6 +12,7 @@ import { Migration20261125000000_domains } from './Migration20261125000000_domai
 import { Migration20261126000000_templates } from './Migration20261126000000_templates.js';
 import { Migration20261127000000_broadcasts } from './Migration20261127000000_broadcasts.js';
 import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
+import { Migration20261129000000_email_outcomes } from './Migration20261129000000_email_outcomes.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261126000000_templates', class: Migration20261126000000_templates },
   { name: 'Migration20261127000000_broadcasts', class: Migration20261127000000_broadcasts },
   { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },
+  { name: 'Migration20261129000000_email_outcomes', class: Migration20261129000000_email_outcomes },
 ];

@@ -5,7 +5,7 @@ import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachm
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
 import { dkimKeyForEmail } from '../domains/dkim-key.js';
-import { emitEvent } from '../events/emit-event.js';
+import { emitEmailEvent } from './record-email-event.js';
 import { enqueueSend } from './send-email.js';
 
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
@@ -127,14 +127,14 @@ async function recordOutcome(deps: Deps, email: IEmail, result: SendResult): Pro
     }
     const stillOwed = recipients.filter((r) => r.status === 'pending');
     const accepted = recipients.some((r) => r.status === 'accepted');
-    const firstAcceptance = accepted && email.lastEvent !== 'sent';
-    const acceptance = firstAcceptance ? { lastEvent: 'sent' as const, providerMessageId: result.providerMessageId, sentAt: now } : {};
+    const firstAcceptance = accepted && email.sentAt == null;
+    const acceptance = firstAcceptance ? { lastEvent: 'sent' as const, lastEventAt: now, providerMessageId: result.providerMessageId, sentAt: now } : {};
     const [changes, state] =
       stillOwed.length > 0
         ? [{ status: 'queued' as const, sendAfter: retryAt, lastError: stillOwed[0]!.response ?? null }, 'retrying' as const]
         : accepted
           ? [{ status: 'sent' as const, lastError: null }, 'sent' as const]
-          : [{ status: 'failed' as const, lastEvent: 'failed' as const, lastError: recipients[0]?.response ?? null }, 'failed' as const];
+          : [{ status: 'failed' as const, lastEvent: 'failed' as const, lastEventAt: now, lastError: recipients[0]?.response ?? null }, 'failed' as const];
     if (!(await settle(tx, email, { ...changes, ...acceptance, leaseExpiresAt: null }))) return 'superseded' as const;
     if (firstAcceptance) await emitEmailEvent(tx, email, 'email.sent', now);
     if (state === 'failed') await emitEmailEvent(tx, email, 'email.failed', now);
@@ -157,25 +157,9 @@ async function scheduleRetry(deps: Deps, email: IEmail, error: string): Promise<
 async function recordFailure(deps: Deps, email: IEmail, error: string): Promise<void> {
   const now = deps.clock();
   await deps.orm.em.transactional(async (tx) => {
-    // Recipients that an earlier attempt reached keep the email's `sent`.
-    const lastEvent = email.lastEvent === 'sent' ? 'sent' : 'failed';
-    if (!(await settle(tx, email, { status: 'failed', lastEvent, leaseExpiresAt: null, lastError: error }))) return;
+    // Recipients that an earlier attempt reached keep the email's `sent` (or what came after it).
+    const lastEvent = email.sentAt == null ? { lastEvent: 'failed' as const, lastEventAt: now } : {};
+    if (!(await settle(tx, email, { status: 'failed', ...lastEvent, leaseExpiresAt: null, lastError: error }))) return;
     await emitEmailEvent(tx, email, 'email.failed', now, { error });
   });
-}
-
-function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, createdAt: Date, extra: Record<string, unknown> = {}) {
-  return emitEvent(tx, { teamId: email.team.id, emailId: email.id, type, createdAt, data: { ...eventData(email), ...extra } });
-}
-
-/** The `data` of an email webhook event. */
-function eventData(email: IEmail): Record<string, unknown> {
-  return {
-    email_id: email.id,
-    created_at: email.createdAt.toISOString(),
-    from: email.from,
-    to: email.to,
-    subject: email.subject,
-    message_id: email.messageId,
-  };
 }
