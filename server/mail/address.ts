@@ -1,4 +1,5 @@
 import emailAddresses from 'email-addresses';
+import { LRUCache } from 'lru-cache';
 
 export interface Mailbox {
   name: string | null;
@@ -24,20 +25,34 @@ const MAX_INPUT_LENGTH = 998;
  * happily read `a@b.com\r\nBcc: x@y.com` as two recipients. Returns the reason on failure.
  */
 export function parseMailbox(input: string): Mailbox | string {
+  const known = parsed.get(input);
+  if (known !== undefined) return known;
+  const result = parseUncached(input);
+  if (typeof result !== 'string') parsed.set(input, Object.freeze(result));
+  return result;
+}
+
+/**
+ * The strict parser is the costliest step of accepting a send, and the same senders and
+ * recipients recur (a from address on every request, a list in every batch): valid results are kept.
+ */
+const parsed = new LRUCache<string, Mailbox>({ max: 10_000 });
+
+function parseUncached(input: string): Mailbox | string {
   if (input.length > MAX_INPUT_LENGTH) return 'is too long';
   if (CONTROL_CHARACTERS.test(input) || LONE_SURROGATE.test(input)) return 'must not contain control characters, line breaks or broken characters';
-  let parsed: ReturnType<typeof emailAddresses.parseOneAddress>;
+  let mailbox: ReturnType<typeof emailAddresses.parseOneAddress>;
   try {
-    parsed = emailAddresses.parseOneAddress({ input, rfc6532: true });
+    mailbox = emailAddresses.parseOneAddress({ input, rfc6532: true });
   } catch {
     // The parser recurses on nested comments; pathological input exhausts the stack.
-    parsed = null;
+    mailbox = null;
   }
-  if (!parsed || parsed.type !== 'mailbox') return 'must be a single email address, like `Name <user@example.com>`';
-  const { local, domain, name } = parsed as emailAddresses.ParsedMailbox;
+  if (!mailbox || mailbox.type !== 'mailbox') return 'must be a single email address, like `Name <user@example.com>`';
+  const { local, domain, name } = mailbox as emailAddresses.ParsedMailbox;
   if (!DOT_ATOM.test(local)) return 'must not use a quoted local part';
   if (domain.startsWith('[') || !domain.includes('.')) return 'must have a fully qualified domain';
-  if (local.length > 64 || parsed.address.length > 254) return 'is too long';
+  if (local.length > 64 || mailbox.address.length > 254) return 'is too long';
   if (name?.includes('@')) return 'display name must not contain @';
   const address = `${local}@${domain}`;
   return { name: name || null, address, formatted: name ? `${quoteDisplayName(name)} <${address}>` : address };
