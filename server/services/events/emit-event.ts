@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import { Event, type IEvent } from '../../entities/index.js';
-import { queueDeliveries } from '../webhooks/queue-deliveries.js';
+import { type InsertedEvent, queueDeliveries, queueDeliveriesMany } from '../webhooks/queue-deliveries.js';
 
 export interface EventInput {
   teamId: string;
@@ -35,18 +35,26 @@ export async function emitEvent(em: EntityManager, input: EventInput): Promise<I
 
 /**
  * emitEvent for many events at once (a bulk contact import emits one per contact): one INSERT per
- * few thousand rows instead of one entity each, in the caller's transaction like emitEvent.
+ * few thousand rows instead of one entity each, and their webhook deliveries likewise, in the
+ * caller's transaction like emitEvent.
  */
 export async function emitEvents(em: EntityManager, inputs: readonly EventInput[]): Promise<void> {
   const CHUNK = 5_000;
   for (let start = 0; start < inputs.length; start += CHUNK) {
-    const rows = inputs.slice(start, start + CHUNK).map((input) => ({
+    const events: InsertedEvent[] = inputs.slice(start, start + CHUNK).map((input) => ({
       id: randomUUID(),
-      team_id: input.teamId,
-      email_id: input.emailId ?? null,
+      teamId: input.teamId,
       type: input.type,
-      payload: input.data,
-      created_at: (input.createdAt ?? new Date()).toISOString(),
+      data: input.data,
+      createdAt: input.createdAt ?? new Date(),
+    }));
+    const rows = events.map((event, i) => ({
+      id: event.id,
+      team_id: event.teamId,
+      email_id: inputs[start + i]!.emailId ?? null,
+      type: event.type,
+      payload: event.data,
+      created_at: event.createdAt.toISOString(),
     }));
     await sqlQuery(
       em,
@@ -55,5 +63,6 @@ export async function emitEvents(em: EntityManager, inputs: readonly EventInput[
          AS r(id uuid, team_id uuid, email_id uuid, type text, payload jsonb, created_at timestamptz)`,
       [JSON.stringify(rows)],
     );
+    await queueDeliveriesMany(em, events);
   }
 }

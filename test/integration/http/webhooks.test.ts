@@ -175,6 +175,27 @@ describe('events reach the endpoints that subscribe to them', () => {
     expect(woken).not.toContain(disabled);
   });
 
+  it('bulk writes fan out too: a contact import and a batch removal queue one delivery per contact for subscribed endpoints only', async () => {
+    const { token } = await app.createTeamWithKey();
+    const all = (await create(token, { events: ['*'] })).body.id;
+    const created = (await create(token, { events: ['contact.created'] })).body.id;
+    const sentOnly = (await create(token, { events: ['email.sent'] })).body.id;
+    const other = await app.createTeamWithKey();
+    const theirs = (await create(other.token, { events: ['*'] })).body.id;
+
+    const emails = ['a@bulk.test', 'b@bulk.test', 'c@bulk.test'];
+    expect((await app.request('POST', '/contacts/batch', { token, body: emails.map((email) => ({ email })) })).status).toBe(200);
+    expect((await app.request('POST', '/contacts/batch/remove', { token, body: { emails: emails.slice(0, 2) } })).status).toBe(200);
+
+    const deliveries = async (endpointId: string) => app.run(() => app.deps.orm.em.find(WebhookDelivery, { endpoint: endpointId }, { orderBy: { type: 'asc' } }));
+    expect((await deliveries(all)).map((d) => d.type)).toEqual(['contact.created', 'contact.created', 'contact.created', 'contact.deleted', 'contact.deleted']);
+    const bodies = (await deliveries(created)).map((d) => JSON.parse(d.body) as { type: string; data: { email: string } });
+    expect(bodies.map((b) => b.data.email).sort()).toEqual(emails);
+    expect(bodies.every((b) => b.type === 'contact.created')).toBe(true);
+    expect(await deliveries(sentOnly)).toEqual([]);
+    expect(await deliveries(theirs)).toEqual([]);
+  });
+
   it('emails the owners at most daily about a backlog older than 6 hours', async () => {
     const { token, teamId } = await app.createTeamWithKey();
     await app.run(() => app.deps.orm.em.nativeUpdate(Team, { id: teamId }, { ownerEmails: ['ops@acme.test'] }));
