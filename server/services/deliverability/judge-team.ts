@@ -26,6 +26,11 @@ export async function teamWindow(deps: JudgeDeps, em: EntityManager, teamId: str
   return row!;
 }
 
+/** Judgements of one team (and an operator's lift) take turns, to the end of the transaction. */
+export async function lockTeamJudgement(tx: EntityManager, teamId: string): Promise<void> {
+  await sqlQuery(tx, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`deliverability:${teamId}`]);
+}
+
 /**
  * Judges a team's rates against its lines and moves its episodes, in the caller's transaction:
  * crossing the risk line begins an episode with `deliverability.warning` (once per episode and
@@ -36,7 +41,7 @@ export async function teamWindow(deps: JudgeDeps, em: EntityManager, teamId: str
  * later one counts the earlier one's bounce and finds its episode.
  */
 export async function judgeTeam(deps: JudgeDeps, tx: EntityManager, teamId: string): Promise<void> {
-  await sqlQuery(tx, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`deliverability:${teamId}`]);
+  await lockTeamJudgement(tx, teamId);
   const now = deps.clock();
   const rates = ratesOf(deps.config, await teamWindow(deps, tx, teamId));
   const episodes = new Map(
