@@ -31,7 +31,12 @@ export function countAccepted(tx: EntityManager, email: IEmail, at: Date) {
  * whether it counted.
  */
 export async function countOutcome(tx: EntityManager, email: IEmail, metric: DeliverabilityMetric, type: string, at: Date): Promise<boolean> {
-  const [seen] = await sqlQuery(tx, 'SELECT 1 FROM event WHERE email_id = ? AND type = ? LIMIT 1', [email.id, type]);
+  // An earlier soft bounce of the same email (recorded as `email.bounced` too) did not count.
+  const [seen] = await sqlQuery(
+    tx,
+    `SELECT 1 FROM event WHERE email_id = ? AND type = ? AND coalesce(payload->'bounce'->>'type', 'Permanent') ~* '^(permanent|hard)$' LIMIT 1`,
+    [email.id, type],
+  );
   if (seen) return false;
   await addToDay(tx, email, email.sentAt ?? at, {
     sent: email.sentAt ? 0 : 1,

@@ -48,6 +48,6 @@ export function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, a
 export async function recordEmailEvent(tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const lastEvent = LAST_EVENT_OF[type];
   if (lastEvent) await tx.nativeUpdate(Email, { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] }, { lastEvent, lastEventAt: at });
-  await recordDeliverabilityOutcome(tx, email, type, at);
+  await recordDeliverabilityOutcome(tx, email, type, at, extra);
   await emitEmailEvent(tx, email, type, at, extra);
 }

@@ -33,9 +33,9 @@ function harness(env: Record<string, string>) {
       return ids;
     },
     /** What a provider path does with a hard bounce or complaint: recordEmailEvent in its transaction. */
-    outcome(id: string, type: 'email.bounced' | 'email.complained' = 'email.bounced') {
+    outcome(id: string, type: 'email.bounced' | 'email.complained' = 'email.bounced', bounceType = 'Permanent') {
       return h.app.run(() =>
-        h.app.deps.orm.em.transactional(async (tx) => recordEmailEvent(tx, await tx.findOneOrFail(Email, id), type, h.now, type === 'email.bounced' ? { bounce: { type: 'Permanent' } } : {})),
+        h.app.deps.orm.em.transactional(async (tx) => recordEmailEvent(tx, await tx.findOneOrFail(Email, id), type, h.now, type === 'email.bounced' ? { bounce: { type: bounceType } } : {})),
       );
     },
     check: () => h.app.run(() => checkDeliverability(h.app.deps)),
@@ -193,6 +193,18 @@ describe('team deliverability', () => {
     expect(await h.events(teamId)).toEqual([]);
     expect(await h.pausedAt(teamId)).toBeNull();
     expect((await h.app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
+  });
+
+  it('counts hard bounces only: a transient or undetermined one leaves the rate alone', async () => {
+    const { token, teamId } = await h.app.createTeamWithKey();
+    const ids = await h.sent(token, 20);
+    for (const id of ids.slice(0, 4)) await h.outcome(id, 'email.bounced', 'Transient');
+    for (const id of ids.slice(4, 8)) await h.outcome(id, 'email.bounced', 'Undetermined');
+    expect(await h.events(teamId)).toEqual([]);
+    // A hard bounce after a soft one of the same email counts.
+    await h.outcome(ids[0]!, 'email.bounced', 'Permanent');
+    const [{ bounced }] = await queryDatabase<{ bounced: number }>(h.app.databaseUrl, 'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]);
+    expect(bounced).toBe(1);
   });
 
   it('judges complaints on their own lines', async () => {
