@@ -1,8 +1,8 @@
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { conflict } from '../../errors.js';
-import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
+import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
 import { requireSegment } from '../segments/get-segment.js';
 import { segmentMembership } from '../segments/segment-filter.js';
 import { assertSendable } from './broadcast-content.js';

@@ -31,15 +31,20 @@ export function countAccepted(tx: EntityManager, email: IEmail, at: Date) {
  * whether it counted.
  */
 export async function countOutcome(tx: EntityManager, email: IEmail, metric: DeliverabilityMetric, type: string, at: Date): Promise<boolean> {
-  // An earlier soft bounce of the same email (recorded as `email.bounced` too) did not count.
-  const [seen] = await sqlQuery(
+  // `sent_at` as this transaction sees it (the caller's copy may predate the acceptance it just
+  // wrote). An earlier soft bounce of the same email (also `email.bounced`) did not count.
+  const [row] = await sqlQuery<{ sent_at: string | null; seen: boolean }>(
     tx,
-    `SELECT 1 FROM event WHERE email_id = ? AND type = ? AND coalesce(payload->'bounce'->>'type', 'Permanent') ~* '^(permanent|hard)$' LIMIT 1`,
-    [email.id, type],
+    `SELECT e.sent_at, EXISTS (
+              SELECT 1 FROM event ev WHERE ev.email_id = e.id AND ev.type = ?
+                 AND coalesce(ev.payload->'bounce'->>'type', 'Permanent') ~* '^(permanent|hard)$') AS seen
+       FROM email e WHERE e.id = ?`,
+    [type, email.id],
   );
-  if (seen) return false;
-  await addToDay(tx, email, email.sentAt ?? at, {
-    sent: email.sentAt ? 0 : 1,
+  if (!row || row.seen) return false;
+  const sentAt = row.sent_at ? new Date(row.sent_at) : null;
+  await addToDay(tx, email, sentAt ?? at, {
+    sent: sentAt ? 0 : 1,
     bounced: metric === 'bounce_rate' ? 1 : 0,
     complained: metric === 'complaint_rate' ? 1 : 0,
   });

@@ -134,6 +134,9 @@ describe('team deliverability', () => {
       expect(broadcast.status).toBe(403);
       expect(broadcast.body.name).toBe('sending_paused');
       expect((await h.app.request('GET', `/broadcasts/${draft}`, { token })).body.status).toBe('draft');
+      const segmentId = (await h.app.request('GET', `/broadcasts/${draft}`, { token })).body.segment_id;
+      const created = await h.app.request('POST', '/broadcasts', { token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true } });
+      expect(created.body).toMatchObject({ statusCode: 403, name: 'sending_paused' });
 
       expect((await h.app.request('POST', '/emails', { token: other.token, body: mail() })).status).toBe(200);
       expect(await h.pausedAt(other.teamId)).toBeNull();
@@ -203,8 +206,11 @@ describe('team deliverability', () => {
     expect(await h.events(teamId)).toEqual([]);
     // A hard bounce after a soft one of the same email counts.
     await h.outcome(ids[0]!, 'email.bounced', 'Permanent');
-    const [{ bounced }] = await queryDatabase<{ bounced: number }>(h.app.databaseUrl, 'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]);
-    expect(bounced).toBe(1);
+    // An email the provider refused outright (never accepted) counts as sent and bounced.
+    const refused = await h.app.request('POST', '/emails', { token, body: mail() });
+    await h.outcome(refused.body.id);
+    const [counts] = await queryDatabase(h.app.databaseUrl, 'SELECT sum(sent)::int AS sent, sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]);
+    expect(counts).toEqual({ sent: 21, bounced: 2 });
   });
 
   it('judges complaints on their own lines', async () => {
@@ -283,6 +289,9 @@ describe('region aggregate', () => {
     const refused = await h.app.request('POST', `/broadcasts/${draft}/send`, { token: b.token, body: {} });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ statusCode: 403, name: 'broadcasts_paused', message: expect.stringContaining('us-east-1') });
+    const segmentId = (await h.app.request('GET', `/broadcasts/${draft}`, { token: b.token })).body.segment_id;
+    const created = await h.app.request('POST', '/broadcasts', { token: b.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true } });
+    expect(created.body).toMatchObject({ statusCode: 403, name: 'broadcasts_paused' });
     expect((await h.app.request('POST', '/emails', { token: b.token, body: mail() })).status).toBe(200);
     expect((await h.app.request('POST', '/emails/batch', { token: a.token, body: [mail()] })).status).toBe(200);
     expect(await h.events(a.teamId)).toEqual([]);
