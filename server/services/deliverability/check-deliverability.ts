@@ -9,8 +9,8 @@ type CheckDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'logger'>;
 /**
  * The recurring judgement: rates move without any bounce too (the window slides at midnight UTC,
  * new sends dilute them), so every team in an episode, and every team past a risk line without
- * one, is judged again; then each region's platform-wide rates. One pass reads the window's
- * counters once, grouped; teams are judged each in its own transaction.
+ * one, is judged again; then each region's platform-wide rates. A pass reads the window's
+ * counters twice, grouped by team and by region; teams are judged each in its own transaction.
  */
 export async function checkDeliverability(deps: CheckDeps): Promise<{ teams: number; regionsPaused: string[] }> {
   const config = deps.config;
