@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../config/index.js';
+import { jobDefinitions } from '../../../../server/jobs/index.js';
 import { ratesOf, regionLines, teamLines, windowStartDay } from '../../../../server/services/deliverability/deliverability-lines.js';
 
 const config = (env: Record<string, string> = {}) => loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: 'postgres://x@127.0.0.1/x', ...env });
@@ -26,5 +27,10 @@ describe('deliverability lines', () => {
   it('take the window as today and the days before it, in UTC', () => {
     expect(windowStartDay(config(), new Date('2026-12-03T23:59:59Z'))).toBe('2026-11-27');
     expect(windowStartDay(config({ POSTLANE_DELIVERABILITY_WINDOW_DAYS: '1' }), new Date('2026-12-03T00:00:00Z'))).toBe('2026-12-03');
+  });
+
+  it('are judged again by a recurring job every POSTLANE_DELIVERABILITY_CHECK_SECONDS, on every worker', () => {
+    const job = jobDefinitions.find((j) => j.name === 'deliverability.check');
+    expect(job?.every?.(config({ POSTLANE_DELIVERABILITY_CHECK_SECONDS: '90' }))).toBe(90_000);
   });
 });
