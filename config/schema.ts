@@ -12,6 +12,14 @@ const Integer = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
+/** A percentage such as `5` or `0.1` (of 100), as a string (environment) or a number (file). */
+const Percent = v.pipe(
+  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a percentage such as 5 or 0.1'), v.transform(Number))], 'must be a percentage such as 5 or 0.1'),
+  v.number(),
+  v.minValue(0.001, 'must be at least 0.001'),
+  v.maxValue(100, 'must be at most 100'),
+);
+
 const Url = (protocols: string[]) =>
   v.pipe(
     v.string(),
@@ -170,6 +178,20 @@ export const ConfigSchema = v.pipe(
       v.pipe(v.string(), v.check((value) => typeof parseMailbox(value) !== 'string', 'must be one address, like `Postlane <postlane@example.com>`')),
       'Postlane <postlane@localhost.localdomain>',
     ),
+    /** Deliverability: the rolling window (UTC days, today included) the bounce and complaint rates are taken over. */
+    POSTLANE_DELIVERABILITY_WINDOW_DAYS: v.optional(Integer(1, 90), 7),
+    /** Below this many emails accepted in the window, no rate is judged (a handful of bounces proves nothing). */
+    POSTLANE_DELIVERABILITY_MIN_VOLUME: v.optional(Integer(1, 1_000_000_000), 1000),
+    /** How often a worker re-judges every rate (recovery as the window slides or volume dilutes it; region pauses). */
+    POSTLANE_DELIVERABILITY_CHECK_SECONDS: v.optional(Integer(10, 3600), 60),
+    /** Team lines, in percent; defaults are Amazon SES's (review at 5% / 0.1%, pause at 10% / 0.5%). */
+    POSTLANE_BOUNCE_WARNING_PERCENT: v.optional(Percent, 5),
+    POSTLANE_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 10),
+    POSTLANE_COMPLAINT_WARNING_PERCENT: v.optional(Percent, 0.1),
+    POSTLANE_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.5),
+    /** The platform-wide line per region (all teams), in percent: past it, the region's broadcasts wait. */
+    POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 5),
+    POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.1),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),
@@ -179,6 +201,14 @@ export const ConfigSchema = v.pipe(
       'must be longer than POSTLANE_SEND_LEASE_SECONDS, so a running send is never picked up twice',
     ),
     ['POSTLANE_JOB_LOCK_LIFETIME_SECONDS'],
+  ),
+  v.forward(
+    v.check((c) => c.POSTLANE_BOUNCE_WARNING_PERCENT < c.POSTLANE_BOUNCE_PAUSE_PERCENT, 'must be above POSTLANE_BOUNCE_WARNING_PERCENT'),
+    ['POSTLANE_BOUNCE_PAUSE_PERCENT'],
+  ),
+  v.forward(
+    v.check((c) => c.POSTLANE_COMPLAINT_WARNING_PERCENT < c.POSTLANE_COMPLAINT_PAUSE_PERCENT, 'must be above POSTLANE_COMPLAINT_WARNING_PERCENT'),
+    ['POSTLANE_COMPLAINT_PAUSE_PERCENT'],
   ),
   v.forward(
     v.check(

@@ -15,6 +15,7 @@ export type ErrorName =
   | 'monthly_quota_exceeded'
   | 'all_recipients_suppressed'
   | 'sending_paused'
+  | 'broadcasts_paused'
   | 'broadcast_too_large'
   | 'plan_limit_reached'
   | 'application_error'
@@ -58,6 +59,12 @@ export const concurrentIdempotentRequests = () =>
 export const allRecipientsSuppressed = () => new ApiError(422, 'all_recipients_suppressed', 'All recipients are suppressed');
 export const sendingPaused = () =>
   new ApiError(403, 'sending_paused', 'Sending is paused for this team while its bounce or complaint rate is past the enforcement line; new emails are refused until it recovers.');
+export const broadcastsPaused = (region: string) =>
+  new ApiError(
+    403,
+    'broadcasts_paused',
+    `Broadcasts in region ${region} are paused while the platform's bounce or complaint rate there recovers; transactional email is not affected. Try again later: this clears by itself.`,
+  );
 export const rateLimitExceeded = (retryAfterSeconds: number) =>
   new ApiError(429, 'rate_limit_exceeded', 'Too many requests. Please limit the number of requests per second.', retryAfterSeconds);
 export const dailyQuotaExceeded = (retryAfterSeconds: number) =>

@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { Box, Text } from 'ink';
 import { PLAN_NAMES, type PlanName } from '../../config/plans.js';
 import { parseMailbox } from '../../server/mail/address.js';
+import { liftSendingPause } from '../../server/services/deliverability/lift-sending-pause.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { describeTeam } from '../../server/services/teams/describe-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
@@ -19,6 +20,54 @@ function collectOwner(value: string, previous: string[] = []): string[] {
 
 const planOption = () => new Option('--plan <plan>', 'the plan in cloud mode').choices([...PLAN_NAMES]);
 
+/** `0.0512` → `5.12%`. */
+const percent = (fraction: number) => `${Number((fraction * 100).toFixed(3))}%`;
+
+function presentDeliverability(d: Awaited<ReturnType<typeof describeTeam>>['deliverability'], pausedAt: Date | null) {
+  return {
+    window_days: d.windowDays,
+    min_volume: d.minVolume,
+    sent: d.counts.sent,
+    bounced: d.counts.bounced,
+    complained: d.counts.complained,
+    bounce_rate: d.rates.bounce_rate,
+    complaint_rate: d.rates.complaint_rate,
+    lines: d.lines,
+    sending_paused_at: pausedAt?.toISOString() ?? null,
+    episodes: d.episodes.map((e) => ({
+      metric: e.metric,
+      warned_at: e.warnedAt.toISOString(),
+      paused_at: e.pausedAt?.toISOString() ?? null,
+      lifted_until: e.liftedUntil?.toISOString() ?? null,
+    })),
+    broadcasts_paused_regions: d.regionsPaused,
+  };
+}
+
+/** The deliverability lines of `teams show`: rates against their lines, the pause, episodes, region pauses. */
+function DeliverabilityLines({ d }: { d: ReturnType<typeof presentDeliverability> }) {
+  const metric = (name: string, count: number, rate: number | null, lines: { warning: number; pause: number }) =>
+    `${name} ${rate === null ? '-' : percent(rate)} (${count}; warning at ${percent(lines.warning)}, pause at ${percent(lines.pause)})`;
+  return (
+    <Box flexDirection="column">
+      <Text>
+        Deliverability, last {d.window_days} days: {d.sent} sent
+        {d.bounce_rate === null ? `, too few to judge (at least ${d.min_volume})` : ''}; {metric('bounces', d.bounced, d.bounce_rate, d.lines.bounce_rate)};{' '}
+        {metric('complaints', d.complained, d.complaint_rate, d.lines.complaint_rate)}
+      </Text>
+      <Text>Sending: {d.sending_paused_at ? `PAUSED since ${d.sending_paused_at} (lift it with teams unpause)` : 'active'}</Text>
+      {d.episodes.map((e) => (
+        <Text key={e.metric}>
+          Episode: {e.metric} past its warning line since {e.warned_at}
+          {e.paused_at ? `, pausing sending since ${e.paused_at}` : ''}
+          {e.lifted_until ? `, pause lifted by hand until ${e.lifted_until}` : ''}
+        </Text>
+      ))}
+      {d.broadcasts_paused_regions.length > 0 ? <Text>Broadcasts paused platform-wide in: {d.broadcasts_paused_regions.join(', ')}</Text> : null}
+    </Box>
+  );
+}
+
 function presentTeam(team: Awaited<ReturnType<typeof describeTeam>>) {
   return {
     id: team.team.id,
@@ -31,6 +80,7 @@ function presentTeam(team: Awaited<ReturnType<typeof describeTeam>>) {
     domains: team.domains,
     contacts: team.contacts,
     accepted_today: team.acceptedToday,
+    deliverability: presentDeliverability(team.deliverability, team.team.sendingPausedAt ?? null),
   };
 }
 
@@ -68,11 +118,11 @@ export function registerTeams(program: Command): void {
 
   teams
     .command('show')
-    .description("a team's owners, plan, keys, domains, contacts and today's mail")
+    .description("a team's owners, plan, keys, domains, contacts, today's mail, and its bounce and complaint rates")
     .argument('[id]', 'team id (default: the only team)')
     .action(
       command(async (id: string | undefined, _options: object, cmd: Command) => {
-        const team = presentTeam(await withDatabase(async ({ orm }) => describeTeam({ orm }, (await resolveTeam(orm, id)).id)));
+        const team = presentTeam(await withDatabase(async ({ orm, config }) => describeTeam({ orm, config }, (await resolveTeam(orm, id)).id)));
         if (cmd.optsWithGlobals().json) return printJson(team);
         await renderElement(
           <Box flexDirection="column">
@@ -80,8 +130,27 @@ export function registerTeams(program: Command): void {
             <Text>Plan: {team.plan ?? 'none (self-hosted)'}{team.plan ? `, overage ${team.overage_enabled ? 'on' : 'off'}` : ''}</Text>
             <Text>Owners: {team.owner_emails.join(', ') || 'none: owner notices go only to the log (add one with teams update --owner)'}</Text>
             <Text>API keys: {team.api_keys}   Domains: {team.domains}   Contacts: {team.contacts}   Accepted today: {team.accepted_today}</Text>
+            <DeliverabilityLines d={team.deliverability} />
           </Box>,
         );
+      }),
+    );
+
+  teams
+    .command('unpause')
+    .description('lift a sending pause the bounce or complaint rate set; the rates cannot pause the team again for --hours')
+    .argument('[id]', 'team id (default: the only team)')
+    .addOption(new Option('--hours <hours>', 'how long the rates may not pause the team again (1-168)').default('24'))
+    .action(
+      command(async (id: string | undefined, options: { hours: string }, cmd: Command) => {
+        const hours = Number(options.hours);
+        if (!Number.isInteger(hours) || hours < 1 || hours > 168) throw new Error('--hours must be a whole number from 1 to 168');
+        const { teamId, liftedUntil } = await withDatabase(async ({ orm }) => {
+          const team = await resolveTeam(orm, id);
+          return { teamId: team.id, ...(await liftSendingPause({ orm }, team.id, hours, new Date())) };
+        });
+        if (cmd.optsWithGlobals().json) return printJson({ id: teamId, sending_paused_at: null, lifted_until: liftedUntil.toISOString() });
+        await renderElement(<Text>Sending resumed for team {teamId}; its rates cannot pause it again before {liftedUntil.toISOString()}.</Text>);
       }),
     );
 

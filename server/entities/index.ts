@@ -5,6 +5,7 @@ import { CapturedMessage } from './captured-message.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
 import { Contact } from './contact.entity.js';
+import { DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause } from './deliverability.entity.js';
 import { Domain } from './domain.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
@@ -24,13 +25,15 @@ import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
-  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
-  IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
+  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  IdempotencyKey, QuotaNotice, RateLimitWindow, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
   WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
+export type { DeliverabilityMetric, IDeliverabilityDay, IDeliverabilityEpisode, IRegionBroadcastPause } from './deliverability.entity.js';
+export { DELIVERABILITY_METRICS } from './deliverability.entity.js';
 export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
@@ -56,5 +59,5 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause,
 ];

@@ -11,7 +11,10 @@ export const Team = defineEntity({
     plan: p.enum([...PLAN_NAMES]).nullable(),
     /** Monthly plans: whether sends past the included volume are billed (true) or refused. */
     overageEnabled: p.boolean().default(false),
-    /** Set while the team's bounce or complaint rate is past the enforcement line: new sends are refused. */
+    /**
+     * Set while the team's bounce or complaint rate is past its pause line (set and cleared by
+     * judgeTeam; an operator may lift it): new sends and broadcasts are refused.
+     */
     sendingPausedAt: timestamp().nullable(),
     /** Most contacts the team may hold; null means no cap (the self-hosted default). */
     contactLimit: p.integer().nullable(),

@@ -6,6 +6,7 @@ export interface JobPayloads {
   'domain.check': Record<string, never>;
   'erasure.run': Record<string, never>;
   'webhook.deliver': { endpointId: string };
+  'deliverability.check': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

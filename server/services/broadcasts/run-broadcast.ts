@@ -5,6 +5,7 @@ import { Broadcast, type IBroadcast, type SegmentFilter } from '../../entities/i
 import { ApiError } from '../../errors.js';
 import { parseMailbox, type Mailbox } from '../../mail/address.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
+import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
 import { admitSends } from '../emails/admit-sends.js';
 import { type AdmittedEmail, type SendEmailInput, toQueuedRow } from '../emails/send-email.js';
 import { segmentMembership } from '../segments/segment-filter.js';
@@ -83,12 +84,20 @@ async function teamOf(deps: Deps, broadcastId: string): Promise<string | null> {
 
 /**
  * Refusals of the whole team's sending wait rather than fail: a monthly quota without overage
- * until renewal, a full daily backlog until midnight UTC, a sending pause until it clears.
+ * until renewal, a full daily backlog until midnight UTC, a sending pause (the team's, or its
+ * region's for broadcasts) until it clears, looked at again as often as the rates are judged.
+ * The cursor stays where it was, so the broadcast resumes with the next contact.
  */
 async function park(deps: Deps, broadcastId: string, err: ApiError): Promise<Date> {
   const now = deps.clock();
   const until =
-    err.name === 'monthly_quota_exceeded' ? nextUtcMonth(now) : err.name === 'daily_quota_exceeded' ? nextUtcDay(now) : new Date(now.getTime() + 15 * 60_000);
+    err.name === 'monthly_quota_exceeded'
+      ? nextUtcMonth(now)
+      : err.name === 'daily_quota_exceeded'
+        ? nextUtcDay(now)
+        : err.name === 'sending_paused' || err.name === 'broadcasts_paused'
+          ? new Date(now.getTime() + deps.config.POSTLANE_DELIVERABILITY_CHECK_SECONDS * 1000)
+          : new Date(now.getTime() + 15 * 60_000);
   // Back in the queue, where a broadcast waiting for a time of its own holds up no one else in the region.
   await deps.orm.em.nativeUpdate(Broadcast, { id: broadcastId, status: { $in: ['queued', 'sending'] } }, { status: 'queued', nextBatchAt: until });
   deps.logger.info({ broadcastId, reason: err.name, until }, 'broadcast parked');
@@ -120,6 +129,9 @@ async function start(deps: Deps, broadcast: IBroadcast, now: Date): Promise<Date
 
 async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: (count: number) => Promise<Date | null>): Promise<Date | null> {
   const em = deps.orm.em;
+  // Paused (the team, or the region's broadcasts): this batch rolls back and the broadcast parks.
+  const refusal = await broadcastRefusal(em, broadcast.team.id, broadcast.region);
+  if (refusal) throw refusal;
   const slotStart = new Date(Math.max(now.getTime(), broadcast.nextBatchAt?.getTime() ?? 0));
   if (slotStart.getTime() - now.getTime() > LOOKAHEAD_MS) return new Date(slotStart.getTime() - LOOKAHEAD_MS);
 

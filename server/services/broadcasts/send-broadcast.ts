@@ -2,6 +2,7 @@ import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { conflict } from '../../errors.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
+import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
 import { requireSegment } from '../segments/get-segment.js';
 import { segmentMembership } from '../segments/segment-filter.js';
 import { assertSendable } from './broadcast-content.js';
@@ -13,13 +14,16 @@ type SendDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'logger'>;
 
 /**
  * Sends a draft now or at `scheduledAt`. The audience is counted and the estimate made before
- * anything changes, so a broadcast needing more than 24 days is refused and stays a draft. The
+ * anything changes, so a broadcast needing more than 24 days is refused and stays a draft, as is
+ * one sent while the team's sending or its region's broadcasts are paused (deliverability). The
  * state change commits first; the job only wakes a worker (the sweeper covers a lost wake-up).
  */
 export async function sendBroadcast(deps: SendDeps, teamId: string, id: string, scheduledAt: Date | null): Promise<{ id: string } & BroadcastEstimate> {
   const result = await deps.orm.em.transactional(async (em) => {
     const broadcast = await requireBroadcast(deps, teamId, id, true);
     if (broadcast.status !== 'draft') throw conflict(`This broadcast is ${broadcast.status}; only a draft can be sent. Duplicate it to send it again.`);
+    const refusal = await broadcastRefusal(em, teamId, broadcast.region);
+    if (refusal) throw refusal;
     await assertSendable(deps, broadcast);
     const segment = await requireSegment(deps, teamId, broadcast.segmentId).catch(() => {
       throw conflict('The segment of this broadcast no longer exists; set another segment_id.');

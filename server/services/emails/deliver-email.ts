@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachment } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
+import { countAccepted } from '../deliverability/deliverability-counters.js';
 import { dkimKeyForEmail } from '../domains/dkim-key.js';
 import { emitEmailEvent } from './record-email-event.js';
 import { enqueueSend } from './send-email.js';
@@ -136,7 +137,11 @@ async function recordOutcome(deps: Deps, email: IEmail, result: SendResult): Pro
           ? [{ status: 'sent' as const, lastError: null }, 'sent' as const]
           : [{ status: 'failed' as const, lastEvent: 'failed' as const, lastEventAt: now, lastError: recipients[0]?.response ?? null }, 'failed' as const];
     if (!(await settle(tx, email, { ...changes, ...acceptance, leaseExpiresAt: null }))) return 'superseded' as const;
-    if (firstAcceptance) await emitEmailEvent(tx, email, 'email.sent', now);
+    if (firstAcceptance) {
+      await emitEmailEvent(tx, email, 'email.sent', now);
+      // The denominator of the bounce and complaint rates: emails the provider accepted.
+      await countAccepted(tx, email, now);
+    }
     if (state === 'failed') await emitEmailEvent(tx, email, 'email.failed', now);
     return state;
   });

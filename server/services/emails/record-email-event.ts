@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
+import { recordDeliverabilityOutcome } from '../deliverability/record-outcome.js';
 import { emitEvent } from '../events/emit-event.js';
 
 /** The `last_event` each email event leaves behind; `email.prefetched` leaves it alone. */
@@ -41,10 +42,12 @@ export function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, a
  * Records something that happened to a sent email (delivered, bounced, opened…): the event with
  * its webhook deliveries and the email's `last_event`, in the caller's transaction. Providers
  * report out of order (a Delivery after the Open it allowed), so `last_event` follows the newest
- * `at`, not the latest arrival.
+ * `at`, not the latest arrival. A bounce or complaint also counts toward the team's deliverability
+ * rates and has the team judged against its lines, in the same transaction.
  */
 export async function recordEmailEvent(tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const lastEvent = LAST_EVENT_OF[type];
   if (lastEvent) await tx.nativeUpdate(Email, { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] }, { lastEvent, lastEventAt: at });
+  await recordDeliverabilityOutcome(tx, email, type, at, extra);
   await emitEmailEvent(tx, email, type, at, extra);
 }

@@ -129,6 +129,28 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
         }),
     },
     {
+      name: 'deliverability',
+      title: 'Deliverability',
+      run: () =>
+        needs(orm, async () => {
+          const teams = await sql<{ id: string; name: string; paused: number }>(
+            'SELECT id, name, count(*) OVER ()::int AS paused FROM team WHERE sending_paused_at IS NOT NULL ORDER BY name LIMIT 5',
+          );
+          const regions = await sql<{ region: string }>('SELECT DISTINCT region FROM region_broadcast_pause ORDER BY region');
+          const more = (teams[0]?.paused ?? 0) - teams.length;
+          const problems = [
+            ...teams.map((t) => `team ${t.name} (${t.id}) has sending paused`),
+            ...(more > 0 ? [`${more} more teams have sending paused`] : []),
+            ...regions.map((r) => `broadcasts paused platform-wide in ${r.region}`),
+          ];
+          if (problems.length === 0) return ok('no team or region paused by its bounce or complaint rate');
+          return warn(
+            problems.join('; '),
+            'A bounce or complaint rate is past its line (it clears by itself as the rate recovers). postlane teams show <id> shows the rates; postlane teams unpause <id> lifts a team pause once its list is cleaned.',
+          );
+        }),
+    },
+    {
       name: 'providers',
       title: 'Providers',
       run: () =>

@@ -22,9 +22,27 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', providers: 'warn', domains: 'ok', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', public_url: 'warn', clock: 'ok' });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
+  });
+
+  it('warns about a team or region paused by its rates, and names the commands that explain and lift it', async () => {
+    const { teamId } = await app.createTeamWithKey();
+    const sql = (query: string, params: unknown[]) => app.run(() => app.deps.orm.em.getConnection().execute(query, params));
+    await sql('UPDATE team SET sending_paused_at = now() WHERE id = ?', [teamId]);
+    await sql(`INSERT INTO region_broadcast_pause (region, metric, paused_at, rate) VALUES ('us-east-1', 'bounce_rate', now(), 0.07)`, []);
+    try {
+      const { code, status, byName } = await doctor({});
+      expect(code).toBe(0);
+      expect(status.deliverability).toBe('warn');
+      expect(byName.deliverability!.detail).toContain(`(${teamId}) has sending paused`);
+      expect(byName.deliverability!.detail).toContain('broadcasts paused platform-wide in us-east-1');
+      expect(byName.deliverability!.fix).toContain('postlane teams unpause');
+    } finally {
+      await sql('UPDATE team SET sending_paused_at = NULL WHERE id = ?', [teamId]);
+      await sql('DELETE FROM region_broadcast_pause', []);
+    }
   });
 
   it('fails an unreachable SMTP relay and an unreachable public URL, with a fix for each, and exits 1', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
+import { queryDatabase } from '../../support/db.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -30,6 +32,40 @@ describe('postlane teams', () => {
     expect(shown.stdout).toContain('Owners: new@acme.test');
     expect(shown.stdout).toMatch(/API keys: 0\s+Domains: 0\s+Contacts: 0\s+Accepted today: 0/);
   });
+
+  it('show reports the rates and the pause; unpause lifts it, and the rates cannot pause the team again until the lift runs out', async () => {
+    const { token, teamId } = await app.createTeamWithKey();
+    // 2,000 accepted today, 15% bounced: past the default pause line (10%).
+    await queryDatabase(app.databaseUrl, `INSERT INTO deliverability_day (team_id, day, region, shard, sent, bounced, complained) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 'us-east-1', 0, 2000, 300, 1)`, [teamId]);
+    await app.run(() => checkDeliverability(app.deps));
+    const send = () => app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' } });
+    expect((await send()).body.name).toBe('sending_paused');
+
+    const shown = JSON.parse((await cli(['teams', 'show', teamId, '--json'])).stdout);
+    expect(shown.deliverability).toEqual({
+      window_days: 7, min_volume: 1000, sent: 2000, bounced: 300, complained: 1, bounce_rate: 0.15, complaint_rate: 0.0005,
+      lines: { bounce_rate: { warning: 0.05, pause: 0.1 }, complaint_rate: { warning: 0.001, pause: 0.005 } },
+      sending_paused_at: expect.any(String),
+      episodes: [{ metric: 'bounce_rate', warned_at: expect.any(String), paused_at: shown.deliverability.sending_paused_at, lifted_until: null }],
+      broadcasts_paused_regions: ['us-east-1'],
+    });
+    const text = await cli(['teams', 'show', teamId]);
+    expect(text.stdout).toContain('Deliverability, last 7 days: 2000 sent; bounces 15% (300; warning at 5%, pause at 10%); complaints 0.05% (1; warning at 0.1%, pause at 0.5%)');
+    expect(text.stdout).toContain('Sending: PAUSED since');
+
+    const lifted = await cli(['teams', 'unpause', teamId, '--hours', '2', '--json']);
+    expect(lifted.code, lifted.output).toBe(0);
+    expect(JSON.parse(lifted.stdout)).toEqual({ id: teamId, sending_paused_at: null, lifted_until: expect.any(String) });
+    expect((await send()).status).toBe(200);
+    await app.run(() => checkDeliverability(app.deps));
+    expect((await send()).status).toBe(200);
+    expect((await cli(['teams', 'show', teamId])).stdout).toContain('pause lifted by hand until');
+
+    const again = await cli(['teams', 'unpause', teamId]);
+    expect(again.code).toBe(1);
+    expect(again.output).toContain('not paused');
+    // Five CLI processes, each a Node start-up on a shared machine.
+  }, 120_000);
 
   it('refuses an owner that is not a bare address, or an unknown plan', async () => {
     const owner = await cli(['teams', 'create', '--name', 'X', '--owner', 'Ann <ann@acme.test>']);
