@@ -14,12 +14,15 @@ export const ID = {
   topic: 'c0eeff05-1ee8-4770-9397-ca283eb075fc',
   contactProperty: '2a5a7460-6079-43c3-b6e2-b7122a3fb585',
   suppression: '8824fb22-590a-49b7-b82c-1ac7efdb8444',
+  otherSuppression: 'c606228c-fe71-4f64-b732-a394f401dd14',
   template: 'b38183eb-941d-4247-995a-c9a4aae9fef5',
   templateVersion: '44abb673-f9a0-4d19-acfa-bea676b1e16c',
+  copiedTemplate: 'ec574fe7-161a-48e9-8737-ed6d93bce855',
   webhook: '90335a67-b833-45e8-af24-205fa340fc78',
   webhookEvent: '3ad30056-cc59-4378-8ab0-a49fc5ef7aad',
   webhookAttempt: 'd47fa0d1-1fbd-4264-a164-a335ce60108c',
   broadcast: 'ec03de9c-3c8e-4021-a11f-4d3766af1534',
+  copiedBroadcast: 'a2f24fd2-dae2-4636-b70d-282fe6e9c7fc',
   log: '5c721617-1394-4996-97e1-7d2ef0d34095',
 } as const;
 
