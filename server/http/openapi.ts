@@ -27,6 +27,9 @@ function parameters(schema: v.GenericSchema | undefined, where: 'path' | 'query'
   }));
 }
 
+/** OpenAPI 3.1 media-type `examples` (Swagger UI shows them instead of ones made up from the schema). */
+const examples = (value: unknown) => (value === undefined ? {} : { examples: { example: { value } } });
+
 /** OpenAPI 3.1 from the same route specs the router mounts, so the document cannot drift. */
 export function buildOpenApi(routes: readonly Route[], serverUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -41,10 +44,10 @@ export function buildOpenApi(routes: readonly Route[], serverUrl: string) {
       ...(spec.permission === 'public' ? { security: [] } : {}),
       parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
       ...(spec.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: convert(spec.body, 'input') } } } }
+        ? { requestBody: { required: true, content: { 'application/json': { schema: convert(spec.body, 'input'), ...examples(spec.examples?.request) } } } }
         : {}),
       responses: {
-        [status]: { description: 'Success', content: { 'application/json': { schema: convert(response, 'output') } } },
+        [status]: { description: 'Success', content: { 'application/json': { schema: convert(response, 'output'), ...examples(spec.examples?.response) } } },
         default: ERROR_RESPONSE,
       },
       ...(spec.permission === 'sending_access' ? { 'x-postlane-permission': 'sending_access' } : {}),

@@ -17,8 +17,18 @@ export type Permission = 'public' | 'sending_access' | 'full_access';
 
 type Schema = v.GenericSchema;
 type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
+type In<S> = S extends Schema ? v.InferInput<S> : never;
 
-export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+/**
+ * What the API reference shows for an operation: a body as a client sends it (routes that take one)
+ * and the success answer. Checked against the route's own schemas by the OpenAPI test, so they cannot drift.
+ */
+export interface RouteExamples<B, R> {
+  request?: In<B>;
+  response: In<R>;
+}
+
+export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema = Schema> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   path: string;
   operationId: string;
@@ -33,7 +43,8 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   /** Honours the Idempotency-Key header. */
   idempotent?: boolean;
   /** Exactly one success status; its schema documents and (outside production) checks the response. */
-  responses: Record<number, Schema>;
+  responses: Record<number, R>;
+  examples?: RouteExamples<B, R>;
 }
 
 export interface AppState {
@@ -56,8 +67,8 @@ export interface Route {
   middleware: (deps: Deps) => Middleware<AppState>[];
 }
 
-export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
-  spec: RouteSpec<P, Q, B>,
+export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, R extends Schema = Schema>(
+  spec: RouteSpec<P, Q, B, R>,
   handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown,
 ): Route {
   const [status, responseSchema] = Object.entries(spec.responses)[0]!;

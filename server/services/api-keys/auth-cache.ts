@@ -7,6 +7,8 @@ import type { Auth } from './authenticate-api-key.js';
  */
 export class AuthCache {
   private readonly entries = new Map<string, { auth: Auth; expiresAt: number }>();
+  /** Lookups under way: requests that miss together (a cold start, an expiry under load) share one. */
+  private readonly loading = new Map<string, Promise<Auth>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -28,7 +30,22 @@ export class AuthCache {
     this.entries.set(tokenHash, { auth, expiresAt: now + this.ttlMs });
   }
 
+  /** The lookup already under way for this token, or `lookup` started now. */
+  async shared(tokenHash: string, lookup: () => Promise<Auth>): Promise<Auth> {
+    const pending = this.loading.get(tokenHash);
+    if (pending) return pending;
+    const started = lookup();
+    this.loading.set(tokenHash, started);
+    try {
+      return await started;
+    } finally {
+      if (this.loading.get(tokenHash) === started) this.loading.delete(tokenHash);
+    }
+  }
+
   evictKey(keyId: string): void {
+    // A lookup under way may have read the key before the change: later requests start their own.
+    this.loading.clear();
     for (const [hash, entry] of this.entries) if (entry.auth.keyId === keyId) this.entries.delete(hash);
   }
 }

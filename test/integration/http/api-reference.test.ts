@@ -27,6 +27,9 @@ describe('GET /docs', () => {
     await page.getByText('Send an email').first().waitFor({ timeout: 15_000 });
     expect(await page.getByText('Postlane API').first().isVisible()).toBe(true);
     expect(await page.getByText('List the suppression list, newest first').count()).toBeGreaterThan(0);
+    // The curated examples, not ones made up from the schema.
+    await page.locator('#operations-Emails-sendEmail').click();
+    await page.getByText('Acme <onboarding@acme.dev>').first().waitFor({ timeout: 15_000 });
     expect(requested.every((url) => url.startsWith(app.url))).toBe(true);
     await page.close();
   });

@@ -9,9 +9,11 @@ import { type ContactRef, getContact, getContacts } from '../../../services/cont
 import { listContacts } from '../../../services/contacts/list-contacts.js';
 import { updateContact } from '../../../services/contacts/update-contact.js';
 import { issueToApiError } from '../../middleware/validate.js';
+import { exampleList, ID, OTHER_RECIPIENT } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { type AppContext, defineRoute } from '../../route.js';
 import { PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { SEGMENT_LIST_ITEM } from '../segments/segments.examples.js';
 import { presentSegmentListItem } from '../segments/segment.presenter.js';
 import { segmentSchemas } from '../segments/segments.schemas.js';
 import {
@@ -23,6 +25,7 @@ import {
   presentContactTopics,
   presentDeletedContact,
 } from './contact.presenter.js';
+import { CONTACT, CONTACT_LIST_ITEM, CONTACT_REF, CONTACT_SEGMENT, CONTACT_TOPIC, CREATE_CONTACT_REQUEST, CREATE_CONTACTS_REQUEST } from './contacts.examples.js';
 import {
   AudienceContactParamSchema,
   BatchCreateBodySchema,
@@ -95,13 +98,14 @@ function contactItemRoutes(prefix: '/contacts' | '/audiences/:audienceId/contact
   const params = prefix === '/contacts' ? ContactParamSchema : AudienceContactParamSchema;
   return [
     defineRoute(
-      { method: 'get', path: `${prefix}/:id`, operationId: ids.get, summary: 'Retrieve a contact by id or email, with its properties', tags: TAGS, permission: 'full_access', params, responses: { 200: ContactSchema } },
+      { method: 'get', path: `${prefix}/:id`, operationId: ids.get, summary: 'Retrieve a contact by id or email, with its properties', tags: TAGS, permission: 'full_access', params, responses: { 200: ContactSchema }, examples: { response: CONTACT } },
       async ({ input: { params }, auth, deps }) => presentContact(await getContact(deps, auth.teamId, params.id)),
     ),
     defineRoute(
       {
         method: 'patch', path: `${prefix}/:id`, operationId: ids.update, summary: 'Update a contact by id or email', tags: TAGS,
         permission: 'full_access', params, body: UpdateContactBodySchema, responses: { 200: ContactRefSchema },
+        examples: { request: { first_name: 'Janet', properties: { plan: 'scale', seats: 40 } }, response: CONTACT_REF },
       },
       async ({ input: { params, body }, auth, deps }) => {
         const contact = await updateContact(deps, auth.teamId, params.id, {
@@ -114,6 +118,7 @@ function contactItemRoutes(prefix: '/contacts' | '/audiences/:audienceId/contact
       {
         method: 'delete', path: `${prefix}/:id`, operationId: ids.remove, summary: 'Delete a contact by id or email (`erase=true` also scrubs its address from history)', tags: TAGS,
         permission: 'full_access', params, query: DeleteContactQuerySchema, responses: { 200: DeletedContactSchema },
+        examples: { response: { ...CONTACT_REF, contact: ID.contact, deleted: true } },
       },
       async ({ input: { params, query }, auth, deps }) => presentDeletedContact((await deleteContact(deps, auth.teamId, params.id, { erase: query.erase })).id),
     ),
@@ -122,11 +127,11 @@ function contactItemRoutes(prefix: '/contacts' | '/audiences/:audienceId/contact
 
 export const contactRoutes = [
   defineRoute(
-    { method: 'post', path: '/contacts', operationId: 'createContact', summary: 'Create a contact (a known address answers with its id)', tags: TAGS, permission: 'full_access', body: CreateContactBodySchema, responses: { 201: ContactRefSchema } },
+    { method: 'post', path: '/contacts', operationId: 'createContact', summary: 'Create a contact (a known address answers with its id)', tags: TAGS, permission: 'full_access', body: CreateContactBodySchema, responses: { 201: ContactRefSchema }, examples: { request: CREATE_CONTACT_REQUEST, response: CONTACT_REF } },
     async ({ input: { body }, auth, deps }) => presentContactRef((await createContact(deps, auth.teamId, toContactInput(body))).id),
   ),
   defineRoute(
-    { method: 'get', path: '/contacts', operationId: 'listContacts', summary: 'List contacts, newest first', tags: TAGS, permission: 'full_access', query: ListContactsQuerySchema, responses: { 200: ContactListSchema } },
+    { method: 'get', path: '/contacts', operationId: 'listContacts', summary: 'List contacts, newest first', tags: TAGS, permission: 'full_access', query: ListContactsQuerySchema, responses: { 200: ContactListSchema }, examples: { response: exampleList(CONTACT_LIST_ITEM) } },
     async ({ input: { query }, auth, deps }) =>
       presentList(await listContacts(deps, auth.teamId, { ...query, segmentId: query.segment_id, include: query.include }), presentContactListItem),
   ),
@@ -134,6 +139,7 @@ export const contactRoutes = [
     {
       method: 'post', path: '/contacts/batch', operationId: 'createContactsBatch', summary: 'Create or merge 1 to 1000 contacts', tags: TAGS,
       permission: 'full_access', query: BatchCreateQuerySchema, body: BatchCreateBodySchema, responses: { 200: BatchCreateResponseSchema },
+      examples: { request: CREATE_CONTACTS_REQUEST, response: { data: [{ ...CONTACT_REF, index: 0, status: 'created' }, { object: 'contact', index: 1, id: ID.otherContact, status: 'updated' }], counts: { created: 1, updated: 1, skipped: 0, failed: 0 }, errors: [] } },
     },
     async ({ input: { query, body }, auth, deps, ctx }) => {
       const { validation, accepted, rejected } = parseBatch(body, ctx);
@@ -142,14 +148,14 @@ export const contactRoutes = [
     },
   ),
   defineRoute(
-    { method: 'post', path: '/contacts/batch/get', operationId: 'getContactsBatch', summary: 'Retrieve 1 to 1000 contacts by id or email', tags: TAGS, permission: 'full_access', body: BatchGetBodySchema, responses: { 200: BatchGetResponseSchema } },
+    { method: 'post', path: '/contacts/batch/get', operationId: 'getContactsBatch', summary: 'Retrieve 1 to 1000 contacts by id or email', tags: TAGS, permission: 'full_access', body: BatchGetBodySchema, responses: { 200: BatchGetResponseSchema }, examples: { request: { contacts: [{ id: ID.contact }, { email: 'nobody@example.com' }], include: ['properties', 'topics'] }, response: { object: 'list', data: [CONTACT_LIST_ITEM], missing: [{ index: 1, id: null, email: 'nobody@example.com' }] } } },
     async ({ input: { body }, auth, deps }) => {
       const { data, missing } = await getContacts(deps, auth.teamId, body.contacts as ContactRef[], body.include ?? []);
       return { object: 'list' as const, data: data.map(presentContactListItem), missing };
     },
   ),
   defineRoute(
-    { method: 'post', path: '/contacts/batch/remove', operationId: 'removeContactsBatch', summary: 'Delete 1 to 1000 contacts by id or email', tags: TAGS, permission: 'full_access', body: BatchRemoveBodySchema, responses: { 200: BatchRemoveResponseSchema } },
+    { method: 'post', path: '/contacts/batch/remove', operationId: 'removeContactsBatch', summary: 'Delete 1 to 1000 contacts by id or email', tags: TAGS, permission: 'full_access', body: BatchRemoveBodySchema, responses: { 200: BatchRemoveResponseSchema }, examples: { request: { ids: [ID.contact], emails: [OTHER_RECIPIENT.email] }, response: { data: [{ object: 'contact', contact: ID.contact, deleted: true }, { object: 'contact', contact: ID.otherContact, deleted: true }] } } },
     async ({ input: { body }, auth, deps }) => {
       const deleted = await deleteContacts(deps, auth.teamId, { ids: body.ids, emails: body.emails }, { erase: body.erase });
       return { data: deleted.map((c) => ({ object: 'contact' as const, contact: c.id, deleted: true as const })) };
@@ -157,28 +163,29 @@ export const contactRoutes = [
   ),
   ...contactItemRoutes('/contacts', { get: 'getContact', update: 'updateContact', remove: 'deleteContact' }),
   defineRoute(
-    { method: 'get', path: '/contacts/:id/segments', operationId: 'listContactSegments', summary: "List a contact's segments", tags: TAGS, permission: 'full_access', params: ContactParamSchema, query: PaginationQuerySchema, responses: { 200: listOfSegments() } },
+    { method: 'get', path: '/contacts/:id/segments', operationId: 'listContactSegments', summary: "List a contact's segments", tags: TAGS, permission: 'full_access', params: ContactParamSchema, query: PaginationQuerySchema, responses: { 200: listOfSegments() }, examples: { response: exampleList(SEGMENT_LIST_ITEM) } },
     async ({ input: { params, query }, auth, deps }) => presentList(await listContactSegments(deps, auth.teamId, params.id, query), presentSegmentListItem),
   ),
   defineRoute(
-    { method: 'post', path: '/contacts/:id/segments/:segmentId', operationId: 'addContactSegment', summary: 'Add a contact to a segment', tags: TAGS, permission: 'full_access', params: ContactSegmentParamSchema, responses: { 200: ContactSegmentSchema } },
+    { method: 'post', path: '/contacts/:id/segments/:segmentId', operationId: 'addContactSegment', summary: 'Add a contact to a segment', tags: TAGS, permission: 'full_access', params: ContactSegmentParamSchema, responses: { 200: ContactSegmentSchema }, examples: { response: CONTACT_SEGMENT } },
     async ({ input: { params }, auth, deps }) => presentContactSegment((await addContactToSegment(deps, auth.teamId, params.id, params.segmentId)).contactId, params.segmentId),
   ),
   defineRoute(
-    { method: 'delete', path: '/contacts/:id/segments/:segmentId', operationId: 'removeContactSegment', summary: 'Remove a contact from a segment', tags: TAGS, permission: 'full_access', params: ContactSegmentParamSchema, responses: { 200: RemovedContactSegmentSchema } },
+    { method: 'delete', path: '/contacts/:id/segments/:segmentId', operationId: 'removeContactSegment', summary: 'Remove a contact from a segment', tags: TAGS, permission: 'full_access', params: ContactSegmentParamSchema, responses: { 200: RemovedContactSegmentSchema }, examples: { response: { ...CONTACT_SEGMENT, deleted: true } } },
     async ({ input: { params }, auth, deps }) => ({
       ...presentContactSegment((await removeContactFromSegment(deps, auth.teamId, params.id, params.segmentId)).contactId, params.segmentId),
       deleted: true as const,
     }),
   ),
   defineRoute(
-    { method: 'get', path: '/contacts/:id/topics', operationId: 'listContactTopics', summary: "A contact's effective choice for every topic", tags: TAGS, permission: 'full_access', params: ContactParamSchema, query: PaginationQuerySchema, responses: { 200: ContactTopicsListSchema } },
+    { method: 'get', path: '/contacts/:id/topics', operationId: 'listContactTopics', summary: "A contact's effective choice for every topic", tags: TAGS, permission: 'full_access', params: ContactParamSchema, query: PaginationQuerySchema, responses: { 200: ContactTopicsListSchema }, examples: { response: exampleList(CONTACT_TOPIC) } },
     async ({ input: { params, query }, auth, deps }) => presentList(await listContactTopics(deps, auth.teamId, params.id, query), presentContactTopic),
   ),
   defineRoute(
     {
       method: 'patch', path: '/contacts/:id/topics', operationId: 'updateContactTopics', summary: "Set a contact's topic choices", tags: TAGS,
       permission: 'full_access', params: ContactParamSchema, body: UpdateContactTopicsBodySchema, responses: { 200: UpdatedContactTopicsSchema },
+      examples: { request: [{ id: ID.topic, subscription: 'opt_out' }], response: { object: 'contact_topics', id: ID.contact, contact_id: ID.contact, topics: [{ ...CONTACT_TOPIC, subscription: 'opt_out' }] } },
     },
     async ({ input: { params, body }, auth, deps }) => {
       const { contact, topics } = await updateContactTopics(deps, auth.teamId, params.id, body);
@@ -197,6 +204,7 @@ export const audienceContactRoutes = [
     {
       method: 'post', path: '/audiences/:audienceId/contacts', operationId: 'createAudienceContact', summary: 'Create a contact in an audience (alias of POST /contacts)', tags: ['Audiences'],
       permission: 'full_access', params: v.object({ audienceId: AudienceContactParamSchema.entries.audienceId }), body: CreateContactBodySchema, responses: { 201: ContactRefSchema },
+      examples: { request: CREATE_CONTACT_REQUEST, response: CONTACT_REF },
     },
     async ({ input: { params, body }, auth, deps }) => presentContactRef((await createContact(deps, auth.teamId, toContactInput(body, params.audienceId))).id),
   ),
@@ -204,6 +212,7 @@ export const audienceContactRoutes = [
     {
       method: 'get', path: '/audiences/:audienceId/contacts', operationId: 'listAudienceContacts', summary: "List an audience's contacts (alias of GET /segments/{id}/contacts)", tags: ['Audiences'],
       permission: 'full_access', params: v.object({ audienceId: AudienceContactParamSchema.entries.audienceId }), query: ListContactsQuerySchema, responses: { 200: ContactListSchema },
+      examples: { response: exampleList(CONTACT_LIST_ITEM) },
     },
     async ({ input: { params, query }, auth, deps }) =>
       presentList(await listContacts(deps, auth.teamId, { ...query, segmentId: params.audienceId, include: query.include }), presentContactListItem),

@@ -7,9 +7,11 @@ import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { type BatchItem, type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { issueToApiError } from '../../middleware/validate.js';
+import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { BATCH_EMAILS, EMAIL, EMAIL_LIST_ITEM, EMAIL_REF, SEND_EMAIL_REQUEST } from './emails.examples.js';
 import { presentDeletedEmail, presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
 import {
   type BatchEmailOutput,
@@ -55,6 +57,7 @@ export const emailRoutes = [
     {
       method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
       permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
+      examples: { request: SEND_EMAIL_REQUEST, response: { id: ID.email } },
     },
     async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body))),
   ),
@@ -62,6 +65,7 @@ export const emailRoutes = [
     {
       method: 'post', path: '/emails/batch', operationId: 'sendBatch', summary: 'Send up to 100 emails at once, all or none', tags: ['Emails'],
       permission: 'sending_access', body: SendBatchBodySchema, largeBody: true, idempotent: true, responses: { 200: SentBatchSchema },
+      examples: { request: BATCH_EMAILS, response: { data: [{ id: ID.email }, { id: ID.otherEmail }] } },
     },
     async ({ input: { body }, auth, deps, ctx }) => {
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
@@ -77,6 +81,7 @@ export const emailRoutes = [
     {
       method: 'patch', path: '/emails/:id', operationId: 'updateEmail', summary: 'Reschedule a scheduled email', tags: ['Emails'],
       permission: 'sending_access', params: IdParamSchema, body: RescheduleEmailBodySchema, responses: { 200: EmailObjectRefSchema },
+      examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: EMAIL_REF },
     },
     async ({ input: { params, body }, auth, deps }) => {
       await rescheduleEmail(deps, auth.teamId, params.id, body.scheduled_at);
@@ -87,6 +92,7 @@ export const emailRoutes = [
     {
       method: 'post', path: '/emails/:id/cancel', operationId: 'cancelEmail', summary: 'Cancel a scheduled email', tags: ['Emails'],
       permission: 'sending_access', params: IdParamSchema, responses: { 200: EmailObjectRefSchema },
+      examples: { response: EMAIL_REF },
     },
     async ({ input: { params }, auth, deps }) => {
       await cancelEmail(deps, auth.teamId, params.id);
@@ -97,6 +103,7 @@ export const emailRoutes = [
     {
       method: 'get', path: '/emails', operationId: 'listEmails', summary: 'List sent emails, newest first', tags: ['Emails'],
       permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(EmailListItemSchema) },
+      examples: { response: exampleList(EMAIL_LIST_ITEM) },
     },
     async ({ input: { query }, auth, deps }) => presentList(await listEmails(deps, auth.teamId, query), presentEmailListItem),
   ),
@@ -104,6 +111,7 @@ export const emailRoutes = [
     {
       method: 'get', path: '/emails/:id', operationId: 'getEmail', summary: 'Retrieve a single email', tags: ['Emails'],
       permission: 'full_access', params: IdParamSchema, responses: { 200: EmailSchema },
+      examples: { response: EMAIL },
     },
     async ({ input: { params }, auth, deps }) => presentEmail(await getEmail(deps, auth.teamId, params.id)),
   ),
@@ -111,6 +119,7 @@ export const emailRoutes = [
     {
       method: 'delete', path: '/emails/:id', operationId: 'deleteEmail', summary: 'Delete an email and everything stored with it', tags: ['Emails'],
       permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedEmailSchema },
+      examples: { response: { ...EMAIL_REF, deleted: true } },
     },
     async ({ input: { params }, auth, deps }) => {
       await deleteEmail(deps, auth.teamId, params.id);

@@ -3,9 +3,11 @@ import { getTemplate, listTemplates } from '../../../services/templates/find-tem
 import { publishTemplate } from '../../../services/templates/publish-template.js';
 import { removeTemplate } from '../../../services/templates/remove-template.js';
 import { createTemplate, duplicateTemplate, type TemplateFields, updateTemplate } from '../../../services/templates/save-template.js';
+import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
+import { CREATE_TEMPLATE_REQUEST, TEMPLATE, TEMPLATE_LIST_ITEM, TEMPLATE_REF } from './templates.examples.js';
 import { presentDeletedTemplate, presentTemplate, presentTemplateListItem, presentTemplateRef } from './template.presenter.js';
 import {
   CreateTemplateBodySchema,
@@ -40,6 +42,7 @@ export const templateRoutes = [
     {
       method: 'post', path: '/templates', operationId: 'createTemplate', summary: 'Create a template (a draft until published)', tags: ['Templates'],
       permission: 'full_access', body: CreateTemplateBodySchema, responses: { 201: TemplateRefSchema },
+      examples: { request: CREATE_TEMPLATE_REQUEST, response: TEMPLATE_REF },
     },
     async ({ input: { body }, auth, deps }) => {
       const fields = toTemplateFields(body);
@@ -53,6 +56,7 @@ export const templateRoutes = [
     {
       method: 'get', path: '/templates', operationId: 'listTemplates', summary: 'List templates, newest first', tags: ['Templates'],
       permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(TemplateListItemSchema) },
+      examples: { response: exampleList(TEMPLATE_LIST_ITEM) },
     },
     async ({ input: { query }, auth, deps }) => presentList(await listTemplates(deps, auth.teamId, query), presentTemplateListItem),
   ),
@@ -60,6 +64,7 @@ export const templateRoutes = [
     {
       method: 'get', path: '/templates/:idOrAlias', operationId: 'getTemplate', summary: 'Retrieve a template by id or alias', tags: ['Templates'],
       ...ref, responses: { 200: TemplateSchema },
+      examples: { response: TEMPLATE },
     },
     async ({ input: { params }, auth, deps }) => presentTemplate(await getTemplate(deps, auth.teamId, params.idOrAlias)),
   ),
@@ -67,6 +72,7 @@ export const templateRoutes = [
     {
       method: 'patch', path: '/templates/:idOrAlias', operationId: 'updateTemplate', summary: 'Edit a template\'s draft; sends keep the published version until it is published again', tags: ['Templates'],
       ...ref, body: UpdateTemplateBodySchema, responses: { 200: TemplateRefSchema },
+      examples: { request: { subject: 'Order #{{{order_number}}} is on its way' }, response: TEMPLATE_REF },
     },
     async ({ input: { params, body }, auth, deps }) => presentTemplateRef(await updateTemplate(deps, auth.teamId, params.idOrAlias, toTemplateFields(body))),
   ),
@@ -74,6 +80,7 @@ export const templateRoutes = [
     {
       method: 'delete', path: '/templates/:idOrAlias', operationId: 'removeTemplate', summary: 'Delete a template', tags: ['Templates'],
       ...ref, responses: { 200: DeletedTemplateSchema },
+      examples: { response: { ...TEMPLATE_REF, deleted: true } },
     },
     async ({ input: { params }, auth, deps }) => presentDeletedTemplate(await removeTemplate(deps, auth.teamId, params.idOrAlias)),
   ),
@@ -81,6 +88,7 @@ export const templateRoutes = [
     {
       method: 'post', path: '/templates/:idOrAlias/publish', operationId: 'publishTemplate', summary: 'Publish the draft: sends use this version from now on', tags: ['Templates'],
       ...ref, responses: { 200: TemplateRefSchema },
+      examples: { response: TEMPLATE_REF },
     },
     async ({ input: { params }, auth, deps }) => presentTemplateRef(await publishTemplate(deps, auth.teamId, params.idOrAlias)),
   ),
@@ -88,6 +96,7 @@ export const templateRoutes = [
     {
       method: 'post', path: '/templates/:idOrAlias/duplicate', operationId: 'duplicateTemplate', summary: 'Copy a template\'s draft into a new draft', tags: ['Templates'],
       ...ref, responses: { 200: TemplateRefSchema },
+      examples: { response: { object: 'template', id: ID.copiedTemplate } },
     },
     async ({ input: { params }, auth, deps }) => presentTemplateRef(await duplicateTemplate(deps, auth.teamId, params.idOrAlias)),
   ),

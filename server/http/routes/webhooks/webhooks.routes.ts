@@ -5,6 +5,7 @@ import { listWebhooks } from '../../../services/webhooks/list-webhooks.js';
 import { rotateWebhookSecret } from '../../../services/webhooks/rotate-webhook-secret.js';
 import { updateWebhook } from '../../../services/webhooks/update-webhook.js';
 import { getWebhookEvent, listWebhookAttempts, listWebhookEvents, replayWebhookEvent } from '../../../services/webhooks/webhook-events.js';
+import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute, type Route } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
@@ -20,6 +21,7 @@ import {
   presentWebhookListItem,
   presentWebhookRef,
 } from './webhook.presenter.js';
+import { SIGNING_SECRET, WEBHOOK, WEBHOOK_ATTEMPT, WEBHOOK_EVENT, WEBHOOK_EVENT_LIST_ITEM, WEBHOOK_LIST_ITEM, WEBHOOK_REF } from './webhooks.examples.js';
 import {
   CreatedWebhookSchema,
   CreateWebhookBodySchema,
@@ -45,6 +47,7 @@ const rotateRoute = (path: string, operationId: string) =>
     {
       method: 'post', path, operationId, summary: 'Rotate the signing secret', tags,
       permission: 'full_access', params: IdParamSchema, body: RotateWebhookBodySchema, responses: { 200: RotatedWebhookSchema },
+      examples: { request: { overlap_hours: 24 }, response: { ...WEBHOOK_REF, signing_secret: 'whsec_3J8bXv0c1Yl2WmFqk9QeT5sRzN4aHdPpGt7uIoLyE2M=', previous_secret_expires_at: '2026-11-03T14:03:29.081Z' } },
     },
     async ({ input: { params, body }, auth, deps }) =>
       presentRotatedWebhook(await rotateWebhookSecret(deps, auth.teamId, params.id, { overlapHours: body.overlap_hours, signingSecret: body.signing_secret }), deps.clock()),
@@ -55,6 +58,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'post', path: '/webhooks', operationId: 'createWebhook', summary: 'Create a webhook endpoint', tags,
       permission: 'full_access', body: CreateWebhookBodySchema, responses: { 201: CreatedWebhookSchema },
+      examples: { request: { endpoint: WEBHOOK_LIST_ITEM.endpoint, events: WEBHOOK_LIST_ITEM.events }, response: { ...WEBHOOK_REF, signing_secret: SIGNING_SECRET } },
     },
     async ({ input: { body }, auth, deps }) =>
       presentCreatedWebhook(await createWebhook(deps, auth.teamId, { url: body.endpoint, events: body.events, signingSecret: body.signing_secret })),
@@ -63,6 +67,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'get', path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhook endpoints', tags,
       permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(WebhookListItemSchema) },
+      examples: { response: exampleList(WEBHOOK_LIST_ITEM) },
     },
     async ({ input: { query }, auth, deps }) => presentList(await listWebhooks(deps, auth.teamId, query), presentWebhookListItem),
   ),
@@ -70,6 +75,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'get', path: '/webhooks/:id', operationId: 'getWebhook', summary: 'Get a webhook endpoint with its signing secret', tags,
       permission: 'full_access', params: IdParamSchema, responses: { 200: WebhookSchema },
+      examples: { response: WEBHOOK },
     },
     async ({ input: { params }, auth, deps }) => presentWebhook(await getWebhook(deps, auth.teamId, params.id), deps.clock()),
   ),
@@ -77,6 +83,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'patch', path: '/webhooks/:id', operationId: 'updateWebhook', summary: 'Update a webhook endpoint (URL, events, status)', tags,
       permission: 'full_access', params: IdParamSchema, body: UpdateWebhookBodySchema, responses: { 200: WebhookRefSchema },
+      examples: { request: { events: ['*'] }, response: WEBHOOK_REF },
     },
     async ({ input: { params, body }, auth, deps }) =>
       presentWebhookRef(await updateWebhook(deps, auth.teamId, params.id, { url: body.endpoint, events: body.events, status: body.status })),
@@ -85,6 +92,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'delete', path: '/webhooks/:id', operationId: 'deleteWebhook', summary: 'Delete a webhook endpoint and its history', tags,
       permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedWebhookSchema },
+      examples: { response: { ...WEBHOOK_REF, deleted: true } },
     },
     async ({ input: { params }, auth, deps }) => presentDeletedWebhook(await deleteWebhook(deps, auth.teamId, params.id)),
   ),
@@ -94,6 +102,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'get', path: '/webhooks/:id/events', operationId: 'listWebhookEvents', summary: 'List the events sent to a webhook endpoint', tags,
       permission: 'full_access', params: IdParamSchema, query: PaginationQuerySchema, responses: { 200: listOf(WebhookEventListItemSchema) },
+      examples: { response: exampleList(WEBHOOK_EVENT_LIST_ITEM) },
     },
     async ({ input: { params, query }, auth, deps }) => presentList(await listWebhookEvents(deps, auth.teamId, params.id, query), presentWebhookEventListItem),
   ),
@@ -101,6 +110,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'get', path: '/webhooks/:id/events/:event_id', operationId: 'getWebhookEvent', summary: 'Get one event sent to a webhook endpoint', tags,
       permission: 'full_access', params: WebhookEventParamsSchema, responses: { 200: WebhookEventSchema },
+      examples: { response: WEBHOOK_EVENT },
     },
     async ({ input: { params }, auth, deps }) => presentWebhookEvent(await getWebhookEvent(deps, auth.teamId, params.id, params.event_id)),
   ),
@@ -108,6 +118,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'get', path: '/webhooks/:id/events/:event_id/attempts', operationId: 'listWebhookEventAttempts', summary: 'List the delivery attempts of an event', tags,
       permission: 'full_access', params: WebhookEventParamsSchema, query: PaginationQuerySchema, responses: { 200: listOf(WebhookAttemptSchema) },
+      examples: { response: exampleList(WEBHOOK_ATTEMPT) },
     },
     async ({ input: { params, query }, auth, deps }) =>
       presentList(await listWebhookAttempts(deps, auth.teamId, params.id, params.event_id, query), presentWebhookAttempt),
@@ -116,6 +127,7 @@ export const webhookRoutes: Route[] = [
     {
       method: 'post', path: '/webhooks/:id/events/:event_id/replay', operationId: 'replayWebhookEvent', summary: 'Send an event to the endpoint again', tags,
       permission: 'full_access', params: WebhookEventParamsSchema, responses: { 200: WebhookEventRefSchema },
+      examples: { response: { object: 'webhook_event', id: ID.webhookEvent } },
     },
     async ({ input: { params }, auth, deps }) => presentWebhookEventRef(await replayWebhookEvent(deps, auth.teamId, params.id, params.event_id)),
   ),
