@@ -41,7 +41,7 @@ export async function remainingContactSlots(em: EntityManager, config: Pick<Conf
 export async function insertContacts(em: EntityManager, teamId: string, contacts: readonly NewContact[], source: AudienceSource, now = new Date()): Promise<ContactRecord[]> {
   if (!contacts.length) return [];
   const records: ContactRecord[] = [];
-  const rows: string[] = [];
+  const rows: Record<string, unknown>[] = [];
   for (const contact of contacts) {
     const record: ContactRecord = {
       id: randomUUID(), email: contact.email, firstName: contact.firstName, lastName: contact.lastName, unsubscribed: contact.unsubscribed, properties: contact.properties, createdAt: now, updatedAt: now,
@@ -51,7 +51,7 @@ export async function insertContacts(em: EntityManager, teamId: string, contacts
     const row: Record<string, unknown> = { id: record.id, email: record.email, first_name: record.firstName, last_name: record.lastName, unsubscribed: record.unsubscribed, properties: record.properties };
     if (contact.segmentIds?.length) row.segment_ids = contact.segmentIds;
     if (contact.topics?.length) row.topics = [...new Map(contact.topics.map((t) => [t.id, t.subscription]))].map(([topic_id, subscription]) => ({ topic_id, subscription }));
-    rows.push(JSON.stringify(row));
+    rows.push(row);
   }
   await emitEvents(
     em,
@@ -72,7 +72,7 @@ export async function insertContacts(em: EntityManager, teamId: string, contacts
                SELECT i.id, c.topic_id, c.subscription, ? FROM input i, jsonb_to_recordset(i.topics) AS c(topic_id uuid, subscription text)
                JOIN topic t ON t.id = c.topic_id AND t.team_id = ?
              )`,
-      bindings: [`[${rows.join(',')}]`, teamId, now, now, now, now, teamId],
+      bindings: [JSON.stringify(rows), teamId, now, now, now, now, teamId],
     },
   );
   return records;

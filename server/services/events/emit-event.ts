@@ -58,19 +58,12 @@ export async function emitEvents(em: EntityManager, inputs: readonly EventInput[
   }
   const CHUNK = 5_000;
   for (let start = 0; start < inputs.length; start += CHUNK) {
-    let lastDate: Date | undefined;
-    let lastIso = '';
-    const isoOf = (date: Date) => (date === lastDate ? lastIso : ((lastDate = date), (lastIso = date.toISOString())));
     const events: InsertedEvent[] = [];
-    // The rows' JSON by hand: a bulk import writes thousands, and the data objects are serialised once, here.
-    const rows: string[] = [];
+    const rows: Record<string, unknown>[] = [];
     for (const input of inputs.slice(start, start + CHUNK)) {
       const event = { id: randomUUID(), teamId: input.teamId, type: input.type, data: input.data, createdAt: input.createdAt ?? new Date() };
       events.push(event);
-      rows.push(
-        `{"id":"${event.id}","team_id":${JSON.stringify(event.teamId)},"email_id":${JSON.stringify(input.emailId ?? null)},"type":${JSON.stringify(event.type)},` +
-          `"payload":${JSON.stringify(event.data)},"created_at":"${isoOf(event.createdAt)}"}`,
-      );
+      rows.push({ id: event.id, team_id: event.teamId, email_id: input.emailId ?? null, type: event.type, payload: event.data, created_at: event.createdAt.toISOString() });
     }
     const write = start === 0 ? alongside : undefined;
     const lookup = deliveryEndpointsQuery(events);
@@ -82,7 +75,7 @@ export async function emitEvents(em: EntityManager, inputs: readonly EventInput[
            AS r(id uuid, team_id uuid, email_id uuid, type text, payload jsonb, created_at timestamptz)
        )
        ${lookup?.sql ?? NO_ENDPOINTS}`,
-      [...(write?.bindings ?? []), `[${rows.join(',')}]`, ...(lookup?.bindings ?? [])],
+      [...(write?.bindings ?? []), JSON.stringify(rows), ...(lookup?.bindings ?? [])],
     );
     await queueDeliveriesMany(em, events, endpoints);
   }
