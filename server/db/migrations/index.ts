@@ -14,6 +14,7 @@ import { Migration20261127000000_broadcasts } from './Migration20261127000000_br
 import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
 import { Migration20261129000000_email_outcomes } from './Migration20261129000000_email_outcomes.js';
 import { Migration20261203000000_deliverability } from './Migration20261203000000_deliverability.js';
+import { Migration20261204000000_event_team_unchecked } from './Migration20261204000000_event_team_unchecked.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },
   { name: 'Migration20261129000000_email_outcomes', class: Migration20261129000000_email_outcomes },
   { name: 'Migration20261203000000_deliverability', class: Migration20261203000000_deliverability },
+  { name: 'Migration20261204000000_event_team_unchecked', class: Migration20261204000000_event_team_unchecked },
 ];

@@ -10,9 +10,22 @@ export function redactBody(value: unknown, key?: string, insideAttachment = fals
   if (key !== undefined && SECRET_KEYS.has(key)) return '[redacted]';
   if (insideAttachment && key === 'content' && typeof value === 'string') return `[${value.length} base64 characters removed]`;
   if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[${value.length - MAX_STRING} more characters]` : value;
-  if (Array.isArray(value)) return value.map((item) => redactBody(item, undefined, insideAttachment || key === 'attachments'));
+  // Parts that need no change are kept as they are, not copied: bodies of 1,000 contacts are logged.
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const redacted = redactBody(item, undefined, insideAttachment || key === 'attachments');
+      if (redacted !== item) (copy ??= [...value])[i] = redacted;
+    });
+    return copy ?? value;
+  }
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactBody(v, k, insideAttachment)]));
+    let copy: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const redacted = redactBody(v, k, insideAttachment);
+      if (redacted !== v) (copy ??= { ...value })[k] = redacted;
+    }
+    return copy ?? value;
   }
   return value;
 }

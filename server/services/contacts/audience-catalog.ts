@@ -18,20 +18,25 @@ export interface AudienceCatalog {
   topics: Map<string, CatalogTopic>;
 }
 
+/** One round trip: a bulk import reads the catalog on every call. */
 export async function loadAudienceCatalog(em: EntityManager, teamId: string, parts: { segments?: boolean } = {}): Promise<AudienceCatalog> {
-  const [properties, segments, topics] = await Promise.all([
-    sqlQuery<{ key: string; type: ContactPropertyType; fallback_value: ContactPropertyValue | null }>(em, 'SELECT key, type, fallback_value FROM contact_property WHERE team_id = ?', [teamId]),
-    parts.segments === false ? [] : sqlQuery<{ id: string }>(em, 'SELECT id FROM segment WHERE team_id = ?', [teamId]),
-    sqlQuery<CatalogTopic>(
-      em,
-      `SELECT id, name, description, default_subscription AS "defaultSubscription", visibility, created_at AS "createdAt"
-       FROM topic WHERE team_id = ? ORDER BY created_at, id`,
-      [teamId],
-    ),
-  ]);
+  const [row] = await sqlQuery<{
+    properties: { key: string; type: ContactPropertyType; fallback_value: ContactPropertyValue | null }[];
+    segments: string[];
+    topics: (Omit<CatalogTopic, 'createdAt'> & { createdAt: string })[];
+  }>(
+    em,
+    `SELECT
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('key', key, 'type', type, 'fallback_value', fallback_value)), '[]') FROM contact_property WHERE team_id = ?) AS properties,
+       CASE WHEN ? THEN (SELECT coalesce(jsonb_agg(id), '[]') FROM segment WHERE team_id = ?) ELSE '[]' END AS segments,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'name', name, 'description', description, 'defaultSubscription', default_subscription,
+                 'visibility', visibility, 'createdAt', created_at) ORDER BY created_at, id), '[]') FROM topic WHERE team_id = ?) AS topics`,
+    [teamId, parts.segments !== false, teamId, teamId],
+  );
+  const { properties, segments, topics } = row!;
   return {
     properties: new Map(properties.map((p) => [p.key, { type: p.type, fallbackValue: p.fallback_value }])),
-    segmentIds: new Set(segments.map((s) => s.id)),
+    segmentIds: new Set(segments),
     topics: new Map(topics.map((t) => [t.id, { ...t, createdAt: new Date(t.createdAt) }])),
   };
 }

@@ -39,16 +39,17 @@ export async function findContacts(
   const ids = (refs.ids ?? []).filter((id) => UUID.test(id));
   const emails = (refs.emails ?? []).map((email) => email.toLowerCase());
   if (!ids.length && !emails.length) return [];
-  // The ids named directly or through an address, each found through its own index: a single OR
-  // of the two would have the planner scan the team's contacts.
+  // Each id or address is looked up on its own through its index (a subquery per item, which the
+  // planner cannot turn into a scan): the planner's row estimates lag behind a table an import is
+  // filling, and its set plans then walked all the team's contacts, 20 ms per call at 20,000.
   return selectContacts(
     em,
     `SELECT ${CONTACT_COLUMNS} FROM contact c
-     WHERE c.team_id = ? AND c.id IN (
-       SELECT jsonb_array_elements_text(?::jsonb)::uuid
+     WHERE c.id = ANY(ARRAY(
+       SELECT (SELECT e.id FROM contact e WHERE e.id = x.id::uuid AND e.team_id = ?) FROM jsonb_array_elements_text(?::jsonb) AS x(id)
        UNION ALL
-       SELECT e.id FROM contact e WHERE e.team_id = ? AND e.email IN (SELECT jsonb_array_elements_text(?::jsonb))
-     )
+       SELECT (SELECT e.id FROM contact e WHERE e.team_id = ? AND e.email = x.email) FROM jsonb_array_elements_text(?::jsonb) AS x(email)
+     ))
      ORDER BY c.id${options.lock ? ' FOR UPDATE' : ''}`,
     [teamId, JSON.stringify(ids), teamId, JSON.stringify(emails)],
   );
@@ -61,6 +62,16 @@ export async function requireContact(em: EntityManager, teamId: string, idOrEmai
   return contact;
 }
 
+const lastFormatted = { date: undefined as Date | undefined, time: NaN, iso: '' };
+/** A bulk write stamps all its contacts with one Date: it is formatted once, not twice per contact. */
+function isoString(date: Date): string {
+  if (date !== lastFormatted.date || date.getTime() !== lastFormatted.time) {
+    const copy = new Date(date);
+    Object.assign(lastFormatted, { date: date instanceof Date ? date : undefined, time: copy.getTime(), iso: copy.toISOString() });
+  }
+  return lastFormatted.iso;
+}
+
 /** The `data` of every contact.* event. */
 export function contactEventData(contact: ContactRecord, source: AudienceSource): Record<string, unknown> {
   return {
@@ -69,8 +80,8 @@ export function contactEventData(contact: ContactRecord, source: AudienceSource)
     first_name: contact.firstName,
     last_name: contact.lastName,
     unsubscribed: contact.unsubscribed,
-    created_at: new Date(contact.createdAt).toISOString(),
-    updated_at: new Date(contact.updatedAt).toISOString(),
+    created_at: isoString(contact.createdAt),
+    updated_at: isoString(contact.updatedAt),
     source,
   };
 }

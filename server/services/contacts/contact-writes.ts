@@ -12,7 +12,12 @@ import { type AudienceSource, type ContactRecord, contactEventData } from './con
  * for any number of contacts and each emitting its audience events in the caller's transaction.
  */
 
-export type NewContact = Omit<ContactRecord, 'id' | 'createdAt' | 'updatedAt'>;
+export type NewContact = Omit<ContactRecord, 'id' | 'createdAt' | 'updatedAt'> & {
+  /** Segments it joins by hand (the caller checked they are the team's). */
+  segmentIds?: readonly string[];
+  /** Its explicit topic choices, the last one per topic kept (the caller checked the topics are the team's). */
+  topics?: readonly { id: string; subscription: TopicSubscription }[];
+};
 
 /**
  * How many more contacts the team may hold (null: no cap): the team's own `contact_limit`, else
@@ -28,18 +33,48 @@ export async function remainingContactSlots(em: EntityManager, config: Pick<Conf
   return { limit, remaining: Math.max(0, limit - Number(n)) };
 }
 
-/** Inserts new contacts (the caller checked the cap and that the addresses are free) and emits contact.created. */
+/**
+ * Inserts new contacts (the caller checked the cap and that the addresses are free) with their
+ * segment memberships and topic choices, and emits contact.created: one statement for all of it.
+ * A new contact's topic choices announce nothing: it had no effective value to flip from.
+ */
 export async function insertContacts(em: EntityManager, teamId: string, contacts: readonly NewContact[], source: AudienceSource, now = new Date()): Promise<ContactRecord[]> {
   if (!contacts.length) return [];
-  const records: ContactRecord[] = contacts.map((contact) => ({ ...contact, id: randomUUID(), createdAt: now, updatedAt: now }));
-  await sqlQuery(
+  const records: ContactRecord[] = [];
+  const rows: Record<string, unknown>[] = [];
+  for (const contact of contacts) {
+    const record: ContactRecord = {
+      id: randomUUID(), email: contact.email, firstName: contact.firstName, lastName: contact.lastName, unsubscribed: contact.unsubscribed, properties: contact.properties, createdAt: now, updatedAt: now,
+    };
+    records.push(record);
+    // Only keys with values: an undefined one takes JSON.stringify off its fast path.
+    const row: Record<string, unknown> = { id: record.id, email: record.email, first_name: record.firstName, last_name: record.lastName, unsubscribed: record.unsubscribed, properties: record.properties };
+    if (contact.segmentIds?.length) row.segment_ids = contact.segmentIds;
+    if (contact.topics?.length) row.topics = [...new Map(contact.topics.map((t) => [t.id, t.subscription]))].map(([topic_id, subscription]) => ({ topic_id, subscription }));
+    rows.push(row);
+  }
+  await emitEvents(
     em,
-    `INSERT INTO contact (id, team_id, email, first_name, last_name, unsubscribed, properties, created_at, updated_at)
-     SELECT r.id, ?, r.email, r.first_name, r.last_name, r.unsubscribed, r.properties, ?, ?
-     FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, email text, first_name text, last_name text, unsubscribed boolean, properties jsonb)`,
-    [teamId, now, now, JSON.stringify(records.map((r) => ({ id: r.id, email: r.email, first_name: r.firstName, last_name: r.lastName, unsubscribed: r.unsubscribed, properties: r.properties })))],
+    records.map((record) => ({ teamId, type: 'contact.created', data: contactEventData(record, source), createdAt: now })),
+    {
+      ctes: `input AS (
+               SELECT * FROM jsonb_to_recordset(?::jsonb)
+                 AS r(id uuid, email text, first_name text, last_name text, unsubscribed boolean, properties jsonb, segment_ids jsonb, topics jsonb)
+             ), contacts AS (
+               INSERT INTO contact (id, team_id, email, first_name, last_name, unsubscribed, properties, created_at, updated_at)
+               SELECT id, ?, email, first_name, last_name, unsubscribed, properties, ?, ? FROM input
+             ), members AS (
+               INSERT INTO segment_member (segment_id, contact_id, created_at)
+               SELECT s.id::uuid, i.id, ? FROM input i, jsonb_array_elements_text(i.segment_ids) AS s(id)
+               ON CONFLICT DO NOTHING
+             ), topics AS (
+               INSERT INTO contact_topic (contact_id, topic_id, subscription, updated_at)
+               SELECT i.id, c.topic_id, c.subscription, ? FROM input i, jsonb_to_recordset(i.topics) AS c(topic_id uuid, subscription text)
+               JOIN topic t ON t.id = c.topic_id AND t.team_id = ?
+             )`,
+      bindings: [JSON.stringify(rows), teamId, now, now, now, now, teamId],
+    },
   );
-  await emitEvents(em, records.map((record) => ({ teamId, type: 'contact.created', data: contactEventData(record, source), createdAt: now })));
   return records;
 }
 
@@ -91,10 +126,10 @@ export interface TopicChoice {
 
 /**
  * Records explicit topic choices (the caller checked the topics are the team's) and emits
- * contact.topic_opt_in / _opt_out where the effective value flips. `announce: false` for contacts
- * created in the same write: they had no effective value to flip from.
+ * contact.topic_opt_in / _opt_out where the effective value flips (new contacts make theirs in
+ * insertContacts).
  */
-export async function applyTopicChoices(em: EntityManager, teamId: string, choices: readonly TopicChoice[], source: AudienceSource, options: { announce: boolean } = { announce: true }, now = new Date()): Promise<void> {
+export async function applyTopicChoices(em: EntityManager, teamId: string, choices: readonly TopicChoice[], source: AudienceSource, now = new Date()): Promise<void> {
   if (!choices.length) return;
   const payload = JSON.stringify(choices.map((c) => ({ contact_id: c.contact.id, topic_id: c.topicId, subscription: c.subscription })));
   // Each row's effective value before the write: its explicit choice, else the topic's default.
@@ -115,7 +150,6 @@ export async function applyTopicChoices(em: EntityManager, teamId: string, choic
      SELECT contact_id, topic_id, topic_name, subscription FROM previous WHERE effective IS DISTINCT FROM subscription`,
     [payload, teamId, now],
   );
-  if (!options.announce) return;
   const byId = new Map(choices.map((c) => [c.contact.id, c.contact]));
   await emitEvents(
     em,

@@ -3,7 +3,7 @@ import type { ContactPropertyValue, TopicSubscription } from '../../entities/ind
 import { type ApiError, planLimitReached, validationError } from '../../errors.js';
 import { checkPropertyValues, checkReferences, loadAudienceCatalog, mergeProperties } from './audience-catalog.js';
 import { type AudienceSource, type ContactRecord, findContacts } from './contact-records.js';
-import { addSegmentMembers, applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots, type TopicChoice } from './contact-writes.js';
+import { addSegmentMembers, applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots } from './contact-writes.js';
 
 export interface ContactInput {
   email: string;
@@ -140,6 +140,8 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
         lastName: item.lastName ?? null,
         unsubscribed: item.unsubscribed ?? false,
         properties: mergeProperties({}, item.properties),
+        segmentIds: item.segments,
+        topics: item.topics,
       })),
       options.source,
     );
@@ -162,12 +164,14 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
     );
     merges.forEach(({ group }, i) => report(group, updated[i]!.id, 'updated'));
 
-    const written = [...created.map((record, i) => ({ record, item: fresh[i]!.item, isNew: true })), ...updated.map((record, i) => ({ record, item: merges[i]!.group.item, isNew: false }))];
-    await addSegmentMembers(em, [...joins, ...written.flatMap(({ record, item }) => (item.segments ?? []).map((segmentId) => ({ segmentId, contactId: record.id })))]);
-    const choices = (isNew: boolean): TopicChoice[] =>
-      written.filter((w) => w.isNew === isNew).flatMap(({ record, item }) => (item.topics ?? []).map((t) => ({ contact: record, topicId: t.id, subscription: t.subscription })));
-    await applyTopicChoices(em, teamId, choices(true), options.source, { announce: false });
-    await applyTopicChoices(em, teamId, choices(false), options.source);
+    // New contacts joined their segments and made their topic choices in their INSERT.
+    await addSegmentMembers(em, [...joins, ...updated.flatMap((record, i) => (merges[i]!.group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: record.id })))]);
+    await applyTopicChoices(
+      em,
+      teamId,
+      updated.flatMap((record, i) => (merges[i]!.group.item.topics ?? []).map((t) => ({ contact: record, topicId: t.id, subscription: t.subscription }))),
+      options.source,
+    );
 
     data.sort((a, b) => a.index - b.index);
     errors.sort((a, b) => a.index - b.index);

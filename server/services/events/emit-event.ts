@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import { Event, type IEvent } from '../../entities/index.js';
-import { type InsertedEvent, queueDeliveries, queueDeliveriesMany } from '../webhooks/queue-deliveries.js';
+import { type DeliveryEndpoint, deliveryEndpointsQuery, type InsertedEvent, queueDeliveries, queueDeliveriesMany } from '../webhooks/queue-deliveries.js';
 
 export interface EventInput {
   teamId: string;
@@ -34,35 +34,49 @@ export async function emitEvent(em: EntityManager, input: EventInput): Promise<I
 }
 
 /**
- * emitEvent for many events at once (a bulk contact import emits one per contact): one INSERT per
- * few thousand rows instead of one entity each, and their webhook deliveries likewise, in the
- * caller's transaction like emitEvent.
+ * A write of the caller's that shares the events' statement, so both cost one round trip:
+ * data-modifying CTEs (`name AS (INSERT …), …`) with their `?` bindings. The event INSERT and the
+ * webhook endpoint lookup are appended to them.
  */
-export async function emitEvents(em: EntityManager, inputs: readonly EventInput[]): Promise<void> {
+export interface AlongsideWrite {
+  ctes: string;
+  bindings: readonly unknown[];
+}
+
+const NO_ENDPOINTS = 'SELECT NULL::uuid AS id, NULL::uuid AS team_id, NULL::text[] AS events WHERE false';
+
+/**
+ * emitEvent for many events at once (a bulk contact import emits one per contact): one statement
+ * per few thousand rows instead of one entity each, which also finds the webhook endpoints that
+ * receive them (none: nothing more to write), and their deliveries likewise, in the caller's
+ * transaction like emitEvent. `alongside` runs in the first of those statements.
+ */
+export async function emitEvents(em: EntityManager, inputs: readonly EventInput[], alongside?: AlongsideWrite): Promise<void> {
+  if (inputs.length === 0) {
+    if (alongside) await sqlQuery(em, `WITH ${alongside.ctes} SELECT 1`, alongside.bindings);
+    return;
+  }
   const CHUNK = 5_000;
   for (let start = 0; start < inputs.length; start += CHUNK) {
-    const events: InsertedEvent[] = inputs.slice(start, start + CHUNK).map((input) => ({
-      id: randomUUID(),
-      teamId: input.teamId,
-      type: input.type,
-      data: input.data,
-      createdAt: input.createdAt ?? new Date(),
-    }));
-    const rows = events.map((event, i) => ({
-      id: event.id,
-      team_id: event.teamId,
-      email_id: inputs[start + i]!.emailId ?? null,
-      type: event.type,
-      payload: event.data,
-      created_at: event.createdAt.toISOString(),
-    }));
-    await sqlQuery(
+    const events: InsertedEvent[] = [];
+    const rows: Record<string, unknown>[] = [];
+    for (const input of inputs.slice(start, start + CHUNK)) {
+      const event = { id: randomUUID(), teamId: input.teamId, type: input.type, data: input.data, createdAt: input.createdAt ?? new Date() };
+      events.push(event);
+      rows.push({ id: event.id, team_id: event.teamId, email_id: input.emailId ?? null, type: event.type, payload: event.data, created_at: event.createdAt.toISOString() });
+    }
+    const write = start === 0 ? alongside : undefined;
+    const lookup = deliveryEndpointsQuery(events);
+    const endpoints = await sqlQuery<DeliveryEndpoint>(
       em,
-      `INSERT INTO event (id, team_id, email_id, type, payload, created_at)
-       SELECT id, team_id, email_id, type, payload, created_at FROM jsonb_to_recordset(?::jsonb)
-         AS r(id uuid, team_id uuid, email_id uuid, type text, payload jsonb, created_at timestamptz)`,
-      [JSON.stringify(rows)],
+      `WITH ${write ? `${write.ctes}, ` : ''}inserted AS (
+         INSERT INTO event (id, team_id, email_id, type, payload, created_at)
+         SELECT id, team_id, email_id, type, payload, created_at FROM jsonb_to_recordset(?::jsonb)
+           AS r(id uuid, team_id uuid, email_id uuid, type text, payload jsonb, created_at timestamptz)
+       )
+       ${lookup?.sql ?? NO_ENDPOINTS}`,
+      [...(write?.bindings ?? []), JSON.stringify(rows), ...(lookup?.bindings ?? [])],
     );
-    await queueDeliveriesMany(em, events);
+    await queueDeliveriesMany(em, events, endpoints);
   }
 }

@@ -38,24 +38,57 @@ export interface InsertedEvent {
   createdAt: Date;
 }
 
+/** An enabled endpoint that receives some of a bulk write's events. */
+export interface DeliveryEndpoint {
+  id: string;
+  team_id: string;
+  events: string[];
+}
+
+const deliveredOnly = (events: readonly InsertedEvent[]) => events.filter((event) => isDeliveredEventType(event.type));
+
+/**
+ * The lookup of the endpoints that may receive any of these events, as SQL for the bulk write's
+ * own statement (no round trip of its own); null when none of them is ever delivered.
+ */
+export function deliveryEndpointsQuery(events: readonly InsertedEvent[]): { sql: string; bindings: unknown[] } | null {
+  const teamIds = new Set<string>();
+  const types = new Set<string>();
+  // Types are looked at once each: a bulk write's thousands of events share one or two.
+  const delivered = new Map<string, boolean>();
+  for (const event of events) {
+    let isDelivered = delivered.get(event.type);
+    if (isDelivered === undefined) {
+      delivered.set(event.type, (isDelivered = isDeliveredEventType(event.type)));
+      if (isDelivered) for (const name of subscriptionsFor(event.type)) types.add(name);
+    }
+    if (isDelivered) teamIds.add(event.teamId);
+  }
+  if (teamIds.size === 0) return null;
+  return {
+    sql: `SELECT id, team_id, events FROM webhook_endpoint
+          WHERE team_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) AND status = 'enabled' AND events && ARRAY(SELECT jsonb_array_elements_text(?::jsonb))`,
+    bindings: [JSON.stringify([...teamIds]), JSON.stringify([...types])],
+  };
+}
+
 /**
  * queueDeliveries for events written in bulk (a contact import, a topic default change): one
- * endpoint lookup for all of them and one INSERT per few thousand deliveries, in the caller's
- * transaction.
+ * endpoint lookup for all of them (`endpoints`, when the caller's statement already ran
+ * deliveryEndpointsQuery) and one INSERT per few thousand deliveries, in the caller's transaction.
  */
-export async function queueDeliveriesMany(em: EntityManager, events: readonly InsertedEvent[]): Promise<void> {
-  const delivered = events.filter((event) => isDeliveredEventType(event.type));
-  if (delivered.length === 0) return;
-  const teamIds = [...new Set(delivered.map((event) => event.teamId))];
-  const types = [...new Set(delivered.flatMap((event) => subscriptionsFor(event.type)))];
-  const endpoints = await em.find(WebhookEndpoint, { team: { $in: teamIds }, status: 'enabled', events: { $overlap: types } }, { fields: ['id', 'team', 'events'] });
-  if (endpoints.length === 0) return;
+export async function queueDeliveriesMany(em: EntityManager, events: readonly InsertedEvent[], endpoints?: readonly DeliveryEndpoint[]): Promise<void> {
+  if (endpoints?.length === 0) return;
+  const lookup = deliveryEndpointsQuery(events);
+  if (!lookup) return;
+  const receiving = endpoints ?? (await sqlQuery<DeliveryEndpoint>(em, lookup.sql, lookup.bindings));
+  if (receiving.length === 0) return;
 
   const rows: Record<string, unknown>[] = [];
   const woken = new Set<string>();
-  for (const event of delivered) {
+  for (const event of deliveredOnly(events)) {
     const subscriptions = subscriptionsFor(event.type);
-    const receivers = endpoints.filter((endpoint) => endpoint.team.id === event.teamId && endpoint.events.some((name) => subscriptions.includes(name)));
+    const receivers = receiving.filter((endpoint) => endpoint.team_id === event.teamId && endpoint.events.some((name) => subscriptions.includes(name)));
     if (receivers.length === 0) continue;
     const body = envelope(event.type, event.createdAt, event.data);
     const at = event.createdAt.toISOString();

@@ -27,7 +27,8 @@ async function team() {
 describe('POST /contacts/batch', () => {
   it('creates every item and reports each by index', async () => {
     const t = await team();
-    const res = await t.batch([{ email: unique('a'), segments: [{ id: t.segment.id }], topics: [{ id: t.topic.id, subscription: 'opt_in' }] }, { email: unique('b'), properties: { plan: 'pro' } }]);
+    const [a, b] = [unique('a'), unique('b')];
+    const res = await t.batch([{ email: a, segments: [{ id: t.segment.id }], topics: [{ id: t.topic.id, subscription: 'opt_in' }] }, { email: b, properties: { plan: 'pro' } }]);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       data: [
@@ -39,6 +40,11 @@ describe('POST /contacts/batch', () => {
     });
     expect((await app.request('GET', `/segments/${t.segment.id}`, { token: t.token })).body.contact_count).toBe(1);
     expect(await t.events('contact.created')).toBe(2);
+    // A new contact's choices are written with it, and announce nothing: it had no value to flip from.
+    expect((await app.request('GET', `/contacts/${a}/topics`, { token: t.token })).body.data[0]).toMatchObject({ id: t.topic.id, subscription: 'opt_in', explicit: true });
+    expect((await app.request('GET', `/contacts/${b}/topics`, { token: t.token })).body.data[0]).toMatchObject({ id: t.topic.id, subscription: 'opt_out', explicit: false });
+    expect(await t.events('contact.topic_opt_in')).toBe(0);
+    expect((await t.get(b)).properties).toMatchObject({ plan: { value: 'pro' } });
   });
 
   it('on_conflict=error fails items whose address exists, and a repeat inside the batch', async () => {
