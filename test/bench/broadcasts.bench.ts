@@ -78,14 +78,14 @@ try {
     const baselineRate = CONTACTS / ((performance.now() - baselineStart) / 1000);
 
     const broadcast = await RequestContext.create(orm.em, () =>
-      createBroadcast(deps, team.id, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
+      createBroadcast(deps, { teamId: team.id, domainId: null }, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
     );
     const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
     try {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       progress('postlane: broadcast to the capture provider…');
       const start = performance.now();
-      await RequestContext.create(orm.em, () => sendBroadcast(deps, team.id, broadcast.id, null));
+      await RequestContext.create(orm.em, () => sendBroadcast(deps, { teamId: team.id, domainId: null }, broadcast.id, null));
       let writtenAt = 0;
       let sentAt = 0;
       let peakMb = 0;

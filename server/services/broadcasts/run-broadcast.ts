@@ -5,6 +5,7 @@ import { Broadcast, type IBroadcast, type SegmentFilter } from '../../entities/i
 import { ApiError } from '../../errors.js';
 import { parseMailbox, type Mailbox } from '../../mail/address.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
+import { domainOfAddress } from '../domains/domain-name.js';
 import { admitSends } from '../emails/admit-sends.js';
 import { type AdmittedEmail, type SendEmailInput, toQueuedRow } from '../emails/send-email.js';
 import { segmentMembership } from '../segments/segment-filter.js';
@@ -12,6 +13,7 @@ import { nextUtcDay, nextUtcMonth } from '../usage/periods.js';
 import { withTeamQuota } from '../usage/team-quota.js';
 import { type BroadcastContact, broadcastRenderer } from './broadcast-content.js';
 import { regionRate } from './broadcast-capacity.js';
+import { broadcastRegion } from './save-broadcast.js';
 
 /** Emails are written at most this far ahead of their paced send time, so a cancel catches most of the audience unwritten. */
 const LOOKAHEAD_MS = 30_000;
@@ -65,6 +67,8 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
           broadcast.status = 'queued';
         }
         if (broadcast.status === 'queued') return broadcast.nextBatchAt && broadcast.nextBatchAt > now ? broadcast.nextBatchAt : start(deps, broadcast, now);
+        const refusal = await senderRefusal(deps, broadcast);
+        if (refusal) return stopRefused(deps, broadcast, refusal);
         if (!broadcast.expanded) return expandBatch(deps, broadcast, now, admit);
         return finishWhenSettled(deps, broadcast, now);
       }),
@@ -183,6 +187,44 @@ async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: 
   broadcast.nextBatchAt = new Date(slotStart.getTime() + (rows.length / pace) * 1000);
   await em.flush();
   return new Date(Math.max(now.getTime(), broadcast.nextBatchAt.getTime() - LOOKAHEAD_MS));
+}
+
+/**
+ * The `from` rule again, for the team as a whole (the key that sent it may be gone): null while the
+ * broadcast may go on. A domain now answering another region counts as a refusal too: the region's
+ * queue and pace were settled at send.
+ */
+async function senderRefusal(deps: Deps, broadcast: IBroadcast): Promise<string | null> {
+  try {
+    const region = await broadcastRegion(deps, { teamId: broadcast.team.id, domainId: null }, broadcast.from);
+    return region === broadcast.region ? null : `The ${domainOfAddress((parseMailbox(broadcast.from) as Mailbox).address)} domain now sends from region ${region}, not ${broadcast.region}.`;
+  } catch (err) {
+    if (err instanceof ApiError) return err.message;
+    throw err;
+  }
+}
+
+/** Its domain was removed or lost its verification since the send: the broadcast stops as a cancel would. */
+async function stopRefused(deps: Deps, broadcast: IBroadcast, reason: string): Promise<null> {
+  const canceled = await cancelWaiting(deps, broadcast);
+  await deps.orm.em.flush();
+  deps.logger.warn({ broadcastId: broadcast.id, reason, canceled }, 'broadcast stopped: its from address may no longer send');
+  return null;
+}
+
+/**
+ * Ends a broadcast that has not finished: its emails still waiting are canceled, contacts not yet
+ * walked are never written. Answers how many emails will now not go out. The caller flushes.
+ */
+export async function cancelWaiting(deps: Pick<Deps, 'orm' | 'clock'>, broadcast: IBroadcast): Promise<number> {
+  const canceled = await sqlQuery<{ id: string }>(
+    deps.orm.em,
+    `UPDATE email SET status = 'canceled', last_event = 'canceled', updated_at = now() WHERE broadcast_id = ? AND status = 'queued' RETURNING id`,
+    [broadcast.id],
+  );
+  const unwalked = broadcast.expanded ? 0 : Math.max(0, (broadcast.audienceSize ?? 0) - broadcast.expandedCount);
+  Object.assign(broadcast, { status: 'canceled', canceledAt: deps.clock(), nextBatchAt: null });
+  return unwalked + canceled.length;
 }
 
 /** The next contacts of the segment after the cursor, in id order: the walk is stable while contacts come and go. */
