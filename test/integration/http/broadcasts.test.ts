@@ -328,7 +328,8 @@ describe('the from rule and the region', () => {
         ]),
         POSTLANE_DEFAULT_REGION: 'eu-west-1',
         POSTLANE_AUTH_CACHE_SECONDS: '0',
-        POSTLANE_BROADCAST_BATCH_SIZE: '10',
+        // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
+        POSTLANE_BROADCAST_BATCH_SIZE: '300',
       },
     });
   });
@@ -389,21 +390,21 @@ describe('the from rule and the region', () => {
   it('stops a running broadcast whose domain is removed: nothing more is written and its waiting emails are canceled', async () => {
     const auth = await regions.createTeamWithKey();
     const domain = await addDomain(auth, 'ap-northeast-1');
-    // One email a second and batches of 10: a run writes the 30 s ahead of the pace, 40 of the 60.
-    const segmentId = await bulkSegment(regions, auth, 60, 'removed');
+    // One email a second and batches of 300: a run writes one batch (300 s of sending) of the 400.
+    const segmentId = await bulkSegment(regions, auth, 400, 'removed');
     const created = await regions.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: `news@${domain.name}`, subject: 's', text: 'x', send: true } });
     expect(created.status).toBe(201);
     const id = created.body.id;
     await regions.run(() => runBroadcast(regions.deps, id));
     const state = async () => (await query<{ status: string; expanded_count: number }>(regions, 'SELECT status, expanded_count FROM broadcast WHERE id = $1', [id]))[0]!;
-    expect(await state()).toEqual({ status: 'sending', expanded_count: 40 });
+    expect(await state()).toEqual({ status: 'sending', expanded_count: 300 });
     await query(regions, `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 5)`, [id]);
 
     expect((await regions.request('DELETE', `/domains/${domain.id}`, { token: auth.token })).status).toBe(200);
     await regions.run(() => runBroadcast(regions.deps, id));
-    expect(await state()).toEqual({ status: 'canceled', expanded_count: 40 });
+    expect(await state()).toEqual({ status: 'canceled', expanded_count: 300 });
     const statuses = await query<{ status: string; n: number }>(regions, 'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1', [id]);
-    expect(statuses).toEqual([{ status: 'canceled', n: 35 }, { status: 'sent', n: 5 }]);
+    expect(statuses).toEqual([{ status: 'canceled', n: 295 }, { status: 'sent', n: 5 }]);
     expect((await regions.request('GET', `/broadcasts/${id}`, { token: auth.token })).body).toMatchObject({ status: 'canceled', finishes_at: null });
   });
 
@@ -451,7 +452,8 @@ describe('the from rule and the region', () => {
     expect(emails).toHaveLength(2);
     expect(slowEmails.region).toBe('ap-northeast-1');
     expect(fastEmails.region).toBe('us-east-1');
-    // One a second: about as many seconds apart as emails; fifty a second: fifty times closer together.
+    // One a second: as many seconds apart as emails, across the batch's write slices; fifty a second: fifty times closer together.
+    expect(slowEmails.n).toBe(300);
     expect(slowEmails.span).toBeGreaterThanOrEqual(slowEmails.n - 2);
     expect(fastEmails.span).toBeLessThan(fastEmails.n / 10);
   });
