@@ -3,10 +3,14 @@
  * worked by a real worker process (`postlane serve --role worker`, compiled). Reports how fast the
  * broadcast is written into the outbox (emails per second), how fast it is delivered, and the
  * worker's peak RSS, beside a baseline measured in the same run on the same database: the same
- * number of rows written by one multi-row INSERT per batch of the same size.
+ * number of rows written by one multi-row INSERT per batch of the same size. Then the writing side
+ * alone: a second broadcast to the same contacts walked by a process that runs no deliveries
+ * (broadcast-writer.mjs), with its memory at rest and at peak.
  *
  *   node --import tsx test/bench/broadcasts.bench.ts [--json] [--contacts 100000] [--timeout 180]
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -19,7 +23,7 @@ import { AgendaJobs } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
 import { parseMailbox, type Mailbox } from '../../server/mail/address.js';
 import { createBroadcast } from '../../server/services/broadcasts/save-broadcast.js';
-import { sendBroadcast } from '../../server/services/broadcasts/send-broadcast.js';
+import { cancelBroadcast, sendBroadcast } from '../../server/services/broadcasts/send-broadcast.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { spawnPostlane } from '../support/postlane-process.js';
@@ -37,8 +41,8 @@ const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
 const html = '<p>Hello {{{FIRST_NAME|there}}},</p><p>Our November news.</p><p><a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>';
 
-/** Peak resident set size of a process so far, in MB (Linux keeps the high-water mark). */
-const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** Resident set size of a process now (VmRSS), or its peak so far (VmHWM: Linux keeps the high-water mark), in MB. */
+const rssMb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
@@ -77,22 +81,31 @@ try {
     }
     const baselineRate = CONTACTS / ((performance.now() - baselineStart) / 1000);
 
+    const sender = { teamId: team.id, domainId: null };
     const broadcast = await RequestContext.create(orm.em, () =>
-      createBroadcast(deps, team.id, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
+      createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
     );
+    let measured: Omit<Parameters<typeof report>[0], 'writerAlone'>;
     const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // At rest: once the started worker's memory has settled (a loaded machine starts it slowly).
+      let restMb = 0;
+      for (let tries = 0; tries < 30; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const now = rssMb(worker.child.pid!, 'VmRSS');
+        if (Math.abs(now - restMb) < 1) break;
+        restMb = now;
+      }
       progress('postlane: broadcast to the capture provider…');
       const start = performance.now();
-      await RequestContext.create(orm.em, () => sendBroadcast(deps, team.id, broadcast.id, null));
+      await RequestContext.create(orm.em, () => sendBroadcast(deps, sender, broadcast.id, null));
       let writtenAt = 0;
       let sentAt = 0;
       let peakMb = 0;
       const deadline = start + Number(args.timeout) * 1000;
       while (performance.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 250));
-        peakMb = peakRssMb(worker.child.pid!);
+        peakMb = rssMb(worker.child.pid!, 'VmHWM');
         const { rows: [state] } = await pool.query(`SELECT status, expanded FROM broadcast WHERE id = $1`, [broadcast.id]);
         if (state.expanded && !writtenAt) writtenAt = performance.now();
         if (state.status === 'sent') {
@@ -105,18 +118,35 @@ try {
         [broadcast.id],
       );
       const { rows: [captured] } = await pool.query('SELECT count(*)::int AS n FROM captured_message');
-      report({
+      measured = {
         baselineRate,
         writeRate: writtenAt ? CONTACTS / ((writtenAt - start) / 1000) : 0,
         deliverRate: sentAt ? counts.sent / ((sentAt - start) / 1000) : counts.sent / ((performance.now() - start) / 1000),
         finished: sentAt > 0,
         peakMb,
+        restMb,
         counts: { ...counts, captured: captured.n },
-      });
+      };
     } finally {
       worker.child.kill('SIGTERM');
       await worker.exited;
     }
+    // The first broadcast is measured; it must not hold the region's turn.
+    if (!measured.finished) await RequestContext.create(orm.em, () => cancelBroadcast(deps, team.id, broadcast.id));
+    progress('postlane: the writing side alone…');
+    const second = await RequestContext.create(orm.em, async () => {
+      const created = await createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html });
+      await sendBroadcast(deps, sender, created.id, null);
+      return created;
+    });
+    const writer = spawn(process.execPath, [new URL('./broadcast-writer.mjs', import.meta.url).pathname, second.id, String(CONTACTS)], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: config.DATABASE_URL, POSTLANE_SECRET_KEY: TEST_SECRET_KEY },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await once(writer, 'exit');
+    report({ ...measured, writerAlone: JSON.parse(output.trim().split('\n').at(-1)!) });
   } finally {
     await jobs.stop(1_000);
     await deps.providers.close();
@@ -127,7 +157,11 @@ try {
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }
 
-function report(r: { baselineRate: number; writeRate: number; deliverRate: number; finished: boolean; peakMb: number; counts: { emails: number; sent: number; recipients: number; captured: number } }) {
+function report(r: {
+  baselineRate: number; writeRate: number; deliverRate: number; finished: boolean; peakMb: number; restMb: number;
+  counts: { emails: number; sent: number; recipients: number; captured: number };
+  writerAlone: { restMb: number; peakMb: number; writeRate: number };
+}) {
   const sanity = { ...r.counts, oneEmailPerContact: r.counts.emails === CONTACTS && r.counts.recipients === CONTACTS, finished: r.finished };
   if (!sanity.oneEmailPerContact) process.exitCode = 1;
   const targets = {
@@ -142,7 +176,12 @@ function report(r: { baselineRate: number; writeRate: number; deliverRate: numbe
     writeRatio: Number((r.writeRate / r.baselineRate).toFixed(2)),
     deliveredEmailsPerSecond: Math.round(r.deliverRate),
     deliverRatio: Number((r.deliverRate / r.baselineRate).toFixed(2)),
+    workerRestRssMb: Math.round(r.restMb),
     workerPeakRssMb: Math.round(r.peakMb),
+    writerAloneEmailsPerSecond: r.writerAlone.writeRate,
+    writerAloneRatio: Number((r.writerAlone.writeRate / r.baselineRate).toFixed(2)),
+    writerAloneRestRssMb: r.writerAlone.restMb,
+    writerAlonePeakRssMb: r.writerAlone.peakMb,
   };
   if (args.json) {
     console.log(JSON.stringify({ ...figures, targets, sanity }, null, 2));
@@ -153,7 +192,8 @@ function report(r: { baselineRate: number; writeRate: number; deliverRate: numbe
   console.log(`baseline (multi-row INSERT of ${BATCH})   ${figures.baselineRowsPerSecond.toString().padStart(7)} rows/s`);
   console.log(`postlane: written to the outbox        ${figures.writtenEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writeRatio}`);
   console.log(`postlane: delivered (sent)             ${figures.deliveredEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.deliverRatio}${r.finished ? '' : '  (timed out before the end)'}`);
-  console.log(`worker peak RSS                        ${figures.workerPeakRssMb.toString().padStart(7)} MB`);
+  console.log(`worker RSS at rest → peak               ${figures.workerRestRssMb.toString().padStart(7)} MB → ${figures.workerPeakRssMb} MB`);
+  console.log(`writing side alone (no deliveries)     ${figures.writerAloneEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writerAloneRatio}; RSS ${figures.writerAloneRestRssMb} MB at rest → ${figures.writerAlonePeakRssMb} MB peak`);
   console.log(`targets: ≥ ${TARGET_EMAILS_PER_SECOND} emails/s delivered ${met(targets.emailsPerSecond.met)}; worker < ${TARGET_RSS_MB} MB ${met(targets.workerPeakRssMb.met)}`);
   console.log(`sanity: ${JSON.stringify(sanity)}`);
 }

@@ -6,13 +6,16 @@ import { ApiError } from '../../errors.js';
 import { parseMailbox, type Mailbox } from '../../mail/address.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
 import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
+import { domainOfAddress } from '../domains/domain-name.js';
 import { admitSends } from '../emails/admit-sends.js';
+import type { QueuedEmailRow } from '../emails/queued-email-writer.js';
 import { type AdmittedEmail, type SendEmailInput, toQueuedRow } from '../emails/send-email.js';
 import { segmentMembership } from '../segments/segment-filter.js';
 import { nextUtcDay, nextUtcMonth } from '../usage/periods.js';
 import { withTeamQuota } from '../usage/team-quota.js';
 import { type BroadcastContact, broadcastRenderer } from './broadcast-content.js';
 import { regionRate } from './broadcast-capacity.js';
+import { broadcastRegion } from './save-broadcast.js';
 
 /** Emails are written at most this far ahead of their paced send time, so a cancel catches most of the audience unwritten. */
 const LOOKAHEAD_MS = 30_000;
@@ -20,6 +23,8 @@ const LOOKAHEAD_MS = 30_000;
 const POLL_MS = 5_000;
 /** While the provider throttles (emails of this broadcast are waiting to retry), the pace halves this often. */
 const THROTTLE_BACKOFF_MS = 60_000;
+/** Contacts rendered and written per statement within a batch (the batch stays one transaction and one cursor move). */
+const WRITE_SLICE = 250;
 /** One job run does this much work, then hands over to a fresh run so other jobs get their turn. */
 const RUN_BUDGET_MS = 20_000;
 
@@ -66,6 +71,8 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
           broadcast.status = 'queued';
         }
         if (broadcast.status === 'queued') return broadcast.nextBatchAt && broadcast.nextBatchAt > now ? broadcast.nextBatchAt : start(deps, broadcast, now);
+        const refusal = await senderRefusal(deps, broadcast);
+        if (refusal) return stopRefused(deps, broadcast, refusal);
         if (!broadcast.expanded) return expandBatch(deps, broadcast, now, admit);
         return finishWhenSettled(deps, broadcast, now);
       }),
@@ -159,42 +166,94 @@ async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: 
     return finishWhenSettled(deps, broadcast, now);
   }
 
-  const renderer = await broadcastRenderer(deps, broadcast);
-  const from = parseMailbox(broadcast.from) as Mailbox;
-  const replyTo = broadcast.replyTo.map((address) => parseMailbox(address) as Mailbox);
-  const inputs: SendEmailInput[] = [];
-  let skipped = 0;
-  for (const contact of contacts) {
-    const rendered = contact.unsubscribed ? null : renderer.render(contact);
-    if (rendered === null || rendered instanceof ApiError) {
-      skipped += 1;
-      continue;
-    }
-    inputs.push({
-      from, to: [{ name: null, address: contact.email, formatted: contact.email }], cc: [], bcc: [], replyTo,
-      subject: rendered.subject, html: rendered.html, text: rendered.text, headers: {}, attachments: [], tags: [],
-      scheduledAt: null, topicId: broadcast.topicId ?? null, template: null,
-    });
-  }
-  const admitted = inputs.length > 0 ? await admitSends(deps, broadcast.team.id, inputs) : [];
-  const sendable = admitted.filter((input): input is AdmittedEmail => !(input instanceof ApiError));
-  skipped += admitted.length - sendable.length;
-  const parkUntil = await admit(sendable.length);
+  const writeSlice = await sliceWriter(deps, broadcast, admit, slotStart, pace);
   if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
-  const rows = sendable.map((input, index) => ({
-    ...toQueuedRow(deps, broadcast.team.id, input, broadcast.region, parkUntil),
-    broadcast_id: broadcast.id,
-    not_before: new Date(slotStart.getTime() + (index / pace) * 1000).toISOString(),
-  }));
-  if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
+  let written = 0;
+  for (let at = 0; at < contacts.length; at += WRITE_SLICE) written += await writeSlice(contacts.slice(at, at + WRITE_SLICE), written);
 
   broadcast.cursor = contacts.at(-1)!.id;
   broadcast.expandedCount += contacts.length;
-  broadcast.skippedCount += skipped;
+  broadcast.skippedCount += contacts.length - written;
   broadcast.pacePerSecond = pace;
-  broadcast.nextBatchAt = new Date(slotStart.getTime() + (rows.length / pace) * 1000);
+  broadcast.nextBatchAt = new Date(slotStart.getTime() + (written / pace) * 1000);
   await em.flush();
   return new Date(Math.max(now.getTime(), broadcast.nextBatchAt.getTime() - LOOKAHEAD_MS));
+}
+
+/**
+ * The `from` rule again, for the team as a whole (the key that sent it may be gone): null while the
+ * broadcast may go on. A domain now answering another region counts as a refusal too: the region's
+ * queue and pace were settled at send.
+ */
+async function senderRefusal(deps: Deps, broadcast: IBroadcast): Promise<string | null> {
+  try {
+    const region = await broadcastRegion(deps, { teamId: broadcast.team.id, domainId: null }, broadcast.from);
+    return region === broadcast.region ? null : `The ${domainOfAddress((parseMailbox(broadcast.from) as Mailbox).address)} domain now sends from region ${region}, not ${broadcast.region}.`;
+  } catch (err) {
+    if (err instanceof ApiError) return err.message;
+    throw err;
+  }
+}
+
+/** Its domain was removed or lost its verification since the send: the broadcast stops as a cancel would. */
+async function stopRefused(deps: Deps, broadcast: IBroadcast, reason: string): Promise<null> {
+  const canceled = await cancelWaiting(deps, broadcast);
+  await deps.orm.em.flush();
+  deps.logger.warn({ broadcastId: broadcast.id, reason, canceled }, 'broadcast stopped: its from address may no longer send');
+  return null;
+}
+
+/**
+ * Ends a broadcast that has not finished: its emails still waiting are canceled, contacts not yet
+ * walked are never written. Answers how many emails will now not go out. The caller flushes.
+ */
+export async function cancelWaiting(deps: Pick<Deps, 'orm' | 'clock'>, broadcast: IBroadcast): Promise<number> {
+  const canceled = await sqlQuery<{ id: string }>(
+    deps.orm.em,
+    `UPDATE email SET status = 'canceled', last_event = 'canceled', updated_at = now() WHERE broadcast_id = ? AND status = 'queued' RETURNING id`,
+    [broadcast.id],
+  );
+  const unwalked = broadcast.expanded ? 0 : Math.max(0, (broadcast.audienceSize ?? 0) - broadcast.expandedCount);
+  Object.assign(broadcast, { status: 'canceled', canceledAt: deps.clock(), nextBatchAt: null });
+  return unwalked + canceled.length;
+}
+
+/**
+ * Renders, admits and writes a batch's contacts slice by slice, in the batch's transaction, with
+ * paced send times running on across slices. Only one slice of rendered emails (and its JSON) is
+ * alive at a time: whole batches of them outlived several young-generation collections while
+ * their statement ran, were promoted, and grew the worker's heap (README "Benchmarks").
+ */
+async function sliceWriter(deps: Deps, broadcast: IBroadcast, admit: (count: number) => Promise<Date | null>, slotStart: Date, pace: number) {
+  const renderer = await broadcastRenderer(deps, broadcast);
+  const from = parseMailbox(broadcast.from) as Mailbox;
+  const replyTo = broadcast.replyTo.map((address) => parseMailbox(address) as Mailbox);
+  const topicId = broadcast.topicId ?? null;
+  const teamId = broadcast.team.id;
+  /** Writes the slice's reachable contacts, paced on from `offset` emails into the batch; answers how many it wrote. */
+  return async (contacts: BroadcastContact[], offset: number): Promise<number> => {
+    const inputs: SendEmailInput[] = [];
+    for (const contact of contacts) {
+      const rendered = contact.unsubscribed ? null : renderer.render(contact);
+      if (rendered === null || rendered instanceof ApiError) continue;
+      inputs.push({
+        from, to: [{ name: null, address: contact.email, formatted: contact.email }], cc: [], bcc: [], replyTo,
+        subject: rendered.subject, html: rendered.html, text: rendered.text, headers: {}, attachments: [], tags: [],
+        scheduledAt: null, topicId, template: null,
+      });
+    }
+    const sendable = (inputs.length > 0 ? await admitSends(deps, teamId, inputs) : []).filter((input): input is AdmittedEmail => !(input instanceof ApiError));
+    if (sendable.length === 0) return 0;
+    const parkUntil = await admit(sendable.length);
+    const rows: QueuedEmailRow[] = sendable.map((input, index) =>
+      Object.assign(toQueuedRow(deps, teamId, input, broadcast.region, parkUntil), {
+        broadcast_id: broadcast.id,
+        not_before: new Date(slotStart.getTime() + ((offset + index) / pace) * 1000).toISOString(),
+      }),
+    );
+    await deps.emailWriter.writeTogether(rows);
+    return rows.length;
+  };
 }
 
 /** The next contacts of the segment after the cursor, in id order: the walk is stable while contacts come and go. */

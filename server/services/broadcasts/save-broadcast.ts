@@ -1,8 +1,11 @@
 import type { Deps } from '../../deps.js';
 import { Broadcast, type IBroadcast, Segment, Topic } from '../../entities/index.js';
 import { conflict, validationError } from '../../errors.js';
-import type { Mailbox } from '../../mail/address.js';
+import { parseMailbox, type Mailbox } from '../../mail/address.js';
+import { authorizeSenders, type Sender } from '../domains/authorize-sender.js';
 import { requireBroadcast } from './find-broadcasts.js';
+
+type SenderDeps = Pick<Deps, 'config' | 'orm' | 'providers' | 'senderDomains' | 'clock'>;
 
 export interface BroadcastFields {
   name?: string | null;
@@ -26,6 +29,17 @@ async function assertReferences(deps: Pick<Deps, 'orm'>, teamId: string, fields:
   }
 }
 
+/**
+ * The `from` rule of POST /emails (README "Sending domains"), same refusals: a verified domain of
+ * the team (or the capture sandbox), and a domain-limited key only its domain. Answers the region
+ * the broadcast's emails go out in: its `from` domain's.
+ */
+export async function broadcastRegion(deps: SenderDeps, sender: Sender, from: Mailbox | string): Promise<string> {
+  const address = typeof from === 'string' ? (parseMailbox(from) as Mailbox).address : from.address;
+  const [authorized] = await authorizeSenders(deps, sender, [address]);
+  return authorized!.region;
+}
+
 function columns(fields: BroadcastFields): Partial<IBroadcast> {
   const changes: Partial<IBroadcast> = {};
   if (fields.name !== undefined) changes.name = fields.name;
@@ -41,13 +55,14 @@ function columns(fields: BroadcastFields): Partial<IBroadcast> {
 }
 
 /** A new draft; sending it is a separate step (`sendBroadcast`), which POST /broadcasts with `send` chains. */
-export async function createBroadcast(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, fields: BroadcastFields & Required<Pick<BroadcastFields, 'segmentId' | 'from' | 'subject'>>): Promise<IBroadcast> {
-  await assertReferences(deps, teamId, fields);
+export async function createBroadcast(deps: SenderDeps, sender: Sender, fields: BroadcastFields & Required<Pick<BroadcastFields, 'segmentId' | 'from' | 'subject'>>): Promise<IBroadcast> {
+  const region = await broadcastRegion(deps, sender, fields.from);
+  await assertReferences(deps, sender.teamId, fields);
   const broadcast = deps.orm.em.create(Broadcast, {
-    team: teamId,
+    team: sender.teamId,
     replyTo: [],
     status: 'draft',
-    region: deps.config.POSTLANE_DEFAULT_REGION,
+    region,
     ...columns(fields),
   } as never);
   await deps.orm.em.flush();
@@ -56,11 +71,12 @@ export async function createBroadcast(deps: Pick<Deps, 'orm' | 'config'>, teamId
 
 const notDraft = () => conflict('Only a draft broadcast can be changed or deleted; cancel a scheduled one first, or duplicate it.');
 
-export async function updateBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, id: string, fields: BroadcastFields): Promise<IBroadcast> {
-  const broadcast = await requireBroadcast(deps, teamId, id);
+export async function updateBroadcast(deps: SenderDeps, sender: Sender, id: string, fields: BroadcastFields): Promise<IBroadcast> {
+  const broadcast = await requireBroadcast(deps, sender.teamId, id);
   if (broadcast.status !== 'draft') throw notDraft();
-  await assertReferences(deps, teamId, fields);
-  deps.orm.em.assign(broadcast, columns(fields));
+  const region = fields.from ? await broadcastRegion(deps, sender, fields.from) : broadcast.region;
+  await assertReferences(deps, sender.teamId, fields);
+  deps.orm.em.assign(broadcast, { ...columns(fields), region });
   await deps.orm.em.flush();
   return broadcast;
 }
@@ -72,8 +88,8 @@ export async function deleteBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, i
   await deps.orm.em.removeAndFlush(broadcast);
 }
 
-/** A new draft with the same content and audience. */
-export async function duplicateBroadcast(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, id: string): Promise<IBroadcast> {
+/** A new draft with the same content and audience; its `from` is checked again when it is sent. */
+export async function duplicateBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<IBroadcast> {
   const source = await requireBroadcast(deps, teamId, id);
   const copy = deps.orm.em.create(Broadcast, {
     team: teamId,
@@ -87,7 +103,7 @@ export async function duplicateBroadcast(deps: Pick<Deps, 'orm' | 'config'>, tea
     text: source.text,
     topicId: source.topicId,
     status: 'draft',
-    region: deps.config.POSTLANE_DEFAULT_REGION,
+    region: source.region,
   } as never);
   await deps.orm.em.flush();
   return copy;

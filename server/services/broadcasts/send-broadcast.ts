@@ -1,6 +1,7 @@
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { conflict } from '../../errors.js';
+import type { Sender } from '../domains/authorize-sender.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
 import { broadcastRefusal } from '../deliverability/broadcast-refusal.js';
 import { requireSegment } from '../segments/get-segment.js';
@@ -8,20 +9,25 @@ import { segmentMembership } from '../segments/segment-filter.js';
 import { assertSendable } from './broadcast-content.js';
 import { type BroadcastEstimate, estimateBroadcast } from './broadcast-capacity.js';
 import { requireBroadcast } from './find-broadcasts.js';
-import { enqueueBroadcast } from './run-broadcast.js';
+import { cancelWaiting, enqueueBroadcast } from './run-broadcast.js';
+import { broadcastRegion } from './save-broadcast.js';
 
-type SendDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'logger'>;
+type SendDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'logger' | 'providers' | 'senderDomains'>;
 
 /**
  * Sends a draft now or at `scheduledAt`. The audience is counted and the estimate made before
  * anything changes, so a broadcast needing more than 24 days is refused and stays a draft, as is
  * one sent while the team's sending or its region's broadcasts are paused (deliverability). The
- * state change commits first; the job only wakes a worker (the sweeper covers a lost wake-up).
+ * `from` rule is checked again (a domain may have been removed or lost its verification since the
+ * draft was written) and settles the region, whose rate, queue and pause the estimate and refusal
+ * use. The state change commits first; the job only wakes a worker (the sweeper covers a lost wake-up).
  */
-export async function sendBroadcast(deps: SendDeps, teamId: string, id: string, scheduledAt: Date | null): Promise<{ id: string } & BroadcastEstimate> {
+export async function sendBroadcast(deps: SendDeps, sender: Sender, id: string, scheduledAt: Date | null): Promise<{ id: string } & BroadcastEstimate> {
+  const teamId = sender.teamId;
   const result = await deps.orm.em.transactional(async (em) => {
     const broadcast = await requireBroadcast(deps, teamId, id, true);
     if (broadcast.status !== 'draft') throw conflict(`This broadcast is ${broadcast.status}; only a draft can be sent. Duplicate it to send it again.`);
+    broadcast.region = await broadcastRegion(deps, sender, broadcast.from);
     const refusal = await broadcastRefusal(em, teamId, broadcast.region);
     if (refusal) throw refusal;
     await assertSendable(deps, broadcast);
@@ -50,14 +56,8 @@ export async function cancelBroadcast(deps: Pick<Deps, 'orm' | 'clock'>, teamId:
   return deps.orm.em.transactional(async (em) => {
     const broadcast = await requireBroadcast(deps, teamId, id, true);
     if (!['scheduled', 'queued', 'sending'].includes(broadcast.status)) throw conflict(`This broadcast is ${broadcast.status}; only a scheduled or sending broadcast can be canceled.`);
-    const canceled = await sqlQuery<{ id: string }>(
-      em,
-      `UPDATE email SET status = 'canceled', last_event = 'canceled', updated_at = now() WHERE broadcast_id = ? AND status = 'queued' RETURNING id`,
-      [id],
-    );
-    const unwalked = broadcast.expanded ? 0 : Math.max(0, (broadcast.audienceSize ?? 0) - broadcast.expandedCount);
-    Object.assign(broadcast, { status: 'canceled', canceledAt: deps.clock(), nextBatchAt: null });
+    const canceledRemaining = await cancelWaiting(deps, broadcast);
     await em.flush();
-    return { canceledRemaining: unwalked + canceled.length };
+    return { canceledRemaining };
   });
 }

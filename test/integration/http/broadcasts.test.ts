@@ -276,7 +276,8 @@ describe('provider throttling', () => {
       env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], rate_per_second: 4 }]), POSTLANE_BROADCAST_BATCH_SIZE: '200' },
     });
     try {
-      const auth = await throttled.createTeamWithKey();
+      // A relay sends from verified domains only (README "Sending domains").
+      const auth = await throttled.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
       const segmentId = await bulkSegment(throttled, auth, 400, 'throttle');
       const created = await throttled.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });
       const id = created.body.id;
@@ -309,5 +310,151 @@ describe('provider throttling', () => {
       await throttled.close();
       await sink.close();
     }
+  });
+});
+
+describe('the from rule and the region', () => {
+  let regions: TestApp;
+  let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    regions = await startTestApp({
+      env: {
+        // The default region relays (verified domains only); two capture regions at different rates.
+        POSTLANE_PROVIDERS: JSON.stringify([
+          { type: 'smtp', url: sink.url, regions: ['eu-west-1'] },
+          { type: 'capture', regions: ['us-east-1'], rate_per_second: 50 },
+          { type: 'capture', regions: ['ap-northeast-1'], rate_per_second: 1 },
+        ]),
+        POSTLANE_DEFAULT_REGION: 'eu-west-1',
+        POSTLANE_AUTH_CACHE_SECONDS: '0',
+        // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
+        POSTLANE_BROADCAST_BATCH_SIZE: '300',
+      },
+    });
+  });
+  afterAll(async () => {
+    await regions.close();
+    await sink.close();
+  });
+
+  const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 8)}.test`;
+  const addDomain = async (auth: { token: string }, region?: string) => {
+    const created = await regions.request('POST', '/domains', { token: auth.token, body: { name: unique('shop'), ...(region ? { region } : {}) } });
+    expect(created.status).toBe(201);
+    return created.body as { id: string; name: string };
+  };
+  const setStatus = (domainId: string, status: string) => query(regions, 'UPDATE domain SET status = $1 WHERE id = $2', [status, domainId]);
+  /** What POST /emails answers for the same `from`: broadcasts refuse with the same status, name and message. */
+  const emailRefusal = async (auth: { token: string }, from: string) => {
+    const refused = await regions.request('POST', '/emails', { token: auth.token, body: { from, to: 'reader@example.com', subject: 's', text: 'x' } });
+    expect(refused.status).toBe(403);
+    return refused;
+  };
+  const regionOf = async (id: string) => (await query<{ region: string }>(regions, 'SELECT region FROM broadcast WHERE id = $1', [id]))[0]!.region;
+
+  it('refuses a from the team may not send from, as POST /emails does, at create, at update and again at send', async () => {
+    const auth = await regions.createTeamWithKey();
+    const segmentId = await bulkSegment(regions, auth, 3, 'rule');
+    const body = { segment_id: segmentId, subject: 's', text: 'x' };
+
+    // A domain the team never added, and one added but not verified, in a region that relays.
+    for (const from of ['news@never-added.test', `news@${(await addDomain(auth)).name}`]) {
+      const refused = await regions.request('POST', '/broadcasts', { token: auth.token, body: { ...body, from, send: true } });
+      const expected = await emailRefusal(auth, from);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual(expected.body);
+    }
+    expect(await query(regions, 'SELECT 1 FROM broadcast WHERE team_id = $1', [auth.teamId])).toHaveLength(0);
+
+    const domain = await addDomain(auth);
+    await setStatus(domain.id, 'verified');
+    const draft = await regions.request('POST', '/broadcasts', { token: auth.token, body: { ...body, from: `News <news@${domain.name}>` } });
+    expect(draft.status).toBe(201);
+    expect(await regionOf(draft.body.id)).toBe('eu-west-1');
+    const patched = await regions.request('PATCH', `/broadcasts/${draft.body.id}`, { token: auth.token, body: { from: 'news@never-added.test' } });
+    expect(patched.status).toBe(403);
+    expect(patched.body).toEqual((await emailRefusal(auth, 'news@never-added.test')).body);
+    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.from).toBe(`News <news@${domain.name}>`);
+
+    // The domain loses its verification before the send: the send is refused and the broadcast stays a draft.
+    await setStatus(domain.id, 'partially_verified');
+    const send = await regions.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} });
+    expect(send.status).toBe(403);
+    expect(send.body).toEqual((await emailRefusal(auth, `news@${domain.name}`)).body);
+    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.status).toBe('draft');
+    await setStatus(domain.id, 'verified');
+    expect((await regions.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })).status).toBe(200);
+  });
+
+  it('stops a running broadcast whose domain is removed: nothing more is written and its waiting emails are canceled', async () => {
+    const auth = await regions.createTeamWithKey();
+    const domain = await addDomain(auth, 'ap-northeast-1');
+    // One email a second and batches of 300: a run writes one batch (300 s of sending) of the 400.
+    const segmentId = await bulkSegment(regions, auth, 400, 'removed');
+    const created = await regions.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: `news@${domain.name}`, subject: 's', text: 'x', send: true } });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await regions.run(() => runBroadcast(regions.deps, id));
+    const state = async () => (await query<{ status: string; expanded_count: number }>(regions, 'SELECT status, expanded_count FROM broadcast WHERE id = $1', [id]))[0]!;
+    expect(await state()).toEqual({ status: 'sending', expanded_count: 300 });
+    await query(regions, `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 5)`, [id]);
+
+    expect((await regions.request('DELETE', `/domains/${domain.id}`, { token: auth.token })).status).toBe(200);
+    await regions.run(() => runBroadcast(regions.deps, id));
+    expect(await state()).toEqual({ status: 'canceled', expanded_count: 300 });
+    const statuses = await query<{ status: string; n: number }>(regions, 'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1', [id]);
+    expect(statuses).toEqual([{ status: 'canceled', n: 295 }, { status: 'sent', n: 5 }]);
+    expect((await regions.request('GET', `/broadcasts/${id}`, { token: auth.token })).body).toMatchObject({ status: 'canceled', finishes_at: null });
+  });
+
+  it("sends each email in the from domain's region, estimated at that region's rate behind that region's broadcasts only", async () => {
+    const auth = await regions.createTeamWithKey();
+    // Capture regions send without verification (the sandbox rule): these domains stay pending.
+    const slowDomain = await addDomain(auth, 'ap-northeast-1');
+    const fastDomain = await addDomain(auth, 'us-east-1');
+    const send = async (domainName: string, count: number) => {
+      const sent = await regions.request('POST', '/broadcasts', {
+        token: auth.token,
+        body: { segment_id: await bulkSegment(regions, auth, count, unique('region')), from: `news@${domainName}`, subject: 's', text: 'Hi {{{EMAIL}}}', send: true },
+      });
+      expect(sent.status).toBe(201);
+      return sent.body as { id: string; finishes_at: string; warning?: { code: string } };
+    };
+
+    // 7,300 contacts: two hours at one a second, under three minutes at fifty.
+    const slow = await send(slowDomain.name, 7_300);
+    expect(slow.warning).toMatchObject({ code: 'paced' });
+    expect(await regionOf(slow.id)).toBe('ap-northeast-1');
+    const fast = await send(fastDomain.name, 7_300);
+    expect(fast.warning).toBeUndefined();
+    expect(await regionOf(fast.id)).toBe('us-east-1');
+
+    // Only the broadcasts ahead in the same region delay a new one.
+    const behindSlow = await send(slowDomain.name, 3);
+    expect(behindSlow.warning).toMatchObject({ code: 'queued_behind' });
+    expect(Date.parse(behindSlow.finishes_at)).toBeGreaterThan(Date.parse(slow.finishes_at));
+    const behindFast = await send(fastDomain.name, 3);
+    expect(behindFast.warning).toBeUndefined();
+    expect(Date.parse(behindFast.finishes_at)).toBeLessThan(Date.parse(behindSlow.finishes_at));
+
+    // Every email carries the broadcast's region, and is paced at that region's rate.
+    await regions.run(() => runBroadcast(regions.deps, slow.id));
+    await regions.run(() => runBroadcast(regions.deps, fast.id));
+    const emails = await query<{ broadcast_id: string; region: string; n: number; span: number }>(
+      regions,
+      `SELECT broadcast_id, region, count(*)::int AS n, extract(epoch FROM max(send_after) - min(send_after))::float AS span
+         FROM email WHERE broadcast_id = ANY($1::uuid[]) GROUP BY 1, 2`,
+      [[slow.id, fast.id]],
+    );
+    const slowEmails = emails.find((e) => e.broadcast_id === slow.id)!;
+    const fastEmails = emails.find((e) => e.broadcast_id === fast.id)!;
+    expect(emails).toHaveLength(2);
+    expect(slowEmails.region).toBe('ap-northeast-1');
+    expect(fastEmails.region).toBe('us-east-1');
+    // One a second: as many seconds apart as emails, across the batch's write slices; fifty a second: fifty times closer together.
+    expect(slowEmails.n).toBe(300);
+    expect(slowEmails.span).toBeGreaterThanOrEqual(slowEmails.n - 2);
+    expect(fastEmails.span).toBeLessThan(fastEmails.n / 10);
   });
 });

@@ -34,10 +34,10 @@ export const broadcastRoutes = [
     { method: 'post', path: '/broadcasts', operationId: 'createBroadcast', summary: 'Create a broadcast (a draft, or sent at once with `send`)', tags, permission: 'full_access', body: CreateBroadcastBodySchema, responses: { 201: BroadcastSentSchema }, examples: { request: CREATE_BROADCAST_REQUEST, response: BROADCAST_SENT } },
     async ({ input: { body }, auth, deps }) => {
       const fields = fieldsOf(body);
-      const broadcast = await createBroadcast(deps, auth.teamId, { ...fields, segmentId: fields.segmentId!, from: fields.from!, subject: fields.subject! });
+      const broadcast = await createBroadcast(deps, auth, { ...fields, segmentId: fields.segmentId!, from: fields.from!, subject: fields.subject! });
       if (!body.send) return presentBroadcastSent(broadcast.id, null);
       try {
-        return presentBroadcastSent(broadcast.id, await sendBroadcast(deps, auth.teamId, broadcast.id, body.scheduled_at ?? null));
+        return presentBroadcastSent(broadcast.id, await sendBroadcast(deps, auth, broadcast.id, body.scheduled_at ?? null));
       } catch (err) {
         // Refused sends (too large, no body) leave nothing behind.
         await deleteBroadcast(deps, auth.teamId, broadcast.id);
@@ -55,7 +55,7 @@ export const broadcastRoutes = [
   ),
   defineRoute(
     { method: 'patch', path: '/broadcasts/:id', operationId: 'updateBroadcast', summary: 'Change a draft broadcast', tags, permission: 'full_access', params: IdParamSchema, body: UpdateBroadcastBodySchema, responses: { 200: BroadcastRefSchema }, examples: { request: { subject: 'What shipped in November at Acme' }, response: BROADCAST_REF } },
-    async ({ input: { params, body }, auth, deps }) => ({ object: 'broadcast' as const, id: (await updateBroadcast(deps, auth.teamId, params.id, fieldsOf(body))).id }),
+    async ({ input: { params, body }, auth, deps }) => ({ object: 'broadcast' as const, id: (await updateBroadcast(deps, auth, params.id, fieldsOf(body))).id }),
   ),
   defineRoute(
     { method: 'delete', path: '/broadcasts/:id', operationId: 'deleteBroadcast', summary: 'Delete a draft or finished broadcast (its emails stay)', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedBroadcastSchema }, examples: { response: { ...BROADCAST_REF, deleted: true } } },
@@ -66,7 +66,7 @@ export const broadcastRoutes = [
   ),
   defineRoute(
     { method: 'post', path: '/broadcasts/:id/send', operationId: 'sendBroadcast', summary: 'Send a draft broadcast now or at `scheduled_at`', tags, permission: 'full_access', params: IdParamSchema, body: SendBroadcastBodySchema, responses: { 200: BroadcastSentSchema }, examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: BROADCAST_SENT } },
-    async ({ input: { params, body }, auth, deps }) => presentBroadcastSent(params.id, await sendBroadcast(deps, auth.teamId, params.id, body.scheduled_at ?? null)),
+    async ({ input: { params, body }, auth, deps }) => presentBroadcastSent(params.id, await sendBroadcast(deps, auth, params.id, body.scheduled_at ?? null)),
   ),
   defineRoute(
     { method: 'post', path: '/broadcasts/:id/cancel', operationId: 'cancelBroadcast', summary: 'Cancel a scheduled or sending broadcast', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: CanceledBroadcastSchema }, examples: { response: { ...BROADCAST_REF, canceled_remaining: 469 } } },
