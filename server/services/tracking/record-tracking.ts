@@ -143,14 +143,17 @@ async function retract(tx: EntityManager, email: IEmail, clicks: ClickRow[], at:
   }
 }
 
+/** The email a tracking URL names, without its bodies (events carry neither). */
+const emailOf = (deps: Pick<Deps, 'orm'>, id: string) => deps.orm.em.findOne(Email, { id }, { exclude: ['html', 'text'] }) as Promise<IEmail | null>;
+
 /** The pixel of an email was fetched; nothing is recorded for an email that no longer exists. */
 export async function trackOpen(deps: Pick<Deps, 'config' | 'orm'>, emailId: string, request: TrackingRequest): Promise<Outcome | null> {
-  const email = await deps.orm.em.findOne(Email, { id: emailId });
+  const email = await emailOf(deps, emailId);
   return email ? recordOpen(deps, deps.orm.em, email, request) : null;
 }
 
 /** A signed link was followed. */
 export async function trackClick(deps: Pick<Deps, 'config' | 'orm'>, target: ClickTarget, request: TrackingRequest): Promise<Outcome | null> {
-  const email = await deps.orm.em.findOne(Email, { id: target.emailId });
+  const email = await emailOf(deps, target.emailId);
   return email ? recordClick(deps, deps.orm.em, email, { ...request, link: target.link, linkCount: target.linkCount }) : null;
 }
