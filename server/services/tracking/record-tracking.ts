@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import { sqlQuery } from '../../db/query.js';
@@ -121,8 +122,8 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
     if (burst) await retract(tx, email, nearby.filter((c) => c.outcome === 'clicked'), at, openedAt);
     await sqlQuery(
       tx,
-      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at) VALUES (gen_random_uuid(), now(), ?, ?, ?, ?, ?, ?, ?)`,
-      [email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt],
+      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at) VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?)`,
+      [randomUUID(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt],
     );
     return reason ? 'prefetched' : 'clicked';
   });
