@@ -31,6 +31,9 @@ export const TrackingClick = defineEntity({
     outcome: p.enum(['clicked', 'prefetched', 'retracted'] as const),
     /** The `email.opened` (reason `click`) this click recorded, retracted with it. */
     openedAt: timestamp().nullable(),
+    /** The email's `last_event` and its time before this click moved them, put back if the click is retracted. */
+    previousLastEvent: p.text().nullable(),
+    previousLastEventAt: timestamp().nullable(),
   },
 });
 

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
-import { Email, type IEmail } from '../../entities/index.js';
+import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
 import { type Fetcher, type MachineReason, machineReason } from '../../tracking/machine-rules.js';
 import type { ClickTarget } from '../../tracking/tracking-token.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
@@ -35,6 +35,8 @@ interface ClickRow {
   user_agent: string | null;
   outcome: 'clicked' | 'prefetched' | 'retracted';
   opened_at: string | null;
+  previous_last_event: EmailLastEvent | null;
+  previous_last_event_at: string | null;
 }
 
 const seen = (request: TrackingRequest, timestamp: Date = request.timestamp) => ({ ipAddress: request.ipAddress ?? '', userAgent: request.userAgent ?? '', timestamp: timestamp.toISOString() });
@@ -100,7 +102,8 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
     await sqlQuery(tx, `DELETE FROM tracking_click WHERE email_id = ? AND clicked_at < ?`, [email.id, new Date(at.getTime() - CLICK_MEMORY_MS)]);
     const nearby = await sqlQuery<ClickRow>(
       tx,
-      `SELECT id, link, clicked_at, ip_address, user_agent, outcome, opened_at FROM tracking_click WHERE email_id = ? AND clicked_at BETWEEN ? AND ?`,
+      `SELECT id, link, clicked_at, ip_address, user_agent, outcome, opened_at, previous_last_event, previous_last_event_at FROM tracking_click
+        WHERE email_id = ? AND clicked_at BETWEEN ? AND ? ORDER BY clicked_at`,
       [email.id, new Date(at.getTime() - BURST_MS), new Date(at.getTime() + BURST_MS)],
     );
     const linkCount = request.linkCount ?? 0;
@@ -109,9 +112,11 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
     const reason = machine ?? (burst ? 'burst' : null);
 
     let clickOpenedAt: Date | null = null;
+    let previous: { last_event: EmailLastEvent; last_event_at: string | null } | undefined;
     if (reason) {
       await recordEmailEvent(tx, email, 'email.prefetched', at, { click: { link: request.link, ...seen(request), reason } });
     } else {
+      [previous] = await sqlQuery<{ last_event: EmailLastEvent; last_event_at: string | null }>(tx, `SELECT last_event, last_event_at FROM email WHERE id = ?`, [email.id]);
       if (!openedAt) {
         clickOpenedAt = new Date(at.getTime() - 1);
         await sqlQuery(tx, `UPDATE email_tracking SET opened_at = ? WHERE email_id = ?`, [clickOpenedAt, email.id]);
@@ -122,8 +127,9 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
     if (burst) await retract(tx, email, nearby.filter((c) => c.outcome === 'clicked'), at, openedAt);
     await sqlQuery(
       tx,
-      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at) VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?)`,
-      [randomUUID(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt],
+      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at, previous_last_event, previous_last_event_at)
+       VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [randomUUID(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt, previous?.last_event ?? null, previous?.last_event_at ?? null],
     );
     return reason ? 'prefetched' : 'clicked';
   });
@@ -142,6 +148,15 @@ async function retract(tx: EntityManager, email: IEmail, clicks: ClickRow[], at:
   if (standingOpen && clicks.some((c) => c.opened_at !== null && new Date(c.opened_at).getTime() === standingOpen.getTime())) {
     await sqlQuery(tx, `UPDATE email_tracking SET opened_at = NULL WHERE email_id = ?`, [email.id]);
   }
+  // `last_event` goes back to what it was before the burst's first click, unless something real
+  // has moved it since (it then no longer stands at a retracted event's time).
+  const retractedTimes = clicks.flatMap((c) => [c.clicked_at, ...(c.opened_at ? [c.opened_at] : [])]).map((t) => new Date(t).toISOString());
+  const before = clicks[0]!;
+  await sqlQuery(
+    tx,
+    `UPDATE email SET last_event = ?, last_event_at = ? WHERE id = ? AND last_event IN ('opened', 'clicked') AND last_event_at IN (SELECT jsonb_array_elements_text(?::jsonb)::timestamptz)`,
+    [before.previous_last_event, before.previous_last_event_at, email.id, JSON.stringify(retractedTimes)],
+  );
 }
 
 /** The email a tracking URL names, without its bodies (events carry neither). */

@@ -43,6 +43,8 @@ let dns: Awaited<ReturnType<typeof startDnsServer>>;
 const receivers: WebhookReceiver[] = [];
 /** How far the app's clock runs ahead of real time: tracking requests come "an hour later" unless a test says otherwise. */
 let clockOffset = 0;
+/** When set, the app's clock stands still there: for steps that must be a set time apart however slow the machine. */
+let frozenAt: number | null = null;
 
 beforeAll(async () => {
   dns = await startDnsServer();
@@ -56,7 +58,7 @@ beforeAll(async () => {
       POSTLANE_AUTH_CACHE_SECONDS: '0',
     },
   });
-  app.deps.clock = () => new Date(Date.now() + clockOffset);
+  app.deps.clock = () => new Date(frozenAt ?? Date.now() + clockOffset);
 });
 afterAll(async () => {
   for (const receiver of receivers) await receiver.close();
@@ -231,12 +233,13 @@ describe('open and click tracking', () => {
     expect(pixelOf(email.html)).toBeUndefined();
     const [a, b, c] = hrefs(email.html).filter((l) => l.includes('/c/'));
 
-    // A scanner posing as Chrome follows every link; the first looked like a person's click when it came.
-    await fetchTracking(a!, as(UA.chromeDesktop));
-    clockOffset += 300;
-    await fetchTracking(b!, as(UA.chromeDesktop));
-    clockOffset += 300;
-    await fetchTracking(c!, as(UA.chromeDesktop));
+    // A scanner posing as Chrome follows every link, 300 ms apart; the first looked like a person's click when it came.
+    const start = Date.now() + LATER;
+    for (const [i, link] of [a, b, c].entries()) {
+      frozenAt = start + i * 300;
+      await fetchTracking(link!, as(UA.chromeDesktop));
+    }
+    frozenAt = null;
 
     const events = await eventsOf(email.id);
     const clickedAt = (link: string) => events.find((e) => e.type === 'email.clicked' && e.data.click!.link === link)!.data.click!.timestamp!;
@@ -257,15 +260,19 @@ describe('open and click tracking', () => {
     await receiver.waitFor(7);
     const types = receiver.received.map((r) => (new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent).type);
     expect(types.filter((t) => t === 'email.prefetched')).toHaveLength(4);
+    const lastEvent = async () => (await app.request('GET', `/emails/${email.id}`, { token })).body.last_event;
+    expect(await lastEvent()).toBe('sent');
 
     // A person's click later still counts, and opens the email again: its only open was retracted.
-    clockOffset += 5_000;
+    frozenAt = start + 5_000;
     await fetchTracking(b!, as(UA.firefoxDesktop));
+    frozenAt = null;
     const later = (await eventsOf(email.id)).filter((e) => e.data.open?.userAgent === UA.firefoxDesktop || e.data.click?.userAgent === UA.firefoxDesktop);
     expect(later.map((e) => [e.type, e.data.open?.reason ?? e.data.click?.reason])).toEqual([
       ['email.opened', 'click'],
       ['email.clicked', undefined],
     ]);
+    expect(await lastEvent()).toBe('clicked');
   });
 
   it('decides a burst in the database: every link at the same instant, served by two API processes, leaves no click standing', async () => {
@@ -276,7 +283,10 @@ describe('open and click tracking', () => {
       for (let round = 0; round < 3; round += 1) {
         const email = await send(token, `news@${domain}`, LINKS_HTML(domain));
         const links = hrefs(email.html).filter((l) => l.includes('/c/'));
+        // The same instant for every request, however the machine schedules them.
+        frozenAt = Date.now() + LATER;
         const responses = await Promise.all(links.flatMap((l) => [fetchTracking(l, as(UA.chromeDesktop)), fetchTracking(l, as(UA.chromeDesktop), 'GET', second.url)]));
+        frozenAt = null;
         expect(responses.map((r) => r.status)).toEqual(links.flatMap(() => [302, 302]));
         const events = await eventsOf(email.id);
         const retracted = new Set(events.filter((e) => e.type === 'email.prefetched').map((e) => `${(e.data.click ?? e.data.open)!.timestamp}`));
