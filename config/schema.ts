@@ -161,6 +161,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_DKIM_SELECTOR: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)')), 'postlane'),
     /** Where a domain's tracking CNAME must point; defaults to the host of POSTLANE_PUBLIC_URL. */
     POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),
+    /** A pixel fetched or a link followed this soon after the email was sent or delivered is a machine's (`email.prefetched`); 0 turns the rule off. */
+    POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: v.optional(Integer(0, 3600), 10),
     /** How often workers look for domains whose DNS is due for a check. */
     POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
     /** Webhook receivers on these ranges are reached even though they are private (SSRF allowlist). */

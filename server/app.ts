@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
 import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
+import { createTrackingRouter } from './http/ingest/tracking.routes.js';
 import { apiReference } from './http/middleware/api-reference.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { logRequests } from './http/middleware/log-requests.js';
@@ -31,8 +32,12 @@ export function createApp(deps: Deps): Koa<AppState> {
   // The pages behind unsubscribe links: HTML for people, not part of the JSON API or its document.
   const preferencePages = createPreferenceRouter(deps);
   app.use(preferencePages.routes());
+  // Open pixels and click redirects, reached through each domain's tracking CNAME.
+  const tracking = createTrackingRouter(deps);
+  app.use(tracking.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(preferencePages.allowedMethods({ throw: true }));
+  app.use(tracking.allowedMethods({ throw: true }));
   return app;
 }
 

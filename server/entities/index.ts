@@ -11,6 +11,7 @@ import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
+import { EmailTracking, TrackingClick } from './email-tracking.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
 import { SegmentMember } from './segment-member.entity.js';
@@ -25,9 +26,9 @@ import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
-  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
+  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, EmailTracking, ErasureRequest, Event,
   IdempotencyKey, QuotaNotice, RateLimitWindow, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
-  WebhookAttempt, WebhookDelivery, WebhookEndpoint,
+  TrackingClick, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
@@ -38,6 +39,7 @@ export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain
 export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
+export type { IEmailTracking, ITrackingClick } from './email-tracking.entity.js';
 export type { IEvent } from './event.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
@@ -59,5 +61,5 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause, EmailTracking, TrackingClick,
 ];

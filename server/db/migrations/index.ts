@@ -15,6 +15,7 @@ import { Migration20261128000000_erasure } from './Migration20261128000000_erasu
 import { Migration20261129000000_email_outcomes } from './Migration20261129000000_email_outcomes.js';
 import { Migration20261203000000_deliverability } from './Migration20261203000000_deliverability.js';
 import { Migration20261204000000_event_team_unchecked } from './Migration20261204000000_event_team_unchecked.js';
+import { Migration20261202000000_tracking } from './Migration20261202000000_tracking.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -35,4 +36,5 @@ export const migrationsList = [
   { name: 'Migration20261129000000_email_outcomes', class: Migration20261129000000_email_outcomes },
   { name: 'Migration20261203000000_deliverability', class: Migration20261203000000_deliverability },
   { name: 'Migration20261204000000_event_team_unchecked', class: Migration20261204000000_event_team_unchecked },
+  { name: 'Migration20261202000000_tracking', class: Migration20261202000000_tracking },
 ];

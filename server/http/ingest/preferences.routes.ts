@@ -13,7 +13,7 @@ import { renderMessagePage, renderPreferencePage } from './preference-page.js';
  * preference page (GET shows, POST saves) and the RFC 8058 one-click target. The sealed token is
  * the only credential: no API key, no cookie, no redirect.
  */
-function sendHtml(ctx: AppContext, status: number, html: string) {
+export function sendHtml(ctx: AppContext, status: number, html: string) {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   // The token in the URL is a credential: never cached, never sent on as a Referer.

@@ -5,7 +5,8 @@ import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachm
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type OutboundMessage, ProviderError, type SendResult } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
-import { dkimKeyForEmail } from '../domains/dkim-key.js';
+import { senderDomainForEmail } from '../domains/dkim-key.js';
+import { withTracking } from '../tracking/tracking-settings.js';
 import { emitEmailEvent } from './record-email-event.js';
 import { enqueueSend } from './send-email.js';
 
@@ -41,7 +42,8 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<void> {
   let result: SendResult;
   try {
     const provider = deps.providers.forRegion(email.region);
-    const message = { ...toOutboundMessage(email, owed.map((r) => r.address), attachments), dkim: await dkimKeyForEmail(deps, email) };
+    const sender = await senderDomainForEmail(deps, email);
+    const message = withTracking(deps, { ...toOutboundMessage(email, owed.map((r) => r.address), attachments), dkim: sender.dkim }, sender.tracking);
     result = owed.length > 0 ? await provider.send(message, AbortSignal.timeout(Math.floor(leaseSeconds * 1000 * 0.8))) : { providerMessageId: '', recipients: [] };
   } catch (err) {
     const transient = !(err instanceof ProviderError) || err.transient;

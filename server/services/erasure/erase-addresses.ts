@@ -85,6 +85,12 @@ const SCRUBS = [
     apply: `DELETE FROM captured_message WHERE id IN (SELECT c.id FROM {match})`,
   },
   {
+    kind: 'tracking_clicks',
+    // A followed link can carry the address (`?email=`); the rows only serve burst detection, so they go.
+    match: `tracking_click c WHERE c.email_id IN (SELECT id FROM email WHERE team_id = :team) AND c.link ~* :p`,
+    apply: `DELETE FROM tracking_click WHERE id IN (SELECT c.id FROM {match})`,
+  },
+  {
     kind: 'suppressions',
     // The keyed hash stays, so the address is still recognised as suppressed.
     match: `suppression s WHERE s.team_id = :team AND s.email ~* :p`,

@@ -31,7 +31,7 @@ const NEVER_A_RECIPIENT: Record<string, string> = {
   topic: 'the team’s topics',
   email_attachment: 'attachments of mail to the address are deleted whole',
 };
-const SCRUBBED = ['api_log', 'captured_message', 'contact', 'email', 'email_recipient', 'erasure_request', 'event', 'idempotency_key', 'suppression', 'webhook_attempt', 'webhook_delivery'];
+const SCRUBBED = ['api_log', 'captured_message', 'contact', 'email', 'email_recipient', 'erasure_request', 'event', 'idempotency_key', 'suppression', 'tracking_click', 'webhook_attempt', 'webhook_delivery'];
 
 beforeAll(async () => {
   // Webhook receivers on loopback are allowed, so deliveries (to nobody listening) keep their payloads.
@@ -60,6 +60,11 @@ describe('erasure', () => {
     );
     expect(sent.status).toBe(200);
     for (let i = 0; i < 100 && (await req('GET', `/emails/${sent.body.id}`)).body.last_event !== 'sent'; i += 1) await new Promise((r) => setTimeout(r, 100));
+    // A followed tracked link that carries the address.
+    await app.deps.orm.em.fork().getConnection().execute(
+      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), now(), ?, ?, now(), 'clicked')`,
+      [sent.body.id, `https://shop.example/account?email=${ADDRESS}`],
+    );
     expect((await req('POST', '/suppressions', { email: ADDRESS })).status).toBe(201);
     expect((await req('GET', `/contacts/${ADDRESS}`)).status).toBe(200);
 
