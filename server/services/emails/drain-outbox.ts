@@ -17,7 +17,7 @@ const LANES = 2;
  */
 export const drainClaimingMs = (config: Config) => (config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS - config.POSTLANE_SEND_LEASE_SECONDS) * 1000;
 
-/** The provider's deadline for a batch, from its claim: well inside the lease, so no other worker can have taken a row yet. */
+/** The provider's deadline for a batch, from just after its claim: well inside the lease, so no other worker can have taken a row yet. */
 const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.8);
 
 /**
@@ -26,13 +26,13 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
  * batches; the compare-and-set on `status` makes a claim of a row another run just took impossible.
  */
 const claimSql = (only: boolean) => `
-  UPDATE email SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
-   WHERE id IN (
-     SELECT id FROM email
-      WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
-      ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED)
-     AND status = 'queued'
-  RETURNING *`;
+  WITH due AS MATERIALIZED (
+    SELECT id FROM email
+     WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
+     ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED)
+  UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
+    FROM due WHERE e.id = due.id AND e.status = 'queued'
+  RETURNING e.*`;
 
 /**
  * One drain run for a region: lanes claim batches of due emails, hand them to the provider and
@@ -83,11 +83,10 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const em = deps.orm.em.fork();
   const { config } = deps;
   const bindings = only
-    ? [config.POSTLANE_SEND_LEASE_SECONDS, region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE]
-    : [config.POSTLANE_SEND_LEASE_SECONDS, region, config.POSTLANE_SEND_BATCH_SIZE];
+    ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS]
+    : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS];
   const rows = await sqlQuery<Record<string, unknown>>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
-  const signal = AbortSignal.timeout(sendTimeoutMs(config));
   const emails = rows.map((row) => em.map(Email, row));
   const ids = emails.map((email) => email.id);
   // Only the recipients still owed a delivery: those accepted or refused for good are not sent again.
@@ -100,6 +99,7 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const attachmentsBy = groupByEmail(attachments);
 
   if (config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(config.POSTLANE_TEST_SEND_DELAY_MS);
+  const signal = AbortSignal.timeout(sendTimeoutMs(config));
 
   const outcomes = await sendClaimed(
     provider,
