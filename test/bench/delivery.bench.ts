@@ -163,9 +163,9 @@ try {
     const before = await baseline('before');
 
     progress('postlane: starting an API and a worker process…');
-    const profile = args['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args['cpu-prof']}` } : {};
-    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, ...profile, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' });
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, ...profile, POSTLANE_LOG_LEVEL: 'info' });
+    const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
+    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' }, profile);
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'info' }, profile);
     processes.push(api, worker);
     await Promise.all([api.waitForOutput(/postlane started/, 60_000), worker.waitForOutput(/postlane started/, 60_000)]);
     const apiUrl = /"url":"(http:[^"]+)"/.exec(api.output())![1]!;
