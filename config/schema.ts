@@ -114,6 +114,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_DEFAULT_REGION: v.optional(v.string()),
     POSTLANE_SEND_LEASE_SECONDS: v.optional(Integer(2, 3600), 300),
     POSTLANE_SEND_MAX_ATTEMPTS: v.optional(Integer(1, 50), 8),
+    /** Emails a drain run claims in one statement and hands to the provider as one batch. */
+    POSTLANE_SEND_BATCH_SIZE: v.optional(Integer(1, 5000), 250),
     POSTLANE_JOB_CONCURRENCY: v.optional(Integer(1, 100), 10),
     POSTLANE_JOB_LOCK_LIFETIME_SECONDS: v.optional(Integer(2, 3600), 330),
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: v.optional(Integer(1, 300), 5),
@@ -123,8 +125,8 @@ export const ConfigSchema = v.pipe(
     /** Contacts a broadcast walks per transaction (each batch is written as emails in one statement). */
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
     /**
-     * Test-only fault injection: pause this long after claiming an email, before handing it to the
-     * provider, and inside each broadcast batch's transaction, before its emails are written.
+     * Test-only fault injection: pause this long after claiming a batch of emails, before handing it
+     * to the provider, and inside each broadcast batch's transaction, before its emails are written.
      */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
@@ -200,7 +202,7 @@ export const ConfigSchema = v.pipe(
   v.forward(
     v.check(
       (c) => c.POSTLANE_JOB_LOCK_LIFETIME_SECONDS > c.POSTLANE_SEND_LEASE_SECONDS,
-      'must be longer than POSTLANE_SEND_LEASE_SECONDS, so a running send is never picked up twice',
+      'must be longer than POSTLANE_SEND_LEASE_SECONDS: a drain run claims for the difference, then sends within the lease, so it is never picked up twice',
     ),
     ['POSTLANE_JOB_LOCK_LIFETIME_SECONDS'],
   ),

@@ -18,6 +18,9 @@ export const Email = defineEntity({
     { name: 'email_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
     { name: 'email_outbox_idx', properties: ['status', 'sendAfter'] },
     { name: 'email_broadcast_idx', properties: ['broadcastId', 'status', 'attempts'] },
+    // The drain's claim of due emails, and the release of expired leases (partial: only unsettled rows).
+    { name: 'email_due_idx', expression: `create index "email_due_idx" on "email" ("region", "send_after") where status = 'queued'` },
+    { name: 'email_lease_idx', expression: `create index "email_lease_idx" on "email" ("region", "lease_expires_at") where status = 'sending'` },
   ],
   properties: {
     ...baseProperties,

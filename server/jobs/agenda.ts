@@ -40,6 +40,8 @@ export class AgendaJobs implements JobQueue {
   private readonly pool: pg.Pool;
   private readonly agenda: Agenda;
   private started = false;
+  private readonly stopController = new AbortController();
+  readonly stopping = this.stopController.signal;
 
   constructor(
     private readonly config: Config,
@@ -127,6 +129,7 @@ export class AgendaJobs implements JobQueue {
    * still holds on jobs it fetched but never started, so other workers take them at once.
    */
   async stop(graceMs: number): Promise<void> {
+    this.stopController.abort();
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     if (this.started) {
       // drain() re-checks for idleness one tick after each 'complete', before the finished job has left

@@ -1,5 +1,5 @@
 export interface JobPayloads {
-  'email.send': { emailId: string };
+  'email.drain': { region: string };
   'broadcast.send': { broadcastId: string };
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
@@ -16,12 +16,15 @@ export interface JobQueue {
   enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void>;
   /** Tells workers that jobs of this name were written outside Agenda; calls close together share one notification. */
   wake(name: JobName): void;
+  /** Aborted when the process begins to shut down: long runs stop taking new work and hand over. */
+  readonly stopping: AbortSignal;
 }
 
 /** Records enqueues without running them: route tests assert on `jobs`. */
 export class RecordingJobQueue implements JobQueue {
   readonly jobs: { name: JobName; data: unknown; at?: Date }[] = [];
   readonly wakes: JobName[] = [];
+  readonly stopping = new AbortController().signal;
 
   async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
     // As strict as Agenda: a timestamp that is not a Date (a raw row's string) must fail here too.

@@ -64,10 +64,10 @@ export class Metrics {
         for (const row of rows) webhookDeliveries.set({ status: row.status }, row.n);
       },
     });
-    const due = new Gauge({ name: 'postlane_jobs_due', help: 'Due jobs not yet picked up, by job type.', labelNames: ['job'] as const, registers: [this.registry] });
+    const due = new Gauge({ name: 'postlane_jobs_due', help: 'Due jobs not yet picked up, by job type; `emails`: due emails no drain run has claimed yet.', labelNames: ['job'] as const, registers: [this.registry] });
     new Gauge({
       name: 'postlane_jobs_oldest_due_seconds',
-      help: 'Age of the oldest due job not yet picked up, by job type.',
+      help: 'Age of the oldest due job not yet picked up, by job type (`emails`: the oldest due email not yet claimed).',
       labelNames: ['job'] as const,
       registers: [this.registry],
       async collect() {

@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { CapturedMessage } from '../entities/index.js';
 import { buildMime } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import type { DomainSetup, EmailProvider, OutboundMessage, SendResult } from './provider.js';
+import { type BatchOutcome, type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
 
 /**
  * The embedded default: stores each message's MIME in Postgres instead of relaying it,
@@ -18,24 +18,30 @@ export class CaptureProvider implements EmailProvider {
     private readonly domainOptions: { selector: string; spfInclude: string | undefined },
   ) {}
 
-  async send(message: OutboundMessage): Promise<SendResult> {
-    const { raw, envelope } = await buildMime(message);
+  async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
+    const [outcome] = await this.sendBatch([message], signal);
+    if (outcome instanceof ProviderError) throw outcome;
+    return outcome!;
+  }
+
+  /** A whole batch in one INSERT: per-message inserts would make the store the ceiling of a broadcast. */
+  async sendBatch(messages: readonly OutboundMessage[], _signal: AbortSignal): Promise<BatchOutcome[]> {
     const region = this.regions[0]!;
-    const em = this.orm.em.fork();
-    const captured = em.create(CapturedMessage, {
-      id: randomUUID(),
-      region,
-      messageId: message.messageId,
-      envelopeFrom: envelope.from,
-      envelopeTo: envelope.to,
-      subject: message.subject,
-      raw,
+    const built = await Promise.all(messages.map((message) => buildMime(message).catch((err: Error) => new ProviderError(err.message, false))));
+    const rows = messages.flatMap((message, at) => {
+      const mime = built[at]!;
+      if (mime instanceof ProviderError) return [];
+      return [{ id: randomUUID(), region, messageId: message.messageId, envelopeFrom: mime.envelope.from, envelopeTo: mime.envelope.to, subject: message.subject, raw: mime.raw, createdAt: new Date() }];
     });
-    await em.flush();
-    return {
-      providerMessageId: captured.id,
-      recipients: envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })),
-    };
+    if (rows.length > 0) await this.orm.em.fork().insertMany(CapturedMessage, rows);
+    let stored = 0;
+    return built.map((mime) => {
+      if (mime instanceof ProviderError) return mime;
+      return {
+        providerMessageId: rows[stored++]!.id,
+        recipients: mime.envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })),
+      };
+    });
   }
 
   /** The same records and signing as an SMTP relay, so DNS can be rehearsed before mail leaves. */

@@ -71,10 +71,18 @@ export class ProviderError extends Error {
   }
 }
 
+/** One message's outcome within a batch: its verdicts, or why the whole message failed. */
+export type BatchOutcome = SendResult | ProviderError;
+
 export interface EmailProvider {
   readonly type: string;
   readonly regions: readonly string[];
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
+  /**
+   * Many messages at once, an outcome per message in the same order (one failing does not fail
+   * the others). Optional: `sendBatch` below falls back to `send` per message.
+   */
+  sendBatch?(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]>;
   /**
    * A domain was added in one of this provider's regions. Relays return the records Postlane signs
    * for (DKIM key, SPF include); a provider with its own identities (SES) creates one here and
@@ -86,4 +94,38 @@ export interface EmailProvider {
   /** Reachability and credentials, for health checks and `postlane doctor`. */
   verify(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** How many `send` calls the fallback runs at once for a provider without `sendBatch`. */
+const FALLBACK_CONCURRENCY = 8;
+
+/** Hands messages to a provider: its own batch method, or `send` per message with bounded concurrency. */
+export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
+  if (provider.sendBatch) return provider.sendBatch(messages, signal);
+  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message) => provider.send(message, signal), signal);
+}
+
+/**
+ * Runs `fn` over the items, at most `limit` at a time, an outcome per item. An error that is not a
+ * ProviderError (a bug, a lost socket) counts as transient; items not started when `signal` aborts
+ * fail as transient without being tried, so they are retried rather than sent past the lease.
+ */
+export async function mapConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<SendResult>, signal: AbortSignal): Promise<BatchOutcome[]> {
+  const outcomes: BatchOutcome[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let at = next++; at < items.length; at = next++) {
+      if (signal.aborted) {
+        outcomes[at] = new ProviderError('not attempted before the send timeout', true);
+        continue;
+      }
+      try {
+        outcomes[at] = await fn(items[at]!);
+      } catch (err) {
+        outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return outcomes;
 }

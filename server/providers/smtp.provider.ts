@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import { type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
 
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 
@@ -20,9 +20,11 @@ export class SmtpProvider implements EmailProvider {
   readonly regions: readonly string[];
   private readonly transport;
   private readonly domainOptions: { selector: string; spfInclude: string };
+  private readonly maxConnections: number;
 
   constructor(config: SmtpConfig, timeoutMs: number, dkimSelector: string) {
     this.regions = config.regions;
+    this.maxConnections = config.max_connections;
     const url = new URL(config.url);
     this.domainOptions = { selector: dkimSelector, spfInclude: config.spf_include ?? url.hostname };
     this.transport = nodemailer.createTransport({
@@ -63,6 +65,14 @@ export class SmtpProvider implements EmailProvider {
       }
       throw classify(failure);
     }
+  }
+
+  /**
+   * Keeps every pooled connection busy: twice as many messages in hand as connections, so each
+   * connection finds the next one queued the moment it finishes one.
+   */
+  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
+    return mapConcurrently(messages, this.maxConnections * 2, (message) => this.send(message, signal), signal);
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {

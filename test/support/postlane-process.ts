@@ -12,9 +12,9 @@ export interface PostlaneProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The compiled CLI (`npm test` builds first) as a real child process with its own environment. */
-export function spawnPostlane(args: string[], env: Record<string, string>): PostlaneProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/** The compiled CLI (`npm test` builds first) as a real child process with its own environment (and Node options, such as `--cpu-prof`). */
+export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = []): PostlaneProcess {
+  const child = spawn(process.execPath, [...nodeOptions, BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -46,6 +46,10 @@ export async function startSmtpSink(options: { reject?: Map<string, number> } = 
       });
     },
   });
+  // A client killed mid-session (the crash tests SIGKILL workers) resets its connection: not the sink's failure.
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET') throw err;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
   return {

@@ -16,6 +16,7 @@ import { Migration20261129000000_email_outcomes } from './Migration2026112900000
 import { Migration20261203000000_deliverability } from './Migration20261203000000_deliverability.js';
 import { Migration20261204000000_event_team_unchecked } from './Migration20261204000000_event_team_unchecked.js';
 import { Migration20261202000000_tracking } from './Migration20261202000000_tracking.js';
+import { Migration20261130000000_email_drain } from './Migration20261130000000_email_drain.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -37,4 +38,5 @@ export const migrationsList = [
   { name: 'Migration20261203000000_deliverability', class: Migration20261203000000_deliverability },
   { name: 'Migration20261204000000_event_team_unchecked', class: Migration20261204000000_event_team_unchecked },
   { name: 'Migration20261202000000_tracking', class: Migration20261202000000_tracking },
+  { name: 'Migration20261130000000_email_drain', class: Migration20261130000000_email_drain },
 ];

@@ -18,9 +18,24 @@ function addToDay(tx: EntityManager, email: IEmail, day: Date, counts: { sent: n
   return sqlQuery(tx, ADD_TO_DAY, [email.team.id, day.toISOString(), email.region, shard, counts.sent, counts.bounced, counts.complained], 'postlane_deliverability_add');
 }
 
-/** The provider accepted the email (its first acceptance, when `sent_at` is set): one more in the denominator. */
-export function countAccepted(tx: EntityManager, email: IEmail, at: Date) {
-  return addToDay(tx, email, at, { sent: 1, bounced: 0, complained: 0 });
+/**
+ * The provider accepted these emails (their first acceptance, when `sent_at` is set): the
+ * denominator of the rates, one statement for a whole settled batch.
+ */
+export function countAccepted(tx: EntityManager, emails: readonly IEmail[], at: Date) {
+  if (emails.length === 0) return;
+  const rows = emails.map((email) => ({ team_id: email.team.id, region: email.region }));
+  return sqlQuery(
+    tx,
+    `INSERT INTO deliverability_day (team_id, day, region, shard, sent, bounced, complained)
+     SELECT team_id, (?::timestamptz AT TIME ZONE 'UTC')::date, region, ?, count(*), 0, 0
+       FROM jsonb_to_recordset(?::jsonb) AS r(team_id uuid, region text) GROUP BY team_id, region
+      -- One order for every writer: two batches upserting the same rows never wait on each other in a cycle.
+      ORDER BY team_id, region
+     ON CONFLICT (team_id, day, region, shard) DO UPDATE SET sent = deliverability_day.sent + excluded.sent`,
+    [at.toISOString(), Math.floor(Math.random() * SHARDS), JSON.stringify(rows)],
+    'postlane_deliverability_accepted',
+  );
 }
 
 /**

@@ -10,18 +10,38 @@ export interface DomainTracking extends Pick<IDomain, 'name' | 'openTracking' | 
   cnameVerified: boolean;
 }
 
+/** What the team's domain for an email's `from` address adds to it. */
+export interface SenderDomain {
+  /** The key that signs it, when Postlane signs for that domain's provider. */
+  dkim?: DkimKey;
+  tracking?: DomainTracking;
+}
+
 /**
- * What the team's domain for the `from` address adds to an email, in one lookup: the key that
- * signs it, when Postlane signs for that domain's provider, and its tracking settings. Nothing
- * (unsigned, untracked) when the domain was never added or was removed since.
+ * The sender domain of each email of a batch, in order: its signing key and tracking settings.
+ * Nothing (unsigned, untracked) when the domain was never added or was removed since. One query,
+ * and one decryption per distinct domain.
  */
-export async function senderDomainForEmail(deps: Pick<Deps, 'orm' | 'secrets'>, email: Pick<IEmail, 'team' | 'from'>): Promise<{ dkim?: DkimKey; tracking?: DomainTracking }> {
-  const from = parseMailbox(email.from);
-  if (typeof from === 'string') return {};
-  const name = domainOfAddress(from.address);
-  const domain = await deps.orm.em.findOne(Domain, { team: email.team.id, name }, { fields: ['id', 'dkimSelector', 'dkimPrivateKey', 'openTracking', 'clickTracking', 'trackingSubdomain', 'records'] });
-  if (!domain) return {};
-  const dkim = domain.dkimPrivateKey && domain.dkimSelector ? { domainName: name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) } : undefined;
-  const cnameVerified = domain.records.some((r) => r.record === 'Tracking' && r.status === 'verified');
-  return { dkim, tracking: { name, openTracking: domain.openTracking, clickTracking: domain.clickTracking, trackingSubdomain: domain.trackingSubdomain, cnameVerified } };
+export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<IEmail, 'team' | 'from'>[]): Promise<SenderDomain[]> {
+  const wanted = emails.map((email) => {
+    const from = parseMailbox(email.from);
+    return typeof from === 'string' ? null : { teamId: email.team.id, name: domainOfAddress(from.address) };
+  });
+  const pairs = [...new Map(wanted.flatMap((w) => (w ? [[`${w.teamId}/${w.name}`, w] as const] : []))).values()];
+  if (pairs.length === 0) return emails.map(() => ({}));
+  const domains = await deps.orm.em.find(
+    Domain,
+    { $or: pairs.map((w) => ({ team: w.teamId, name: w.name })) },
+    { fields: ['id', 'team', 'name', 'dkimSelector', 'dkimPrivateKey', 'openTracking', 'clickTracking', 'trackingSubdomain', 'records'] },
+  );
+  const byName = new Map<string, SenderDomain>();
+  for (const domain of domains) {
+    const dkim = domain.dkimPrivateKey && domain.dkimSelector
+      ? { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) }
+      : undefined;
+    const cnameVerified = domain.records.some((r) => r.record === 'Tracking' && r.status === 'verified');
+    const tracking = { name: domain.name, openTracking: domain.openTracking, clickTracking: domain.clickTracking, trackingSubdomain: domain.trackingSubdomain, cnameVerified };
+    byName.set(`${domain.team.id}/${domain.name}`, { dkim, tracking });
+  }
+  return wanted.map((w) => (w && byName.get(`${w.teamId}/${w.name}`)) || {});
 }

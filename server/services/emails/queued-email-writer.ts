@@ -30,15 +30,17 @@ export interface QueuedEmailRow {
   not_before?: string;
 }
 
-/**
- * The outbox write for any number of emails as one statement: each email as `queued`, its
- * recipients, and its `email.send` job row, committed together. Agenda cannot join our
- * transaction (it enqueues on its own pool), so we write its rows ourselves, in the shape of the
- * DDL our migration owns: a committed email always has its job, and the sweeper is the backstop.
- */
 /** Usage counter rows per team and day; statements take them in turn. */
 const USAGE_SHARDS = 8;
 
+/**
+ * The outbox write for any number of emails as one statement: each email as `queued`, its
+ * recipients, and a drain job for its region due no later than it, committed together, unless
+ * such a job is already waiting (a running drain is locked, so it does not count: it may be about
+ * to finish). Agenda cannot join our transaction (it enqueues on its own pool), so we write its
+ * rows ourselves, in the shape of the DDL our migration owns: a committed email always has a
+ * drain coming, and the sweeper is the backstop.
+ */
 const INSERT_QUEUED_EMAILS = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
@@ -53,7 +55,7 @@ const INSERT_QUEUED_EMAILS = `
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
            headers, tags, topic_id, broadcast_id, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
            scheduled_at, coalesce(greatest(scheduled_at, park_until, not_before), least(created_at, now())), 0 FROM input
-    RETURNING id, send_after
+    RETURNING region, send_after
   ), usage AS (
     INSERT INTO team_daily_usage (team_id, day, shard, accepted, parked)
     SELECT team_id, (coalesce(park_until, created_at) AT TIME ZONE 'UTC')::date, ?, count(*), count(park_until) FROM input GROUP BY 1, 2
@@ -72,7 +74,10 @@ const INSERT_QUEUED_EMAILS = `
              WITH ORDINALITY AS a(filename, content_type, content, position)
   )
   INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
-  SELECT 'email.send', 0, 'normal', send_after, jsonb_build_object('emailId', id) FROM email`;
+  SELECT 'email.drain', 0, 'normal', d.due, jsonb_build_object('region', d.region)
+    FROM (SELECT region, min(send_after) AS due FROM email GROUP BY region) d
+   WHERE NOT EXISTS (SELECT 1 FROM agenda_jobs j
+                      WHERE j.name = 'email.drain' AND j.data->>'region' = d.region AND j.locked_at IS NULL AND j.next_run_at <= d.due)`;
 
 interface Waiting {
   /** The row as JSON, serialised once, on the request's own turn. */
@@ -120,8 +125,8 @@ export class QueuedEmailWriter {
   async writeTogether(rows: QueuedEmailRow[]): Promise<void> {
     await this.insertRows(JSON.stringify(rows));
     const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
-    if (!transaction?.executionPromise) return this.jobs.wake('email.send');
-    transaction.executionPromise.then(() => this.jobs.wake('email.send'), () => {});
+    if (!transaction?.executionPromise) return this.jobs.wake('email.drain');
+    transaction.executionPromise.then(() => this.jobs.wake('email.drain'), () => {});
   }
 
   private drain(): void {
@@ -159,7 +164,7 @@ export class QueuedEmailWriter {
 
   private async insert(batch: Waiting[]): Promise<void> {
     await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`);
-    this.jobs.wake('email.send');
+    this.jobs.wake('email.drain');
   }
 
   private async insertOneByOne(batch: Waiting[]): Promise<void> {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
 import { recordDeliverabilityOutcome } from '../deliverability/record-outcome.js';
-import { emitEvent } from '../events/emit-event.js';
+import { emitEvent, emitEvents } from '../events/emit-event.js';
 
 /** The `last_event` each email event leaves behind; `email.prefetched` leaves it alone. */
 const LAST_EVENT_OF: Readonly<Record<string, EmailLastEvent>> = {
@@ -36,6 +36,14 @@ function emailEventData(email: IEmail): Record<string, unknown> {
  */
 export function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}) {
   return emitEvent(tx, { teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } });
+}
+
+/** emitEmailEvent for many events at once (the outcomes of a batch of sends), in the caller's transaction. */
+export function emitEmailEvents(tx: EntityManager, items: readonly { email: IEmail; type: string; at: Date; extra?: Record<string, unknown> }[]) {
+  return emitEvents(
+    tx,
+    items.map(({ email, type, at, extra }) => ({ teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } })),
+  );
 }
 
 /**

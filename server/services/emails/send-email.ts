@@ -60,7 +60,7 @@ export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: Ad
 
 type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains' | 'sendStates'>;
 
-/** Commits the email, its recipients and its send job together; workers are woken after the commit. */
+/** Commits the email, its recipients and a drain job for its region together; workers are woken after the commit. */
 export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
   const [authorized] = await authorizeSenders(deps, sender, [input.from.address]);
   return withTeamQuota(deps, sender.teamId, async (admit) => {
@@ -110,13 +110,4 @@ export async function sendNotice(deps: Pick<Deps, 'config' | 'clock' | 'emailWri
   const row = toQueuedRow(deps, teamId, input, deps.config.POSTLANE_DEFAULT_REGION, null);
   await deps.emailWriter.write(row);
   return { id: row.id };
-}
-
-/** Wakes a worker for an email already in the outbox (retries, the sweeper); a failure is left to the sweeper. */
-export async function enqueueSend(deps: Pick<Deps, 'jobs' | 'logger'>, email: Pick<IEmail, 'id' | 'sendAfter'>): Promise<void> {
-  try {
-    await deps.jobs.enqueue('email.send', { emailId: email.id }, email.sendAfter);
-  } catch (err) {
-    deps.logger.warn({ err: (err as Error).message, emailId: email.id }, 'enqueue failed; the outbox sweeper will pick the email up');
-  }
 }

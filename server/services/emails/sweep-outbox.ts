@@ -1,24 +1,26 @@
 import type { Deps } from '../../deps.js';
-import { enqueueSend } from './send-email.js';
+import { sqlQuery } from '../../db/query.js';
+import { releaseExpiredLeases, wakeDrain } from './drain-outbox.js';
 
 /**
- * Re-enqueues emails that are due but have no live job: an enqueue lost between commit and
- * Agenda, or a job row that gave up. Extra jobs are harmless, the send job's claim dedupes.
+ * The safety net of the email outbox, per region this appliance serves: queues again the emails of
+ * a worker that died holding them (once their lease is over), and books a drain run where emails
+ * are overdue with none waiting (a job row that gave up, a run that died). Extra runs are harmless:
+ * claims skip what another run holds. Returns the regions woken.
  */
-export async function sweepOutbox(deps: Deps, limit = 1000): Promise<number> {
-  // Raw rows carry timestamps as strings.
-  const rows = await deps.orm.em.getConnection().execute<{ id: string; send_after: string }[]>(
-    `SELECT e.id, e.send_after FROM email e
-      WHERE ((e.status = 'queued' AND e.send_after < now() - make_interval(secs => ?))
-          OR (e.status = 'sending' AND e.lease_expires_at < now()))
-        AND NOT EXISTS (
-          SELECT 1 FROM agenda_jobs j
-           WHERE j.name = 'email.send' AND j.data->>'emailId' = e.id::text
-             AND (j.next_run_at IS NOT NULL OR j.locked_at IS NOT NULL))
-      ORDER BY e.send_after LIMIT ?`,
-    [deps.config.POSTLANE_SWEEP_AFTER_SECONDS, limit],
-  );
-  for (const row of rows) await enqueueSend(deps, { id: row.id, sendAfter: new Date(row.send_after) });
-  if (rows.length > 0) deps.logger.info({ count: rows.length }, 'outbox sweeper re-enqueued emails');
-  return rows.length;
+export async function sweepOutbox(deps: Deps): Promise<string[]> {
+  const woken: string[] = [];
+  for (const region of deps.providers.regions) {
+    const released = await releaseExpiredLeases(deps, region);
+    const [overdue] = await sqlQuery(
+      deps.orm.em.fork(),
+      `SELECT 1 FROM email WHERE status = 'queued' AND region = ? AND send_after < now() - make_interval(secs => ?) LIMIT 1`,
+      [region, deps.config.POSTLANE_SWEEP_AFTER_SECONDS],
+    );
+    if (released === 0 && !overdue) continue;
+    await wakeDrain(deps, region, new Date());
+    woken.push(region);
+  }
+  if (woken.length > 0) deps.logger.info({ regions: woken }, 'outbox sweep woke the drain of regions with overdue emails');
+  return woken;
 }

@@ -7,7 +7,7 @@ export interface Health {
   database: { ok: boolean; error?: string };
   jobs: {
     ok: boolean;
-    /** Due jobs nobody has picked up yet, per job name, with the age of the oldest. */
+    /** Due jobs nobody has picked up yet, per job name, and due emails not yet claimed (`emails`), with the age of the oldest. */
     backlog: JobBacklog[];
     /** When a worker last finished the minutely outbox sweep: a worker heartbeat. */
     last_sweep_at: string | null;

@@ -117,14 +117,16 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
       run: () =>
         needs(orm, async (o) => {
           const backlog = await jobBacklog({ orm: o });
+          // Jobs locked past their lifetime, and emails claimed past their lease: both left by a worker that died.
           const [stuck] = await sql<{ n: number }>(
-            `SELECT count(*)::int AS n FROM agenda_jobs WHERE locked_at < now() - make_interval(secs => ${config!.POSTLANE_JOB_LOCK_LIFETIME_SECONDS})`,
+            `SELECT (SELECT count(*) FROM agenda_jobs WHERE locked_at < now() - make_interval(secs => ${config!.POSTLANE_JOB_LOCK_LIFETIME_SECONDS}))::int
+                  + (SELECT count(*) FROM email WHERE status = 'sending' AND lease_expires_at < now())::int AS n`,
           );
           const oldest = Math.max(0, ...backlog.map((b) => b.oldest_due_seconds));
           const due = backlog.reduce((sum, b) => sum + b.due, 0);
-          const detail = `${due} due, oldest ${oldest} s, ${stuck!.n} locked past their lifetime`;
-          if (oldest > 300) return warn(detail, 'Workers are not keeping up: add workers (postlane serve --role worker) or raise POSTLANE_JOB_CONCURRENCY.');
-          if (stuck!.n > 0) return warn(detail, 'A worker died mid-job; its jobs run again once their locks expire. Check the worker logs.');
+          const detail = `${due} due (jobs and emails), oldest ${oldest} s, ${stuck!.n} held past their lock or lease`;
+          if (oldest > 300) return warn(detail, 'Workers are not keeping up: add workers (postlane serve --role worker) or raise POSTLANE_SEND_BATCH_SIZE.');
+          if (stuck!.n > 0) return warn(detail, 'A worker died mid-job; its jobs and emails are taken again once their locks and leases expire. Check the worker logs.');
           return ok(detail);
         }),
     },

@@ -48,14 +48,14 @@ afterAll(async () => {
 describe('worker processes', () => {
   it('sends every email exactly once when a worker is killed mid-send and another takes over', async () => {
     const ids = await sendMany(8, 'crash test');
-    // One send slot, so "a row is claimed" means "this worker is inside the pause before sending it".
-    const doomed = spawnPostlane(['serve', '--role', 'worker'], { ...workerEnv(), POSTLANE_JOB_CONCURRENCY: '1', POSTLANE_TEST_SEND_DELAY_MS: '1500' });
+    // Batches of one, so a claimed row means "this worker is inside the pause before sending it".
+    const doomed = spawnPostlane(['serve', '--role', 'worker'], { ...workerEnv(), POSTLANE_SEND_BATCH_SIZE: '1', POSTLANE_TEST_SEND_DELAY_MS: '1500' });
     await sink.waitFor(1);
-    // A claimed row that has not reached the sink yet; one that has is in the documented at-least-once window.
+    // Claimed rows that have not reached the sink yet; one that has is in the documented at-least-once window.
     await until(async () => {
       const claimed = await query<{ id: string }>(`SELECT id FROM email WHERE status = 'sending'`);
       const arrived = new Set(sink.received.map((m) => m.parsed.messageId));
-      return claimed.length === 1 && !arrived.has(`<${claimed[0]!.id}@acme.test>`);
+      return claimed.length > 0 && claimed.every((row) => !arrived.has(`<${row.id}@acme.test>`));
     });
     doomed.child.kill('SIGKILL');
     expect((await doomed.exited).signal).toBe('SIGKILL');

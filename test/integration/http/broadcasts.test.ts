@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
-import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
 import { queryDatabase } from '../../support/db.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -290,7 +290,7 @@ describe('provider throttling', () => {
       // The provider answers 451 (try again later) for the first email.
       const [first] = await query<{ id: string; to: string[] }>(throttled, 'SELECT id, "to" FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 1', [id]);
       reject.set(first!.to[0]!, 451);
-      await throttled.run(() => deliverEmail(throttled.deps, first!.id));
+      await throttled.run(() => deliverDue(throttled.deps, 'us-east-1', [first!.id]));
       expect((await query<{ status: string; attempts: number }>(throttled, 'SELECT status, attempts FROM email WHERE id = $1', [first!.id]))[0]).toEqual({ status: 'queued', attempts: 1 });
 
       await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
@@ -302,7 +302,7 @@ describe('provider throttling', () => {
       // The retry goes through: the walk resumes, speeding up again.
       reject.clear();
       await query(throttled, 'UPDATE email SET send_after = now() WHERE id = $1', [first!.id]);
-      await throttled.run(() => deliverEmail(throttled.deps, first!.id));
+      await throttled.run(() => deliverDue(throttled.deps, 'us-east-1', [first!.id]));
       await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
       await work();
       expect(await state()).toMatchObject({ status: 'sending', expanded_count: 400, pace_per_second: 3 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
 import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
-import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { queryDatabase } from '../../support/db.js';
@@ -29,7 +29,7 @@ function harness(env: Record<string, string>) {
       const batch = await h.app.request('POST', '/emails/batch', { token, body: Array.from({ length: count }, (_, i) => mail(`r${i}@example.com`)) });
       expect(batch.status).toBe(200);
       const ids = batch.body.data.map((e: { id: string }) => e.id);
-      for (const id of ids) await h.app.run(() => deliverEmail(h.app.deps, id));
+      await h.app.run(() => deliverDue(h.app.deps, 'us-east-1', ids));
       return ids;
     },
     /** What a provider path does with a hard bounce or complaint: recordEmailEvent in its transaction. */

@@ -1,6 +1,6 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -27,7 +27,7 @@ const schedule = async (subject: string, at = inOneHour()) => {
   return data!.id;
 };
 const get = async (id: string) => (await resend.emails.get(id)).data!;
-const deliver = (id: string) => app.run(() => deliverEmail(app.deps, id));
+const deliver = (id: string) => app.run(() => deliverDue(app.deps, 'us-east-1', [id]));
 const arrived = (subject: string) => sink.received.filter((m) => m.parsed.subject === subject).length;
 
 describe('scheduled emails', () => {

@@ -10,10 +10,14 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** The `email.send` jobs written for an email (the send itself is written with its job, in one commit). */
+/**
+ * The drain runs waiting for an email: for its region, due no later than it (the send is written
+ * with one, in one commit, unless one was already waiting).
+ */
 const jobsFor = (emailId: string) =>
   app.deps.orm.em.fork().getConnection().execute<{ next_run_at: Date }[]>(
-    `SELECT next_run_at FROM agenda_jobs WHERE name = 'email.send' AND data->>'emailId' = ?`,
+    `SELECT j.next_run_at FROM agenda_jobs j JOIN email e ON e.id = ?
+      WHERE j.name = 'email.drain' AND j.data->>'region' = e.region AND j.locked_at IS NULL AND j.next_run_at <= e.send_after`,
     [emailId],
   );
 const countEmails = async () => Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM email'))[0]!.n);
@@ -21,7 +25,7 @@ const countEmails = async () => Number((await app.deps.orm.em.fork().getConnecti
 const valid = { from: 'Acme <hello@acme.test>', to: 'user@example.com', subject: 'Hi', html: '<p>Hi</p>' };
 
 describe('POST /emails', () => {
-  it('queues the email together with its send job, and reads it back', async () => {
+  it('queues the email together with a drain run for its region, and reads it back', async () => {
     const sent = await app.request('POST', '/emails', { token, body: valid });
     expect(sent.status).toBe(200);
     expect(sent.body).toEqual({ id: expect.any(String) });
@@ -138,7 +142,7 @@ describe('concurrent sends', () => {
     for (const [i, res] of sent.entries()) {
       const read = await app.request('GET', `/emails/${res.body.id}`, { token: own.token });
       expect(read.body).toMatchObject({ subject: `n${i}`, to: [`r${i}@example.com`, `s${i}@example.com`] });
-      expect(await jobsFor(res.body.id)).toHaveLength(1);
+      expect((await jobsFor(res.body.id)).length).toBeGreaterThanOrEqual(1);
     }
     const recipients = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(
       'SELECT count(*) AS n FROM email_recipient WHERE email_id = ANY(?::uuid[])',

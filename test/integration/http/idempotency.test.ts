@@ -85,10 +85,13 @@ describe('Idempotency-Key on POST /emails', () => {
     expect(await connection.execute('SELECT 1 FROM idempotency_key WHERE key = ?', [key])).toEqual([]);
   });
 
-  it('enqueues the send of an idempotent request like any other', async () => {
+  it('books the send of an idempotent request like any other', async () => {
+    // No drain waiting beforehand, so the one after comes from this request's commit.
+    await app.deps.orm.em.fork().getConnection().execute(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
     const res = await send(crypto.randomUUID(), { ...valid, subject: 'Idempotent job' });
     const jobs = await app.deps.orm.em.fork().getConnection().execute<unknown[]>(
-      `SELECT 1 FROM agenda_jobs WHERE name = 'email.send' AND data->>'emailId' = ?`,
+      `SELECT 1 FROM agenda_jobs j JOIN email e ON e.id = ?
+        WHERE j.name = 'email.drain' AND j.data->>'region' = e.region AND j.locked_at IS NULL AND j.next_run_at <= e.send_after`,
       [res.body.id],
     );
     expect(jobs).toHaveLength(1);

@@ -45,7 +45,7 @@ describe('QueuedEmailWriter', () => {
       }),
     );
     await new Promise((resolve) => setImmediate(resolve));
-    expect(wakes.slice(before)).toEqual(['email.send']);
+    expect(wakes.slice(before)).toEqual(['email.drain']);
     const rolledBack = row(teamId);
     await expect(
       app.run(() =>
@@ -62,6 +62,25 @@ describe('QueuedEmailWriter', () => {
     const { wakes } = app;
     const before = wakes.length;
     await app.deps.emailWriter.write(row(teamId));
-    expect(wakes.slice(before)).toEqual(['email.send']);
+    expect(wakes.slice(before)).toEqual(['email.drain']);
+  });
+
+  it('books a drain run for the region due no later than its emails, unless one is already waiting', async () => {
+    const sql = (text: string) => app.deps.orm.em.fork().getConnection().execute<{ next_run_at: Date; locked_at: Date | null }[]>(text);
+    const drains = async () => (await sql(`SELECT next_run_at, locked_at FROM agenda_jobs WHERE name = 'email.drain' ORDER BY next_run_at`)).map((j) => [new Date(j.next_run_at).getTime(), j.locked_at !== null]);
+    await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
+    const inAnHour = new Date(Date.now() + 3_600_000);
+    await app.deps.emailWriter.write({ ...row(teamId), scheduled_at: inAnHour.toISOString() });
+    expect(await drains()).toEqual([[inAnHour.getTime(), false]]);
+    // Due now: the run waiting for later is too late for it.
+    await app.deps.emailWriter.write(row(teamId));
+    await app.deps.emailWriter.write(row(teamId));
+    const [now] = await drains();
+    expect(now![0]).toBeLessThanOrEqual(Date.now());
+    expect(await drains()).toHaveLength(2);
+    // A run already started (locked) does not count: it may have looked for the last time.
+    await sql(`UPDATE agenda_jobs SET locked_at = now() WHERE name = 'email.drain' AND next_run_at <= now()`);
+    await app.deps.emailWriter.write(row(teamId));
+    expect((await drains()).map(([, locked]) => locked).sort()).toEqual([false, false, true]);
   });
 });

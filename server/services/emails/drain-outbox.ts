@@ -1,0 +1,228 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../../../config/index.js';
+import type { Deps } from '../../deps.js';
+import { sqlQuery } from '../../db/query.js';
+import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachment, type IEmailRecipient } from '../../entities/index.js';
+import { parseMailbox } from '../../mail/address.js';
+import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
+import { type SenderDomain, senderDomainsForEmails } from '../domains/dkim-key.js';
+import { withTracking } from '../tracking/tracking-settings.js';
+import { settleSends } from './settle-sends.js';
+
+/** Claims in flight per drain run: while one batch is with the provider, the other is being claimed or settled. */
+const LANES = 2;
+
+/**
+ * A run claims until the lock lifetime less one lease has passed; a batch claimed just before
+ * then is sent within 80% of the lease and settled, so the run ends inside its job lock.
+ */
+export const drainClaimingMs = (config: Config) => (config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS - config.POSTLANE_SEND_LEASE_SECONDS) * 1000;
+
+/** The provider's deadline for a batch, from just after its claim: well inside the lease, so no other worker can have taken a row yet. */
+const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.8);
+
+/**
+ * Due now by the database's clock (the writer compares against the same clock). Rows are taken
+ * in due order with SKIP LOCKED, so any number of runs, in any number of processes, claim disjoint
+ * batches; the compare-and-set on `status` makes a claim of a row another run just took impossible.
+ */
+const claimSql = (only: boolean) => `
+  WITH due AS MATERIALIZED (
+    SELECT id FROM email
+     WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
+     ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED)
+  UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
+    FROM due WHERE e.id = due.id AND e.status = 'queued'
+  RETURNING e.*`;
+
+/**
+ * One drain run for a region: lanes claim batches of due emails, hand them to the provider and
+ * settle them, until nothing is due, the run's time is up, or the worker is stopping. Then it
+ * hands over to a fresh run, or books one for the next email due.
+ */
+export async function drainOutbox(deps: Deps, region: string): Promise<void> {
+  // Throws before claiming anything when no provider serves the region (a configuration error).
+  deps.providers.forRegion(region);
+  await releaseExpiredLeases(deps, region);
+  const claimUntil = Date.now() + drainClaimingMs(deps.config);
+  let handOver = false;
+  const lane = async () => {
+    for (;;) {
+      if (deps.jobs.stopping.aborted || Date.now() >= claimUntil) {
+        handOver = true;
+        return;
+      }
+      if ((await deliverDue(deps, region)) === 0) return;
+    }
+  };
+  await Promise.all(Array.from({ length: LANES }, lane));
+  if (handOver) return wakeDrain(deps, region, new Date());
+  await scheduleNextDrain(deps, region);
+}
+
+/**
+ * A worker that died holding a claim leaves its rows `sending`; once the lease has run out they
+ * are queued again, to be claimed (and their attempt counted) like any due email. A run that merely
+ * outlived its lease then finds its claim gone when it settles, and writes nothing.
+ */
+export async function releaseExpiredLeases(deps: Pick<Deps, 'orm'>, region: string): Promise<number> {
+  const rows = await sqlQuery<{ id: string }>(
+    deps.orm.em.fork(),
+    `UPDATE email SET status = 'queued', lease_expires_at = NULL, updated_at = now()
+      WHERE status = 'sending' AND region = ? AND lease_expires_at < now() RETURNING id`,
+    [region],
+  );
+  return rows.length;
+}
+
+/**
+ * Claims up to POSTLANE_SEND_BATCH_SIZE due emails of the region (only those in `only`, when
+ * given), sends them as one batch and settles them. Returns how many it claimed.
+ */
+export async function deliverDue(deps: Deps, region: string, only?: readonly string[]): Promise<number> {
+  const provider = deps.providers.forRegion(region);
+  const em = deps.orm.em.fork();
+  const { config } = deps;
+  const bindings = only
+    ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS]
+    : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS];
+  const rows = await sqlQuery<Record<string, unknown>>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
+  if (rows.length === 0) return 0;
+  const emails = rows.map((row) => em.map(Email, row));
+  const ids = emails.map((email) => email.id);
+  // Only the recipients still owed a delivery: those accepted or refused for good are not sent again.
+  const [owed, attachments, senders] = await Promise.all([
+    em.find(EmailRecipient, { email: { $in: ids }, status: 'pending' }),
+    em.find(EmailAttachment, { email: { $in: ids } }, { orderBy: { position: 'asc' } }),
+    senderDomainsForEmails(deps, emails),
+  ]);
+  const owedBy = groupByEmail(owed);
+  const attachmentsBy = groupByEmail(attachments);
+
+  if (config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(config.POSTLANE_TEST_SEND_DELAY_MS);
+  const signal = AbortSignal.timeout(sendTimeoutMs(config));
+
+  const outcomes = await sendClaimed(
+    deps,
+    provider,
+    emails.map((email, at) => ({ email, owed: owedBy.get(email.id) ?? [], attachments: attachmentsBy.get(email.id) ?? [], sender: senders[at]! })),
+    signal,
+  );
+  await settleSends(deps, em, emails, owedBy, outcomes);
+  return rows.length;
+}
+
+function groupByEmail<T extends IEmailRecipient | IEmailAttachment>(rows: T[]): Map<string, T[]> {
+  const by = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = by.get(row.email.id);
+    if (list) list.push(row);
+    else by.set(row.email.id, [row]);
+  }
+  return by;
+}
+
+interface Claimed {
+  email: IEmail;
+  owed: IEmailRecipient[];
+  attachments: IEmailAttachment[];
+  sender: SenderDomain;
+}
+
+/**
+ * Builds each message and hands those with recipients owed to the provider as one batch. An
+ * email with nobody owed (all settled by an earlier attempt) goes nowhere and settles as it is.
+ */
+async function sendClaimed(deps: Pick<Deps, 'config' | 'secrets'>, provider: EmailProvider, claimed: Claimed[], signal: AbortSignal): Promise<BatchOutcome[]> {
+  const outcomes: BatchOutcome[] = new Array(claimed.length);
+  const messages: OutboundMessage[] = [];
+  const positions: number[] = [];
+  claimed.forEach(({ email, owed, attachments, sender }, at) => {
+    if (owed.length === 0) {
+      outcomes[at] = { providerMessageId: '', recipients: [] };
+      return;
+    }
+    try {
+      messages.push(withTracking(deps, { ...toOutboundMessage(email, owed.map((r) => r.address), attachments), dkim: sender.dkim }, sender.tracking));
+      positions.push(at);
+    } catch (err) {
+      outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, false);
+    }
+  });
+  if (messages.length === 0) return outcomes;
+  let sent: BatchOutcome[];
+  try {
+    sent = await sendBatch(provider, messages, signal);
+  } catch (err) {
+    // The batch as a whole failed (the capture store unreachable): every message is tried again.
+    const failure = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
+    sent = messages.map(() => failure);
+  }
+  positions.forEach((at, i) => {
+    outcomes[at] = sent[i]!;
+  });
+  return outcomes;
+}
+
+/**
+ * The one place an outbound message is built from a stored email. Stored addresses were accepted
+ * by the strict parser, so they parse again; the parts go to the provider.
+ */
+export function toOutboundMessage(email: IEmail, envelopeTo: string[], attachments: IEmailAttachment[]): OutboundMessage {
+  const parts = (formatted: string): Address => {
+    const mailbox = parseMailbox(formatted);
+    if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
+    return { name: mailbox.name, address: mailbox.address };
+  };
+  return {
+    emailId: email.id,
+    messageId: email.messageId,
+    from: parts(email.from),
+    to: email.to.map(parts),
+    cc: email.cc.map(parts),
+    bcc: email.bcc.map(parts),
+    replyTo: email.replyTo.map(parts),
+    envelopeTo,
+    subject: email.subject,
+    html: email.html ?? null,
+    text: email.text ?? null,
+    headers: email.headers,
+    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType ?? null, content: Buffer.from(a.content) })),
+  };
+}
+
+/**
+ * Books a run for when the region next has work: its earliest queued email (scheduled, parked or
+ * retrying; or one committed while this run was finishing), or the end of a lease another run holds,
+ * in case that run dies. Skipped when a run at or before then is already waiting.
+ */
+export async function scheduleNextDrain(deps: Pick<Deps, 'orm' | 'jobs' | 'logger'>, region: string): Promise<void> {
+  const em = deps.orm.em.fork();
+  const [row] = await sqlQuery<{ due_at: string | null }>(
+    em,
+    `SELECT least((SELECT min(send_after) FROM email WHERE status = 'queued' AND region = ?),
+                  (SELECT min(lease_expires_at) FROM email WHERE status = 'sending' AND region = ?)) AS due_at`,
+    [region, region],
+  );
+  if (row?.due_at) await wakeDrain(deps, region, new Date(row.due_at));
+}
+
+/**
+ * A drain run for the region at `at` (now when past), unless one at or before then is already
+ * waiting. Written as a job row directly, as the outbox writer does: Agenda would start a due job
+ * in this very process, even one that is shutting down.
+ */
+export async function wakeDrain(deps: Pick<Deps, 'orm' | 'jobs' | 'logger'>, region: string, at: Date): Promise<void> {
+  try {
+    const booked = await sqlQuery(deps.orm.em.fork(), BOOK_DRAIN, [at, region, region, at]);
+    if (booked.length > 0 && at.getTime() <= Date.now() && !deps.jobs.stopping.aborted) deps.jobs.wake('email.drain');
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, region }, 'could not book a drain run; the outbox sweep will');
+  }
+}
+
+const BOOK_DRAIN = `
+  INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
+  SELECT 'email.drain', 0, 'normal', greatest(?::timestamptz, now()), jsonb_build_object('region', ?::text)
+   WHERE NOT EXISTS (SELECT 1 FROM agenda_jobs WHERE name = 'email.drain' AND data->>'region' = ? AND locked_at IS NULL AND next_run_at <= ?)
+  RETURNING id`;

@@ -1,0 +1,170 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Deps } from '../../deps.js';
+import { sqlQuery } from '../../db/query.js';
+import type { IEmail, IEmailRecipient } from '../../entities/index.js';
+import { type BatchOutcome, ProviderError, type RecipientResult } from '../../providers/index.js';
+import { countAccepted } from '../deliverability/deliverability-counters.js';
+import { addSuppressions } from '../suppressions/add-suppression.js';
+import { emitEmailEvents, recordEmailEvent } from './record-email-event.js';
+
+/** Retry delays after transient provider failures, by attempt number; the last repeats. */
+export const SEND_RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600] as const;
+
+type AttemptState = 'sent' | 'retrying' | 'failed';
+
+/** What one attempt leaves on the email row, its recipients, and the events it announces. */
+interface Settlement {
+  email: IEmail;
+  state: AttemptState;
+  row: {
+    id: string;
+    /** The claim: the write applies only while the row is still `sending` at this attempt. */
+    attempts: number;
+    status: 'queued' | 'sent' | 'failed';
+    send_after: string | null;
+    last_error: string | null;
+    last_event: 'sent' | 'failed' | null;
+    last_event_at: string | null;
+    provider_message_id: string | null;
+    sent_at: string | null;
+    recipients: { id: string; status: IEmailRecipient['status']; response: string | null }[];
+  };
+  sent: boolean;
+  failed: { error?: string } | null;
+  /** Refused for good (SMTP 5xx): a hard bounce each. */
+  bounced: { address: string; response: string }[];
+  /** Refused for now (SMTP 4xx) and tried again later. */
+  delayed: boolean;
+}
+
+/**
+ * All the outcomes of one claimed batch in one transaction: one statement settles every email
+ * still held by this claim (same status and attempt) and its recipients, then the events of
+ * those emails are written together. A run that outlived its lease writes nothing for the rows
+ * another run has taken over.
+ */
+const SETTLE = `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
+      id uuid, attempts int, status text, send_after timestamptz, last_error text, last_event text, last_event_at timestamptz,
+      provider_message_id text, sent_at timestamptz, recipients jsonb)
+  ), settled AS (
+    UPDATE email e
+       SET status = i.status, lease_expires_at = NULL, send_after = coalesce(i.send_after, e.send_after), last_error = i.last_error,
+           last_event = coalesce(i.last_event, e.last_event), last_event_at = coalesce(i.last_event_at, e.last_event_at),
+           provider_message_id = coalesce(i.provider_message_id, e.provider_message_id), sent_at = coalesce(e.sent_at, i.sent_at),
+           updated_at = now()
+      FROM input i
+     WHERE e.id = i.id AND e.status = 'sending' AND e.attempts = i.attempts
+    RETURNING e.id
+  ), recipients AS (
+    UPDATE email_recipient er SET status = r.status, response = r.response
+      FROM settled s JOIN input i ON i.id = s.id, jsonb_to_recordset(i.recipients) AS r(id uuid, status text, response text)
+     WHERE er.id = r.id
+  )
+  SELECT id FROM settled`;
+
+export async function settleSends(deps: Deps, em: EntityManager, emails: IEmail[], owedBy: Map<string, IEmailRecipient[]>, outcomes: BatchOutcome[]): Promise<void> {
+  const now = deps.clock();
+  const settlements = emails.map((email, at) => decide(deps, email, owedBy.get(email.id) ?? [], outcomes[at]!, now));
+  const held = await em.transactional(async (tx) => {
+    const rows = await sqlQuery<{ id: string }>(tx, SETTLE, [JSON.stringify(settlements.map((s) => s.row))], 'postlane_settle_emails');
+    const ids = new Set(rows.map((row) => row.id));
+    const mine = settlements.filter((s) => ids.has(s.email.id));
+    await emitEmailEvents(tx, [
+      ...mine.filter((s) => s.sent).map((s) => ({ email: s.email, type: 'email.sent', at: now })),
+      ...mine.flatMap((s) => (s.failed ? [{ email: s.email, type: 'email.failed', at: now, extra: s.failed }] : [])),
+    ]);
+    // The denominator of the deliverability rates: emails the provider accepted.
+    await countAccepted(tx, mine.filter((s) => s.sent).map((s) => s.email), now);
+    // Rare, so one at a time, through the same path as any other outcome a provider reports; in
+    // team order, as the deliverability judgement locks each team to the end of the transaction.
+    for (const s of [...mine].sort((a, b) => a.email.team.id.localeCompare(b.email.team.id))) {
+      for (const bounce of s.bounced) {
+        await recordEmailEvent(tx, s.email, 'email.bounced', now, { bounce: { type: 'Permanent', subType: 'General', message: bounce.response, diagnosticCode: [bounce.response] } });
+      }
+      if (s.bounced.length > 0) await addSuppressions(deps, tx, { teamId: s.email.team.id, emails: s.bounced.map((b) => b.address), origin: 'bounce', source: null, sourceId: s.email.id });
+      if (s.delayed) await recordEmailEvent(tx, s.email, 'email.delivery_delayed', now);
+    }
+    return ids;
+  });
+  for (const s of settlements) {
+    const outcome = held.has(s.email.id) ? s.state : 'superseded';
+    deps.metrics.sendAttempts.inc({ region: s.email.region, outcome });
+    const log = { emailId: s.email.id, attempt: s.email.attempts, outcome };
+    if (outcome === 'failed') deps.logger.warn({ ...log, err: s.row.last_error }, 'send failed permanently');
+    else deps.logger.debug({ ...log, providerMessageId: s.row.provider_message_id }, 'send attempt recorded');
+  }
+}
+
+/**
+ * Applies one attempt's outcome. Accepted and permanently refused recipients are settled; those
+ * refused for now (SMTP 4xx) are owed another attempt, unless this was the last. `email.sent` is
+ * recorded once, at the first acceptance; an email nobody accepted has failed (announced as
+ * `email.failed` unless its recipients all bounced, which their `email.bounced` events say).
+ */
+function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEmailRecipient[], outcome: BatchOutcome, now: Date): Settlement {
+  const lastAttempt = email.attempts >= deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
+  const delays = SEND_RETRY_DELAYS_SECONDS;
+  const retryAt = new Date(now.getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000).toISOString();
+  const base = { id: email.id, attempts: email.attempts, send_after: null, last_event: null, last_event_at: null, provider_message_id: null, sent_at: null, recipients: [] };
+  const settlement = (state: AttemptState, row: Partial<Settlement['row']> & Pick<Settlement['row'], 'status' | 'last_error'>, extra: Partial<Settlement> = {}): Settlement => ({
+    email,
+    state,
+    row: { ...base, ...row },
+    sent: false,
+    failed: null,
+    bounced: [],
+    delayed: false,
+    ...extra,
+  });
+
+  if (outcome instanceof ProviderError) {
+    deps.metrics.providerErrors.inc({ region: email.region, kind: outcome.transient ? 'transient' : 'permanent' });
+    if (outcome.transient && !lastAttempt) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: outcome.message });
+    // Recipients that an earlier attempt reached keep the email's `sent` (or what came after it).
+    const lastEvent = email.sentAt == null ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {};
+    return settlement('failed', { status: 'failed', last_error: outcome.message, ...lastEvent }, { failed: { error: outcome.message } });
+  }
+
+  const verdicts = new Map<string, RecipientResult>(outcome.recipients.map((r) => [r.address.toLowerCase(), r]));
+  const recipients: Settlement['row']['recipients'] = [];
+  const bounced: Settlement['bounced'] = [];
+  let stillOwed: string | null | undefined;
+  let anyOwed = false;
+  let exhausted = false;
+  let acceptedNow = false;
+  let delayed = false;
+  for (const recipient of owed) {
+    const verdict = verdicts.get(recipient.address.toLowerCase());
+    const response = verdict?.response ?? recipient.response ?? null;
+    if (verdict?.accepted) {
+      acceptedNow = true;
+      recipients.push({ id: recipient.id, status: 'accepted', response });
+    } else if (verdict && !verdict.transient) {
+      bounced.push({ address: recipient.address, response: verdict.response });
+      recipients.push({ id: recipient.id, status: 'rejected', response });
+    } else if (lastAttempt) {
+      exhausted = true;
+      recipients.push({ id: recipient.id, status: 'rejected', response });
+    } else {
+      if (!anyOwed) stillOwed = response;
+      anyOwed = true;
+      delayed ||= Boolean(verdict);
+      recipients.push({ id: recipient.id, status: 'pending', response });
+    }
+  }
+  const firstAcceptance = acceptedNow && email.sentAt == null;
+  const acceptance = firstAcceptance
+    ? { last_event: 'sent' as const, last_event_at: now.toISOString(), provider_message_id: outcome.providerMessageId, sent_at: now.toISOString() }
+    : {};
+  const extra = { sent: firstAcceptance, bounced, delayed };
+  if (anyOwed) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, recipients, ...acceptance }, extra);
+  if (acceptedNow || email.sentAt != null) return settlement('sent', { status: 'sent', last_error: null, recipients, ...acceptance }, extra);
+  const announced = bounced.length === 0 || exhausted;
+  return settlement(
+    'failed',
+    { status: 'failed', last_error: recipients.find((r) => r.response)?.response ?? email.lastError ?? null, recipients, ...(announced ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {}) },
+    { ...extra, failed: announced ? {} : null },
+  );
+}

@@ -1,0 +1,56 @@
+/**
+ * The delivery benchmark's SMTP sink, in a process of its own so receiving mail never shares an
+ * event loop with either sender. Accepts everything, keeps how often each Message-ID arrived and
+ * when the last message did. Parent messages: `{ type: 'stats' }` (answered with the figures) and
+ * `{ type: 'reset' }`. Prints its port on stdout once listening.
+ */
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+const seen = new Map<string, number>();
+let received = 0;
+let lastAt = 0;
+
+const server = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS'],
+  logger: false,
+  // No reverse DNS lookup of each client: the figure is the senders', not the resolver's.
+  disableReverseLookup: true,
+  // Pooled senders keep their connections; the default of 100 would refuse a second pool.
+  maxClients: 1_000,
+  onData(stream, _session, callback) {
+    let head = '';
+    stream.on('data', (chunk: Buffer) => {
+      // The Message-ID is in the header block, near the top.
+      if (head.length < 16_384) head += chunk.toString('latin1');
+    });
+    stream.on('end', () => {
+      const id = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1] ?? '(none)';
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      received += 1;
+      lastAt = Date.now();
+      callback();
+    });
+  },
+});
+// Senders that stop (the benchmark closing its pool) reset their connections: not a failure.
+server.on('error', () => {});
+
+process.on('message', (message: { type: string }) => {
+  if (message.type === 'reset') {
+    seen.clear();
+    received = 0;
+    lastAt = 0;
+    process.send!({ type: 'reset' });
+  } else if (message.type === 'stats') {
+    let duplicates = 0;
+    for (const count of seen.values()) if (count > 1) duplicates += count - 1;
+    process.send!({ type: 'stats', received, distinct: seen.size, duplicates, lastAt, ids: [...seen.keys()] });
+  }
+});
+process.on('disconnect', () => process.exit(0));
+
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${(server.server.address() as AddressInfo).port}\n`);
+});

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Email, Event, EmailRecipient, Suppression } from '../../../server/entities/index.js';
+import { deliverDue, drainOutbox } from '../../../server/services/emails/drain-outbox.js';
+import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
+import { startSmtpSink } from '../../support/smtp-sink.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+const refusals = new Map([['busy@example.com', 452], ['gone@example.com', 550], ['gone2@example.com', 550], ['later@example.com', 452]]);
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  sink = await startSmtpSink({ reject: refusals });
+  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
+  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
+});
+afterAll(async () => {
+  await app.close();
+  await sink.close();
+});
+
+const send = async (to: string | string[], subject = 'hello') => {
+  const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject, text: 'body' } });
+  expect(res.status).toBe(200);
+  return res.body.id as string;
+};
+const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
+/** One drain step limited to this email, as a run that claims it among others would treat it. */
+const deliver = (id: string) => app.run(() => deliverDue(app.deps, 'us-east-1', [id]));
+const drain = () => app.run(() => drainOutbox(app.deps, 'us-east-1'));
+const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
+/** The drain runs waiting (not running) for the region, earliest first. */
+const waitingDrains = async () =>
+  (await sql<{ next_run_at: Date }>(`SELECT next_run_at FROM agenda_jobs WHERE name = 'email.drain' AND data->>'region' = 'us-east-1' AND locked_at IS NULL ORDER BY next_run_at`)).map((r) => new Date(r.next_run_at));
+const eventTypes = async (id: string) => (await app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }))).map((e) => e.type);
+const bySubject = (subject: string) => sink.received.filter((m) => m.parsed.subject === subject);
+
+describe('the drain', () => {
+  it('sends a batch of due emails in one run, each once', async () => {
+    const ids = await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5'].map((name) => send(`${name}@example.com`, 'batched')));
+    await drain();
+    expect(bySubject('batched')).toHaveLength(5);
+    for (const id of ids) expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });
+  });
+
+  it('sends once even when runs race for the same email (compare-and-set claim)', async () => {
+    const id = await send('once@example.com', 'claimed once');
+    await Promise.all([deliver(id), deliver(id), drain(), drain()]);
+    await deliver(id);
+    await sink.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(bySubject('claimed once')).toHaveLength(1);
+    const email = await load(id);
+    expect(email).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });
+    expect(await eventTypes(id)).toEqual(['email.sent']);
+  });
+
+  it('retries a 4xx later without sending, keeping the row queued, announced as email.delivery_delayed', async () => {
+    const id = await send('busy@example.com', 'try later');
+    const before = Date.now();
+    await deliver(id);
+    const email = await load(id);
+    expect(email).toMatchObject({ status: 'queued', lastEvent: 'delivery_delayed', attempts: 1 });
+    expect(email.lastError).toMatch(/452/);
+    expect(email.sendAfter.getTime()).toBeGreaterThan(before + 20_000);
+    expect(await eventTypes(id)).toEqual(['email.delivery_delayed']);
+    // Not due yet: a stray run claims nothing, and books itself for when it is.
+    await drain();
+    expect((await load(id)).attempts).toBe(1);
+    expect((await waitingDrains()).some((at) => at.getTime() <= email.sendAfter.getTime())).toBe(true);
+  });
+
+  it('settles a 5xx for good as a hard bounce: email.bounced, and the address suppressed', async () => {
+    const id = await send('gone@example.com', 'never');
+    await deliver(id);
+    const email = await load(id);
+    expect(email).toMatchObject({ status: 'failed', lastEvent: 'bounced', attempts: 1 });
+    const events = await app.run(() => app.deps.orm.em.find(Event, { email: id }));
+    expect(events.map((e) => e.type)).toEqual(['email.bounced']);
+    expect(events[0]!.payload).toMatchObject({ email_id: id, to: ['gone@example.com'], bounce: { type: 'Permanent', subType: 'General', message: expect.stringMatching(/550/) } });
+    expect(bySubject('never')).toHaveLength(0);
+    const suppressed = await app.run(() => app.deps.orm.em.find(Suppression, { team: email.team.id, email: 'gone@example.com' }));
+    expect(suppressed).toMatchObject([{ origin: 'bounce', sourceId: id }]);
+    const added = await sql<{ n: string }>(`SELECT count(*) AS n FROM event WHERE type = 'suppression.added' AND payload->>'email' = 'gone@example.com'`);
+    expect(Number(added[0]!.n)).toBe(1);
+  });
+
+  it('records each recipient’s verdict when some are refused', async () => {
+    const id = await send(['ok@example.com', 'gone2@example.com'], 'mixed');
+    await deliver(id);
+    expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'bounced' });
+    const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }, { orderBy: { address: 'asc' } }));
+    expect(recipients.map((r) => [r.address, r.status])).toEqual([
+      ['gone2@example.com', 'rejected'],
+      ['ok@example.com', 'accepted'],
+    ]);
+    expect(bySubject('mixed')[0]!.envelope.to).toEqual(['ok@example.com']);
+    expect((await eventTypes(id)).sort()).toEqual(['email.bounced', 'email.sent']);
+  });
+});
+
+describe('a recipient refused for now', () => {
+  it('is retried alone, with the same Message-ID, while the others are not sent again', async () => {
+    const id = await send(['now@example.com', 'later@example.com'], 'partly later');
+    await deliver(id);
+    let email = await load(id);
+    expect(email).toMatchObject({ status: 'queued', lastEvent: 'delivery_delayed', attempts: 1 });
+    expect(email.lastError).toMatch(/452/);
+    expect(bySubject('partly later').map((m) => m.envelope.to)).toEqual([['now@example.com']]);
+    expect((await eventTypes(id)).sort()).toEqual(['email.delivery_delayed', 'email.sent']);
+
+    refusals.delete('later@example.com');
+    await sql(`UPDATE email SET send_after = now() WHERE id = ?`, [id]);
+    await deliver(id);
+    email = await load(id);
+    expect(email).toMatchObject({ status: 'sent', attempts: 2, lastError: null });
+    const deliveries = bySubject('partly later');
+    expect(deliveries.map((m) => m.envelope.to)).toEqual([['now@example.com'], ['later@example.com']]);
+    expect(new Set(deliveries.map((m) => m.parsed.messageId)).size).toBe(1);
+    expect((await eventTypes(id)).sort()).toEqual(['email.delivery_delayed', 'email.sent']);
+    const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }));
+    expect(recipients.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+  });
+});
+
+describe('the outbox sweeper', () => {
+  it('books a drain for a region with overdue emails and none waiting, and only one', async () => {
+    const lost = await send('lost@example.com', 'lost wake-up');
+    await sql(`UPDATE email SET send_after = now() - interval '10 minutes' WHERE id = ?`, [lost]);
+    // As if the job rows had gone (deleted by hand, or given up): the email row is all that is left.
+    await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
+    expect(await app.run(() => sweepOutbox(app.deps))).toEqual(['us-east-1']);
+    expect(await waitingDrains()).toHaveLength(1);
+    await app.run(() => sweepOutbox(app.deps));
+    expect(await waitingDrains()).toHaveLength(1);
+
+    await drain();
+    expect((await load(lost)).status).toBe('sent');
+  });
+
+  it('queues again an email whose sender died holding an expired lease, and it is sent', async () => {
+    const id = await send('orphan@example.com', 'orphaned lease');
+    await sql(`UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = 1 WHERE id = ?`, [id]);
+    await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
+    expect(await app.run(() => sweepOutbox(app.deps))).toEqual(['us-east-1']);
+    expect(await load(id)).toMatchObject({ status: 'queued', leaseExpiresAt: null });
+    await drain();
+    expect(await load(id)).toMatchObject({ status: 'sent', attempts: 2 });
+    expect(bySubject('orphaned lease')).toHaveLength(1);
+  });
+});
+
+describe('a run that finds an email held by a live lease', () => {
+  it('leaves it alone and books a run for when the lease ends instead of waiting for the sweeper', async () => {
+    const id = await send('held@example.com', 'held elsewhere');
+    // Only this email is left to send: the others in the region are settled or canceled.
+    await sql(`UPDATE email SET status = 'canceled' WHERE status = 'queued' AND id <> ?`, [id]);
+    await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
+    const leaseEnds = new Date(Date.now() + 60_000);
+    await sql(`UPDATE email SET status = 'sending', lease_expires_at = ? WHERE id = ?`, [leaseEnds, id]);
+    await drain();
+    expect(bySubject('held elsewhere')).toHaveLength(0);
+    expect(await waitingDrains()).toEqual([leaseEnds]);
+  });
+});

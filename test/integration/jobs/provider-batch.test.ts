@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../../server/providers/index.js';
+import { drainOutbox } from '../../../server/services/emails/drain-outbox.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ({ token } = await app.createTeamWithKey());
+});
+afterAll(() => app.close());
+
+const message = (i: number): OutboundMessage => ({
+  emailId: `e${i}`,
+  messageId: `<e${i}@acme.test>`,
+  from: { name: null, address: 'a@acme.test' },
+  to: [{ name: null, address: `r${i}@example.com` }],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  envelopeTo: [`r${i}@example.com`],
+  subject: 's',
+  html: null,
+  text: 't',
+  headers: {},
+  attachments: [],
+});
+
+describe('the capture provider', () => {
+  it('stores a whole drained batch, one message per email, each email pointing at its own', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: `c${i}@example.com`, subject: `captured ${i}`, text: 'x' } });
+      ids.push(res.body.id);
+    }
+    await app.run(() => drainOutbox(app.deps, 'us-east-1'));
+    const rows = await app.deps.orm.em.fork().getConnection().execute<{ id: string; provider_message_id: string; captured: string; subject: string }[]>(
+      `SELECT e.id, e.provider_message_id, c.id AS captured, c.subject FROM email e JOIN captured_message c ON c.message_id = e.message_id WHERE e.id = ANY(?::uuid[]) ORDER BY c.subject`,
+      [`{${ids.join(',')}}`],
+    );
+    expect(rows.map((r) => r.subject)).toEqual(['captured 0', 'captured 1', 'captured 2']);
+    for (const row of rows) expect(row.provider_message_id).toBe(row.captured);
+  });
+});
+
+describe('a provider without a batch method', () => {
+  // Stands in for an outside provider (as SES would be): only `send`.
+  const sendOnly = (send: EmailProvider['send']): EmailProvider => ({
+    type: 'test',
+    regions: ['us-east-1'],
+    send,
+    setUpDomain: async () => ({ records: [], dkim: null }),
+    tearDownDomain: async () => {},
+    verify: async () => {},
+    close: async () => {},
+  });
+
+  it('gets `send` per message, 8 at a time, an outcome per message in order', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const provider = sendOnly(async (m) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight -= 1;
+      if (m.emailId === 'e3') throw new ProviderError('550 no such user', false);
+      return { providerMessageId: `p-${m.emailId}`, recipients: [] };
+    });
+    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal);
+    expect(most).toBe(8);
+    expect(outcomes).toHaveLength(20);
+    expect(outcomes[3]).toBeInstanceOf(ProviderError);
+    expect(outcomes.filter((o) => !(o instanceof ProviderError)).map((o) => (o as { providerMessageId: string }).providerMessageId)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `p-e${i}`).filter((id) => id !== 'p-e3'),
+    );
+  });
+
+  it('does not start what is left once the send timeout has passed: those are retried, not sent late', async () => {
+    const timeout = new AbortController();
+    const started: string[] = [];
+    const provider = sendOnly(async (m) => {
+      started.push(m.emailId);
+      timeout.abort();
+      return { providerMessageId: m.emailId, recipients: [] };
+    });
+    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), timeout.signal);
+    expect(started).toEqual(['e0']);
+    const skipped = outcomes.filter((o) => o instanceof ProviderError);
+    expect(skipped).toHaveLength(19);
+    expect(skipped.every((o) => (o as ProviderError).transient)).toBe(true);
+  });
+});
