@@ -72,7 +72,28 @@ export const SmtpProviderConfigSchema = v.strictObject({
   spf_include: v.optional(HostName),
 });
 
-export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema]);
+/** Amazon SES v2: each region is the AWS region of the same name, with a client of its own. */
+export const SesProviderConfigSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('ses'),
+    regions: RegionList,
+    /** Every message names it; its event destination (SNS topic) feeds POST /ingest/ses. */
+    configuration_set: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an SES configuration set name (letters, digits, _ and -)')),
+    /** Unset: the default AWS credential chain (environment, shared files, instance or task role). */
+    access_key_id: v.optional(v.pipe(v.string(), v.minLength(16))),
+    secret_access_key: v.optional(v.pipe(v.string(), v.minLength(16))),
+    session_token: v.optional(v.string()),
+    /** Another API address: a VPC interface endpoint, or a local emulator in tests. */
+    endpoint: v.optional(Url(['http:', 'https:'])),
+    /** The account's maximum send rate (SES console, "Sending statistics"); paces sends and broadcasts. */
+    rate_per_second: v.optional(Integer(1, 10_000), 14),
+    /** Tries per API call inside one send attempt (throttling, 5xx); the send job's backoff comes after. */
+    max_attempts: v.optional(Integer(1, 10), 3),
+  }),
+  v.check((c) => (c.access_key_id === undefined) === (c.secret_access_key === undefined), 'access_key_id and secret_access_key go together'),
+);
+
+export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema, SesProviderConfigSchema]);
 
 const ProvidersSchema = v.pipe(
   v.union([v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON array of providers')), v.array(v.unknown())], 'must be a JSON array of providers'),
