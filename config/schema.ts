@@ -48,6 +48,8 @@ const Cidr = v.pipe(
   }, 'must list CIDR ranges such as 192.168.10.0/24'),
 );
 
+const SnsTopicArn = v.pipe(v.string(), v.regex(/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must list SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:ses-events'));
+
 const Hostname = v.pipe(v.string(), v.regex(/^[a-z0-9.-]+$/i, 'must list host names such as hooks.lan'), v.toLowerCase());
 
 const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))), v.minLength(1));
@@ -191,6 +193,10 @@ export const ConfigSchema = v.pipe(
       v.pipe(v.string(), v.check((value) => typeof parseMailbox(value) !== 'string', 'must be one address, like `Postlane <postlane@example.com>`')),
       'Postlane <postlane@localhost.localdomain>',
     ),
+    /** SNS topics whose notifications POST /ingest/ses accepts (the SES configuration sets' event destinations); others get 403. */
+    POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
+    /** Largest body the ingestion endpoints read (SNS messages are at most 256 KB, and JSON-escaped in their envelope). */
+    POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),

@@ -18,6 +18,8 @@ export const Email = defineEntity({
     { name: 'email_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
     { name: 'email_outbox_idx', properties: ['status', 'sendAfter'] },
     { name: 'email_broadcast_idx', properties: ['broadcastId', 'status', 'attempts'] },
+    // Provider events that lack our email_id tag are matched by the provider's message id.
+    { name: 'email_provider_message_id_idx', properties: ['providerMessageId'] },
   ],
   properties: {
     ...baseProperties,

@@ -9,6 +9,7 @@ import { Domain } from './domain.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
+import { IngestedNotification } from './ingested-notification.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
@@ -25,7 +26,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, Domain, Email, EmailAttachment, EmailRecipient, ErasureRequest, Event,
-  IdempotencyKey, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
+  IdempotencyKey, IngestedNotification, QuotaNotice, RateLimitWindow, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
   WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
@@ -36,6 +37,7 @@ export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEvent } from './event.entity.js';
+export type { IIngestedNotification } from './ingested-notification.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
 export type { IContact, ContactPropertyValue } from './contact.entity.js';
@@ -56,5 +58,5 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, IngestedNotification,
 ];

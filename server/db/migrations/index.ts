@@ -13,6 +13,7 @@ import { Migration20261126000000_templates } from './Migration20261126000000_tem
 import { Migration20261127000000_broadcasts } from './Migration20261127000000_broadcasts.js';
 import { Migration20261128000000_erasure } from './Migration20261128000000_erasure.js';
 import { Migration20261129000000_email_outcomes } from './Migration20261129000000_email_outcomes.js';
+import { Migration20261201000000_ingestion } from './Migration20261201000000_ingestion.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: 'Migration20261127000000_broadcasts', class: Migration20261127000000_broadcasts },
   { name: 'Migration20261128000000_erasure', class: Migration20261128000000_erasure },
   { name: 'Migration20261129000000_email_outcomes', class: Migration20261129000000_email_outcomes },
+  { name: 'Migration20261201000000_ingestion', class: Migration20261201000000_ingestion },
 ];

@@ -1,0 +1,45 @@
+import type { Deps } from '../../deps.js';
+import { sqlQuery } from '../../db/query.js';
+import { invalidNotification, parseSnsMessage } from './sns.js';
+import { applySesEvent, type SesEvent } from './ses-events.js';
+
+/**
+ * One POST from SNS: verified before anything is read from it, then a subscription to one of our
+ * topics is confirmed, and a notification is applied in the same transaction that records its
+ * MessageId. That transaction is a handful of short statements (the email, its event, any
+ * suppression, and webhook deliveries, which are themselves the outbox), so SNS gets its answer
+ * quickly; a copy of the message finds the MessageId taken and changes nothing, even when both
+ * copies arrive at once (the second INSERT waits for the first to commit). If applying fails, the
+ * MessageId is not kept and SNS's retry applies it.
+ */
+export async function ingestSnsMessage(deps: Deps, body: string, declaredType?: string): Promise<string> {
+  const message = parseSnsMessage(body);
+  // SNS sends the type twice, in the body and as x-amz-sns-message-type: they agree or the post is not SNS's.
+  if (declaredType !== undefined && declaredType !== message.Type) throw invalidNotification('x-amz-sns-message-type does not match the message Type.');
+  await deps.sns.verify(message);
+  if (message.Type === 'SubscriptionConfirmation') {
+    await deps.sns.confirmSubscription(message);
+    return 'subscription confirmed';
+  }
+  if (message.Type === 'UnsubscribeConfirmation') return 'unsubscribed';
+  return deps.orm.em.fork().transactional(async (tx) => {
+    const fresh = await sqlQuery(
+      tx,
+      `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', ?, ?, now()) ON CONFLICT DO NOTHING RETURNING message_id`,
+      [message.MessageId, message.TopicArn],
+    );
+    if (fresh.length === 0) return 'duplicate';
+    const event = parseEvent(message.Message);
+    // Something else published to the topic (the console's test message): nothing to apply.
+    return event ? applySesEvent(deps, tx, event) : 'not an SES event';
+  });
+}
+
+function parseEvent(text: string): SesEvent | null {
+  try {
+    const event = JSON.parse(text) as unknown;
+    return event && typeof event === 'object' && !Array.isArray(event) ? (event as SesEvent) : null;
+  } catch {
+    return null;
+  }
+}
