@@ -195,6 +195,8 @@ export const ConfigSchema = v.pipe(
     ),
     /** SNS topics whose notifications POST /ingest/ses accepts (the SES configuration sets' event destinations); others get 403. */
     POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
+    /** Bearer token an MTA presents to POST /ingest/dsn with a bounce report; unset, that route does not exist. */
+    POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
     /** Largest body the ingestion endpoints read (SNS messages are at most 256 KB, and JSON-escaped in their envelope). */
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */

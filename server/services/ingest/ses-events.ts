@@ -47,7 +47,7 @@ function timeOf(deps: Deps, ...candidates: (string | undefined)[]): Date {
 }
 
 /** `data.bounce` as Resend sends it. */
-function bounceData(bounce: NonNullable<SesEvent['bounce']>) {
+export function bounceData(bounce: NonNullable<SesEvent['bounce']>) {
   const diagnosticCode = (bounce.bouncedRecipients ?? []).map((r) => r.diagnosticCode).filter((code): code is string => !!code);
   return {
     type: bounce.bounceType ?? 'Undetermined',
@@ -140,7 +140,7 @@ const addressOf = (formatted: string) => {
 };
 
 /** Only the email's own recipients: a notification cannot suppress an address the email was not sent to. */
-async function suppress(deps: Deps, tx: EntityManager, email: IEmail, addresses: string[], origin: 'bounce' | 'complaint') {
+export async function suppress(deps: Deps, tx: EntityManager, email: IEmail, addresses: string[], origin: 'bounce' | 'complaint') {
   const own = new Set([...email.to, ...email.cc, ...email.bcc].map((formatted) => addressOf(formatted).toLowerCase()));
   const emails = addresses.map((address) => address.toLowerCase()).filter((address) => own.has(address));
   if (emails.length > 0) await addSuppressions(deps, tx, { teamId: email.team.id, emails, origin, source: null, sourceId: email.id });
