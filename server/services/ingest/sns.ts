@@ -65,6 +65,14 @@ function stringToSign(m: SnsMessage): string {
 
 const MAX_CERT_BYTES = 16 * 1024;
 
+function readCertificate(pem: string): X509Certificate | null {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Checks SNS messages the way AWS documents it, with node:crypto: the certificate URL rule, the
  * signature (version 2 is SHA256, 1 is the legacy SHA1), the topic allowlist, and the
@@ -109,10 +117,9 @@ export class SnsVerifier {
     if (!pending) {
       pending = this.fetch(new URL(url)).then(
         ({ status, body }) => {
-          try {
-            if (status === 200) return new X509Certificate(body);
-          } catch {}
-          throw untrustedNotification('SigningCertURL does not lead to a certificate.');
+          const certificate = status === 200 ? readCertificate(body) : null;
+          if (!certificate) throw untrustedNotification('SigningCertURL does not lead to a certificate.');
+          return certificate;
         },
         () => {
           throw serviceUnavailable();

@@ -167,6 +167,19 @@ describe('POST /ingest/ses', () => {
   });
 });
 
+describe('SNS signing certificates', () => {
+  it('are downloaded once per URL, and a URL that serves none makes the message untrusted', async () => {
+    const email = await sentEmail();
+    await post(notification(sesMessage(email, 'Delivery')));
+    expect(sns.requests.filter((r) => r.path === new URL(CERT_URL).pathname)).toHaveLength(1);
+    const missing = `https://${SNS_HOST}/SimpleNotificationService-ffff.pem`;
+    const res = await post(notification(sesMessage(email, 'Complaint'), { SigningCertURL: missing }));
+    expect(res).toMatchObject({ status: 403, body: { name: 'untrusted_notification' } });
+    expect(sns.requests.at(-1)).toEqual({ path: '/SimpleNotificationService-ffff.pem', host: SNS_HOST });
+    expect(await eventsOf(email.id)).toEqual([{ type: 'email.sent', deliveries: 1 }, { type: 'email.delivered', deliveries: 1 }]);
+  });
+});
+
 describe('POST /ingest/ses refuses what SNS did not send, and changes nothing', () => {
   const refusals: [string, () => unknown, number, string][] = [];
   let email: Awaited<ReturnType<typeof sentEmail>>;
