@@ -6,6 +6,8 @@ import startEmulator from 'aws-ses-v2-local';
 export interface SesRequest {
   method: string;
   path: string;
+  /** The AWS region the request was signed for (SigV4 credential scope). */
+  region: string | null;
   body: Record<string, unknown> | null;
 }
 
@@ -29,7 +31,8 @@ export async function startSesDouble(script: (request: SesRequest, index: number
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
-      const request: SesRequest = { method: req.method!, path: decodeURIComponent(req.url!.split('?')[0]!), body: raw.length ? JSON.parse(raw.toString('utf8')) : null };
+      const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? null;
+      const request: SesRequest = { method: req.method!, path: decodeURIComponent(req.url!.split('?')[0]!), region, body: raw.length ? JSON.parse(raw.toString('utf8')) : null };
       const index = requests.push(request) - 1;
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));

@@ -5,17 +5,20 @@ import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
 import { type SesReply, type SesRequest, startSesDouble, type SesDouble } from '../../support/ses-double.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
+const UNSUBSCRIBE = `<https://acme.test/unsubscribe/${'t'.repeat(120)}>, <mailto:unsubscribe@acme.test?subject=unsubscribe>`;
+
 /** The next answers to sends, in order; empty means the emulator answers. */
 const sendReplies: SesReply[] = [];
 let ses: SesDouble;
 let app: TestApp;
 let token: string;
+let teamId: string;
 
 beforeAll(async () => {
   ses = await startSesDouble((request: SesRequest) => (request.path === '/v2/email/outbound-emails' ? (sendReplies.shift() ?? 'default') : 'default'));
-  const provider = { type: 'ses', regions: ['us-east-1'], configuration_set: 'postlane-events', endpoint: ses.url, access_key_id: 'AKIDEXAMPLE000000', secret_access_key: 'secretsecretsecretsecret', max_attempts: 2 };
+  const provider = { type: 'ses', regions: ['us-east-1', 'eu-west-1'], configuration_set: 'postlane-events', endpoint: ses.url, access_key_id: 'AKIDEXAMPLE000000', secret_access_key: 'secretsecretsecretsecret', max_attempts: 2 };
   app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([provider]) } });
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
+  ({ token, teamId } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
 });
 afterAll(async () => {
   await app?.close();
@@ -50,7 +53,7 @@ describe('the SES provider', () => {
     const id = await send({
       subject: 'through ses',
       bcc: 'hidden@example.com',
-      headers: { 'X-Campaign': 'spring' },
+      headers: { 'X-Campaign': 'spring', 'List-Unsubscribe': UNSUBSCRIBE, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
       attachments: [{ filename: 'note.txt', content: Buffer.from('attached').toString('base64') }],
     });
     await deliver(id);
@@ -66,11 +69,26 @@ describe('the SES provider', () => {
     expect(mime.headers.get('x-campaign')).toBe('spring');
     expect(mime.headers.get('x-postlane-email-id')).toBe(id);
     expect(mime.bcc).toBeUndefined();
+    // Ours exactly, on one line (a folded List-Unsubscribe breaks DKIM downstream).
+    expect(Buffer.from((call!.body!.Content as { Raw: { Data: string } }).Raw.Data, 'base64').toString()).toContain(`\r\nList-Unsubscribe: ${UNSUBSCRIBE}\r\n`);
 
     const stored = (await ses.store()).emails.find((e) => e.messageId === email.providerMessageId);
     expect(stored).toMatchObject({ subject: 'through ses', from: '"Acme" <news@acme.test>', destination: { to: ['reader@example.com'] } });
     expect(stored!.attachments.map((a) => [a.filename, Buffer.from(a.content, 'base64').toString()])).toEqual([['note.txt', 'attached']]);
     expect(await eventTypes(id)).toEqual(['email.sent']);
+  });
+
+  it('has a client per region: a domain in eu-west-1 sends through SES in eu-west-1', async () => {
+    expect(app.deps.providers.forRegion('eu-west-1')).not.toBe(app.deps.providers.forRegion('us-east-1'));
+    const domain = await app.request('POST', '/domains', { token, body: { name: 'eu.acme.test', region: 'eu-west-1' } });
+    expect(domain.status).toBe(201);
+    expect(ses.requests.find((r) => r.body?.EmailIdentity === 'eu.acme.test')?.region).toBe('eu-west-1');
+    await app.deps.orm.em.fork().getConnection().execute(`UPDATE domain SET status = 'verified' WHERE id = ?`, [domain.body.id]);
+    app.deps.senderDomains.evict(teamId);
+    const id = await send({ from: 'news@eu.acme.test', subject: 'from europe' });
+    await deliver(id);
+    expect(await load(id)).toMatchObject({ status: 'sent', region: 'eu-west-1' });
+    expect(ses.sends().find((r) => (r.body!.EmailTags as { Value: string }[])[0]!.Value === id)?.region).toBe('eu-west-1');
   });
 
   it('retries throttling later: the SDK tries max_attempts times, then the send job backs off', async () => {
