@@ -1,7 +1,11 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import startEmulator from 'aws-ses-v2-local';
+import emulatorModule from 'aws-ses-v2-local';
+
+type StartEmulator = (config: { host: string; port: number }) => Promise<Server>;
+// CommonJS with `exports.default`: Node's ESM loader hands over the whole module, vitest the function.
+const startEmulator = ((emulatorModule as unknown as { default?: StartEmulator }).default ?? emulatorModule) as unknown as StartEmulator;
 
 export interface SesRequest {
   method: string;

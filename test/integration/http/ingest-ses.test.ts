@@ -41,7 +41,7 @@ async function sentEmail(to = `r${Math.random().toString(36).slice(2, 8)}@exampl
   return load(res.body.id);
 }
 
-const sesMessage = (email: { id: string; providerMessageId: string | null }, eventType: string, extra: Record<string, unknown> = {}, { tagged = true } = {}) =>
+const sesMessage = (email: { id: string; providerMessageId?: string | null }, eventType: string, extra: Record<string, unknown> = {}, { tagged = true } = {}) =>
   JSON.stringify({
     eventType,
     mail: { timestamp: new Date().toISOString(), messageId: email.providerMessageId, ...(tagged ? { tags: { email_id: [email.id], 'ses:configuration-set': ['postlane'] } } : {}) },
@@ -52,7 +52,7 @@ const notification = (message: string, fields: Record<string, string> = {}, opti
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const type = typeof body === 'object' && body && 'Type' in body ? { 'x-amz-sns-message-type': String((body as { Type: string }).Type) } : {};
+  const type: Record<string, string> = typeof body === 'object' && body && 'Type' in body ? { 'x-amz-sns-message-type': String((body as { Type: string }).Type) } : {};
   const response = await fetch(`${app.url}/ingest/ses`, { method: 'POST', headers: { 'content-type': 'text/plain; charset=UTF-8', ...type, ...headers }, body: text });
   return { status: response.status, body: await response.json() };
 }
@@ -205,7 +205,7 @@ describe('POST /ingest/ses refuses what SNS did not send, and changes nothing', 
     it(`refuses ${what} with ${status}`, async () => {
       const before = sns.requests.length;
       const built = body() as Record<string, string>;
-      const header = typeof built === 'object' && built.__header ? { 'x-amz-sns-message-type': built.__header } : {};
+      const header: Record<string, string> = typeof built === 'object' && built.__header ? { 'x-amz-sns-message-type': built.__header } : {};
       if (typeof built === 'object') delete built.__header;
       const res = await post(built, header);
       expect(res).toEqual({ status, body: { statusCode: status, name, message: expect.any(String) } });
