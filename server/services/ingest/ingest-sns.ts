@@ -1,6 +1,9 @@
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
-import { invalidNotification, parseSnsMessage } from './sns.js';
+import { invalidNotification, parseSnsMessage, untrustedNotification } from './sns.js';
+
+/** How long an applied MessageId is remembered (maintenance purges older ones); older messages are refused, so none can be replayed. */
+export const INGESTED_RETENTION_DAYS = 14;
 import { applySesEvent, type SesEvent } from './ses-events.js';
 
 /**
@@ -17,6 +20,9 @@ export async function ingestSnsMessage(deps: Deps, body: string, declaredType?: 
   // SNS sends the type twice, in the body and as x-amz-sns-message-type: they agree or the post is not SNS's.
   if (declaredType !== undefined && declaredType !== message.Type) throw invalidNotification('x-amz-sns-message-type does not match the message Type.');
   await deps.sns.verify(message);
+  // Signed, so the time is SNS's: far longer ago than SNS ever retries means a replay.
+  const sentAt = Date.parse(message.Timestamp);
+  if (!(sentAt > deps.clock().getTime() - INGESTED_RETENTION_DAYS * 86_400_000)) throw untrustedNotification(`The message is more than ${INGESTED_RETENTION_DAYS} days old.`);
   if (message.Type === 'SubscriptionConfirmation') {
     await deps.sns.confirmSubscription(message);
     return 'subscription confirmed';

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { INGESTED_RETENTION_DAYS } from '../ingest/ingest-sns.js';
 
 type PurgeDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -45,6 +46,6 @@ export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
 
 /**
  * Applied SNS MessageIds, kept to recognise a second copy: SNS retries an HTTPS delivery for at
- * most a few days even under the longest delivery policy, so 14 days is a wide margin.
+ * most a few days even under the longest delivery policy, and older messages are refused.
  */
-export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, 14));
+export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
