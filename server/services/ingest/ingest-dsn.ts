@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Deps } from '../../deps.js';
-import { sqlQuery } from '../../db/query.js';
-import { Email, type IEmail } from '../../entities/index.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../../db/ids.js';
+import { sqlQuery } from '../../db/query.js';
+import type { Deps } from '../../deps.js';
+import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { parseDsn } from './dsn.js';
 import { bounceData, SOFT_BOUNCE_EVENT, suppress } from './ses-events.js';
@@ -10,8 +11,8 @@ import { invalidNotification } from './sns.js';
 
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
-  const id = messageId && /^<([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})@[^>]+>$/i.exec(messageId.trim())?.[1];
-  return id ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId!.trim() }) : null;
+  const id = messageId?.trim().match(/^<([^@>]+)@[^>]+>$/)?.[1];
+  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId!.trim() }) : null;
 }
 
 /**

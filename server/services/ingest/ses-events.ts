@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { Email, Event, type IEmail } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
@@ -24,12 +25,10 @@ export interface SesEvent {
 /** A transient or undetermined bounce: kept in the email's history, never delivered (the spec's email.bounced is a hard bounce). */
 export const SOFT_BOUNCE_EVENT = 'email.soft_bounced';
 
-const isUuid = (value: string | undefined): value is string => !!value && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
-
 /** By our `email_id` tag, else by SES's MessageId (a message sent before tagging, or an identity notification without tags). */
 async function findEmail(tx: EntityManager, event: SesEvent): Promise<IEmail | null> {
   const tagged = event.mail?.tags?.[EMAIL_ID_TAG]?.[0];
-  if (isUuid(tagged)) {
+  if (tagged && isUuid(tagged)) {
     const email = await tx.findOne(Email, { id: tagged });
     if (email) return email;
   }
