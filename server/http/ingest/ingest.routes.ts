@@ -40,7 +40,7 @@ export function createIngestRouter(deps: Deps) {
   router.post('/ingest/ses', async function ingestSes(ctx) {
     const body = await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024);
     const outcome = await ingestSnsMessage(deps, body, ctx.get('x-amz-sns-message-type') || undefined);
-    deps.logger.info({ requestId: ctx.state.requestId, outcome }, 'SNS message ingested');
+    deps.logger.debug({ requestId: ctx.state.requestId, outcome }, 'SNS message ingested');
     ctx.status = 200;
     ctx.body = { received: true };
   });

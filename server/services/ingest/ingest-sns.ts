@@ -25,9 +25,13 @@ export async function ingestSnsMessage(deps: Deps, body: string, declaredType?: 
   if (!(sentAt > deps.clock().getTime() - INGESTED_RETENTION_DAYS * 86_400_000)) throw untrustedNotification(`The message is more than ${INGESTED_RETENTION_DAYS} days old.`);
   if (message.Type === 'SubscriptionConfirmation') {
     await deps.sns.confirmSubscription(message);
+    deps.logger.info({ topic: message.TopicArn }, 'SNS subscription confirmed');
     return 'subscription confirmed';
   }
-  if (message.Type === 'UnsubscribeConfirmation') return 'unsubscribed';
+  if (message.Type === 'UnsubscribeConfirmation') {
+    deps.logger.warn({ topic: message.TopicArn }, 'SNS topic unsubscribed this endpoint: SES events stop arriving until it is subscribed again');
+    return 'unsubscribed';
+  }
   return deps.orm.em.fork().transactional(async (tx) => {
     const fresh = await sqlQuery(
       tx,
