@@ -112,6 +112,9 @@ describe('POST /ingest/ses', () => {
     const again = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'gone@example.com', subject: 'again', text: 'hi' } });
     expect(again.status).toBe(422);
     expect(again.body.name).toBe('all_recipients_suppressed');
+    const mixed = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: ['gone@example.com', 'still@example.com'], subject: 'mixed', text: 'hi' } });
+    expect(mixed.status).toBe(200);
+    expect((await load(mixed.body.id)).to).toEqual(['still@example.com']);
   });
 
   it('keeps a transient bounce on the email without a webhook or a suppression', async () => {
