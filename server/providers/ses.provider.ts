@@ -1,15 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AlreadyExistsException,
-  CreateEmailIdentityCommand,
-  DeleteEmailIdentityCommand,
-  GetAccountCommand,
-  GetEmailIdentityCommand,
-  NotFoundException,
-  SESv2Client,
-  SendEmailCommand,
-  type SESv2ServiceException,
-} from '@aws-sdk/client-sesv2';
+import type { SESv2Client, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import type { ProviderConfig } from '../../config/index.js';
 import { composeRawMime } from '../mail/mime.js';
 import { type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
@@ -18,6 +8,11 @@ export type SesConfig = Extract<ProviderConfig, { type: 'ses' }>;
 
 /** The tag SES carries into every event of a message, so ingestion finds the email without a lookup by MessageId. */
 export const EMAIL_ID_TAG = 'email_id';
+
+type Sdk = typeof import('@aws-sdk/client-sesv2');
+let sdk: Promise<Sdk> | undefined;
+/** Loaded on first use: the SDK takes about 2 s to import, which no CLI command without SES should pay. */
+const loadSdk = () => (sdk ??= import('@aws-sdk/client-sesv2'));
 
 /** SES error names worth another try later: throttling, a sending quota that refills, SES's own faults. */
 const TRANSIENT_ERRORS = new Set(['TooManyRequestsException', 'LimitExceededException', 'ThrottlingException', 'InternalFailure', 'ServiceUnavailable', 'TimeoutError', 'RequestTimeout']);
@@ -31,35 +26,44 @@ const TRANSIENT_ERRORS = new Set(['TooManyRequestsException', 'LimitExceededExce
 export class SesProvider implements EmailProvider {
   readonly type = 'ses';
   readonly regions: readonly string[];
-  private readonly client: SESv2Client;
+  private api: Promise<{ sdk: Sdk; client: SESv2Client }> | undefined;
   private readonly minGapMs: number;
   /** When the next send may start in this process: `rate_per_second` spaced out evenly. */
   private nextSlot = 0;
 
   constructor(
     private readonly config: SesConfig,
-    region: string,
-    timeoutMs: number,
+    private readonly region: string,
+    private readonly timeoutMs: number,
   ) {
     this.regions = [region];
     this.minGapMs = 1000 / config.rate_per_second;
-    this.client = new SESv2Client({
-      region,
-      endpoint: config.endpoint,
-      // Unset: the default AWS chain (environment, shared files, instance or task role).
-      credentials: config.access_key_id ? { accessKeyId: config.access_key_id, secretAccessKey: config.secret_access_key!, sessionToken: config.session_token } : undefined,
-      // A throttled call is retried briefly here; anything longer is the send job's backoff.
-      maxAttempts: config.max_attempts,
-      requestHandler: { connectionTimeout: Math.min(timeoutMs, 10_000), requestTimeout: timeoutMs },
-    });
+  }
+
+  private client(): Promise<{ sdk: Sdk; client: SESv2Client }> {
+    const { config, timeoutMs } = this;
+    this.api ??= loadSdk().then((sdk) => ({
+      sdk,
+      client: new sdk.SESv2Client({
+        region: this.region,
+        endpoint: config.endpoint,
+        // Unset: the default AWS chain (environment, shared files, instance or task role).
+        credentials: config.access_key_id ? { accessKeyId: config.access_key_id, secretAccessKey: config.secret_access_key!, sessionToken: config.session_token } : undefined,
+        // A throttled call is retried briefly here; anything longer is the send job's backoff.
+        maxAttempts: config.max_attempts,
+        requestHandler: { connectionTimeout: Math.min(timeoutMs, 10_000), requestTimeout: timeoutMs },
+      }),
+    }));
+    return this.api;
   }
 
   async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
     await this.pace(signal);
     const { raw, envelope } = await composeRawMime(message);
+    const { sdk, client } = await this.client();
     try {
-      const result = await this.client.send(
-        new SendEmailCommand({
+      const result = await client.send(
+        new sdk.SendEmailCommand({
           FromEmailAddress: envelope.from,
           // Raw content: SES sends to these, not to the headers (Bcc is not in the headers at all).
           Destination: { ToAddresses: envelope.to },
@@ -82,13 +86,14 @@ export class SesProvider implements EmailProvider {
    * An identity that exists already (a domain re-added) keeps its tokens.
    */
   async setUpDomain(domain: { name: string }): Promise<DomainSetup> {
+    const { sdk, client } = await this.client();
     let tokens: string[] | undefined;
     try {
-      const created = await this.client.send(new CreateEmailIdentityCommand({ EmailIdentity: domain.name, ConfigurationSetName: this.config.configuration_set }));
+      const created = await client.send(new sdk.CreateEmailIdentityCommand({ EmailIdentity: domain.name, ConfigurationSetName: this.config.configuration_set }));
       tokens = created.DkimAttributes?.Tokens;
     } catch (err) {
-      if (!(err instanceof AlreadyExistsException)) throw classify(err);
-      tokens = (await this.client.send(new GetEmailIdentityCommand({ EmailIdentity: domain.name }))).DkimAttributes?.Tokens;
+      if ((err as Error).name !== 'AlreadyExistsException') throw classify(err);
+      tokens = (await client.send(new sdk.GetEmailIdentityCommand({ EmailIdentity: domain.name }))).DkimAttributes?.Tokens;
     }
     if (!tokens?.length) throw new ProviderError(`SES returned no DKIM tokens for ${domain.name}`, true);
     return {
@@ -98,20 +103,22 @@ export class SesProvider implements EmailProvider {
   }
 
   async tearDownDomain(domain: { name: string }): Promise<void> {
+    const { sdk, client } = await this.client();
     try {
-      await this.client.send(new DeleteEmailIdentityCommand({ EmailIdentity: domain.name }));
+      await client.send(new sdk.DeleteEmailIdentityCommand({ EmailIdentity: domain.name }));
     } catch (err) {
-      if (!(err instanceof NotFoundException)) throw classify(err);
+      if ((err as Error).name !== 'NotFoundException') throw classify(err);
     }
   }
 
   async verify(): Promise<void> {
-    const account = await this.client.send(new GetAccountCommand({}));
+    const { sdk, client } = await this.client();
+    const account = await client.send(new sdk.GetAccountCommand({}));
     if (account.SendingEnabled === false) throw new ProviderError(`SES sending is disabled for this account in ${this.regions[0]}`, false);
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    (await this.api)?.client.destroy();
   }
 
   private async pace(signal: AbortSignal): Promise<void> {
