@@ -56,6 +56,8 @@ const Cidr = v.pipe(
   }, 'must list CIDR ranges such as 192.168.10.0/24'),
 );
 
+const SnsTopicArn = v.pipe(v.string(), v.regex(/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must list SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:ses-events'));
+
 const Hostname = v.pipe(v.string(), v.regex(/^[a-z0-9.-]+$/i, 'must list host names such as hooks.lan'), v.toLowerCase());
 
 const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))), v.minLength(1));
@@ -80,7 +82,28 @@ export const SmtpProviderConfigSchema = v.strictObject({
   spf_include: v.optional(HostName),
 });
 
-export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema]);
+/** Amazon SES v2: each region is the AWS region of the same name, with a client of its own. */
+export const SesProviderConfigSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('ses'),
+    regions: RegionList,
+    /** Every message names it; its event destination (SNS topic) feeds POST /ingest/ses. */
+    configuration_set: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an SES configuration set name (letters, digits, _ and -)')),
+    /** Unset: the default AWS credential chain (environment, shared files, instance or task role). */
+    access_key_id: v.optional(v.pipe(v.string(), v.minLength(16))),
+    secret_access_key: v.optional(v.pipe(v.string(), v.minLength(16))),
+    session_token: v.optional(v.string()),
+    /** Another API address: a VPC interface endpoint, or a local emulator in tests. */
+    endpoint: v.optional(Url(['http:', 'https:'])),
+    /** The account's maximum send rate (SES console, "Sending statistics"); paces sends and broadcasts. */
+    rate_per_second: v.optional(Integer(1, 10_000), 14),
+    /** Tries per API call inside one send attempt (throttling, 5xx); the send job's backoff comes after. */
+    max_attempts: v.optional(Integer(1, 10), 3),
+  }),
+  v.check((c) => (c.access_key_id === undefined) === (c.secret_access_key === undefined), 'access_key_id and secret_access_key go together'),
+);
+
+export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema, SesProviderConfigSchema]);
 
 const ProvidersSchema = v.pipe(
   v.union([v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON array of providers')), v.array(v.unknown())], 'must be a JSON array of providers'),
@@ -196,6 +219,12 @@ export const ConfigSchema = v.pipe(
     /** The platform-wide line per region (all teams), in percent: past it, the region's broadcasts wait. */
     POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 5),
     POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.1),
+    /** SNS topics whose notifications POST /ingest/ses accepts (the SES configuration sets' event destinations); others get 403. */
+    POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
+    /** Bearer token an MTA presents to POST /ingest/dsn with a bounce report; unset, that route does not exist. */
+    POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
+    /** Largest body the ingestion endpoints read (SNS messages are at most 256 KB, and JSON-escaped in their envelope). */
+    POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
+import { createIngestRouter } from './http/ingest/ingest.routes.js';
 import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
 import { createTrackingRouter } from './http/ingest/tracking.routes.js';
 import { apiReference } from './http/middleware/api-reference.js';
@@ -29,6 +30,9 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
   app.use(router.routes());
+  // Provider events (SNS): authenticated by signature, read raw, outside the key-checked router.
+  const ingest = createIngestRouter(deps);
+  app.use(ingest.routes());
   // The pages behind unsubscribe links: HTML for people, not part of the JSON API or its document.
   const preferencePages = createPreferenceRouter(deps);
   app.use(preferencePages.routes());
@@ -38,6 +42,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(router.allowedMethods({ throw: true }));
   app.use(preferencePages.allowedMethods({ throw: true }));
   app.use(tracking.allowedMethods({ throw: true }));
+  app.use(ingest.allowedMethods({ throw: true }));
   return app;
 }
 

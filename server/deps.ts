@@ -12,6 +12,7 @@ import { judgeOutcomesWith } from './services/deliverability/record-outcome.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 import { SendStateLoader } from './services/emails/send-state-loader.js';
+import { SnsVerifier } from './services/ingest/sns.js';
 import { DeliverySettler } from './services/webhooks/delivery-settler.js';
 import { WebhookWaker } from './services/webhooks/webhook-waker.js';
 import { DeliveryAgents } from './webhooks/ssrf.js';
@@ -36,6 +37,8 @@ export interface Deps {
   webhookAgents: DeliveryAgents;
   /** Writes webhook delivery outcomes in shared statements (group commit). */
   webhookSettler: DeliverySettler;
+  /** Verifies SNS posts to the ingestion webhook; its certificate cache lives as long as the process. */
+  sns: SnsVerifier;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -59,6 +62,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     webhookAgents: new DeliveryAgents(config),
     webhookSettler: new DeliverySettler(orm),
+    sns: new SnsVerifier(config.POSTLANE_SNS_TOPIC_ARNS, undefined),
   };
   // Bounces and complaints are judged where they are recorded, inside the recorder's transaction.
   judgeOutcomesWith(orm, deps);

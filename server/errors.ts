@@ -18,6 +18,8 @@ export type ErrorName =
   | 'broadcasts_paused'
   | 'broadcast_too_large'
   | 'plan_limit_reached'
+  | 'invalid_notification'
+  | 'untrusted_notification'
   | 'application_error'
   | 'service_unavailable';
 

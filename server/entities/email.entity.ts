@@ -21,6 +21,8 @@ export const Email = defineEntity({
     // The drain's claim of due emails, and the release of expired leases (partial: only unsettled rows).
     { name: 'email_due_idx', expression: `create index "email_due_idx" on "email" ("region", "send_after") where status = 'queued'` },
     { name: 'email_lease_idx', expression: `create index "email_lease_idx" on "email" ("region", "lease_expires_at") where status = 'sending'` },
+    // Provider events that lack our email_id tag are matched by the provider's message id.
+    { name: 'email_provider_message_id_idx', properties: ['providerMessageId'] },
   ],
   properties: {
     ...baseProperties,

@@ -10,6 +10,7 @@ import { Domain } from './domain.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
+import { IngestedNotification } from './ingested-notification.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { EmailTracking, TrackingClick } from './email-tracking.entity.js';
 import { Email } from './email.entity.js';
@@ -27,7 +28,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, EmailTracking, ErasureRequest, Event,
-  IdempotencyKey, QuotaNotice, RateLimitWindow, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
+  IdempotencyKey, IngestedNotification, QuotaNotice, RateLimitWindow, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
   TrackingClick, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
@@ -41,6 +42,7 @@ export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEmailTracking, ITrackingClick } from './email-tracking.entity.js';
 export type { IEvent } from './event.entity.js';
+export type { IIngestedNotification } from './ingested-notification.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
 export type { IContact, ContactPropertyValue } from './contact.entity.js';
@@ -61,5 +63,5 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause, EmailTracking, TrackingClick,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause, EmailTracking, TrackingClick, IngestedNotification,
 ];

@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Address, OutboundMessage } from '../providers/provider.js';
 
 const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
@@ -51,6 +52,19 @@ export async function buildMime(message: OutboundMessage): Promise<{ raw: string
   const info = await composer.sendMail(toNodemailerMessage(message));
   const envelope = info.envelope as { from: string | false; to: string[] };
   return { raw: (info.message as Buffer).toString('utf8'), envelope: { from: envelope.from || '', to: envelope.to } };
+}
+
+/**
+ * The message for an API that takes raw MIME and signs it itself (SES): as buildMime builds it,
+ * but without DKIM and without a Bcc header, which the stream transport keeps and which would show
+ * every recipient who the blind copies went to. The blind recipients are in the envelope.
+ */
+export async function composeRawMime(message: OutboundMessage): Promise<{ raw: Buffer; envelope: { from: string; to: string[] } }> {
+  const { dkim: _signedByProvider, ...data } = toNodemailerMessage(message);
+  const node = new MailComposer({ ...data, ...SAFE_TRANSPORT_OPTIONS }).compile();
+  node.setEnvelope(data.envelope);
+  const envelope = node.getEnvelope();
+  return { raw: await node.build(), envelope: { from: envelope.from || '', to: envelope.to } };
 }
 
 /** `<uuid@domain>`: the domain of the sender, so the id is globally unique and attributable. */

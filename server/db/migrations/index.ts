@@ -17,6 +17,7 @@ import { Migration20261203000000_deliverability } from './Migration2026120300000
 import { Migration20261204000000_event_team_unchecked } from './Migration20261204000000_event_team_unchecked.js';
 import { Migration20261202000000_tracking } from './Migration20261202000000_tracking.js';
 import { Migration20261130000000_email_drain } from './Migration20261130000000_email_drain.js';
+import { Migration20261201000000_ingestion } from './Migration20261201000000_ingestion.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -39,4 +40,5 @@ export const migrationsList = [
   { name: 'Migration20261204000000_event_team_unchecked', class: Migration20261204000000_event_team_unchecked },
   { name: 'Migration20261202000000_tracking', class: Migration20261202000000_tracking },
   { name: 'Migration20261130000000_email_drain', class: Migration20261130000000_email_drain },
+  { name: 'Migration20261201000000_ingestion', class: Migration20261201000000_ingestion },
 ];

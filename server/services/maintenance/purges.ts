@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { INGESTED_RETENTION_DAYS } from '../ingest/ingest-sns.js';
 
 type PurgeDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -42,3 +43,9 @@ export const purgeFinishedJobs = (deps: PurgeDeps) =>
 /** Settled webhook deliveries (their attempts go with them) past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS. */
 export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
   purgeInChunks(deps, 'webhook_delivery', "status IN ('delivered', 'exhausted') AND created_at < ?", daysAgo(deps, deps.config.POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS));
+
+/**
+ * Applied SNS MessageIds, kept to recognise a second copy: SNS retries an HTTPS delivery for at
+ * most a few days even under the longest delivery policy, and older messages are refused.
+ */
+export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));

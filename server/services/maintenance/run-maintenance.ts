@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys, purgeWebhookDeliveries } from './purges.js';
+import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys, purgeIngestedNotifications, purgeWebhookDeliveries } from './purges.js';
 
 type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -10,6 +10,7 @@ export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: Maint
   { name: 'webhook_deliveries', title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS', run: purgeWebhookDeliveries },
   { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
+  { name: 'ingested_notifications', title: 'Purge provider notification ids (SNS dedupe) older than 14 days', run: purgeIngestedNotifications },
 ];
 
 export interface MaintenanceOutcome {

@@ -171,7 +171,7 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
             );
             const detail = results.map((r) => r.line).join('; ');
             if (results.some((r) => r.failed)) return fail(detail, 'Check the provider URL, credentials and firewall in POSTLANE_PROVIDERS.');
-            if (results.some((r) => r.capture)) return warn(detail, 'The capture provider keeps mail on this machine and delivers nothing; configure an smtp provider in POSTLANE_PROVIDERS to send.');
+            if (results.some((r) => r.capture)) return warn(detail, 'The capture provider keeps mail on this machine and delivers nothing; configure an smtp or ses provider in POSTLANE_PROVIDERS to send.');
             return ok(detail);
           } finally {
             await registry.close();

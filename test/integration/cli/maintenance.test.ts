@@ -21,6 +21,7 @@ beforeAll(async () => {
     await sql(`INSERT INTO captured_message (id, created_at, region, message_id, envelope_from, envelope_to, subject, raw) VALUES (gen_random_uuid(), ${age}, 'us-east-1', 'm', 'a@b.co', '{}', 's', 'raw')`);
     await sql(`INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`, [teamId]);
     await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
+    await sql(`INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`);
   }
   // Neither finished nor one-off: kept whatever their age.
   await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);
@@ -39,13 +40,14 @@ describe('postlane maintenance run', () => {
       webhook_deliveries: { task: 'webhook_deliveries', removed: 0, error: null },
       captured_mail: { task: 'captured_mail', removed: 1, error: null },
       finished_jobs: { task: 'finished_jobs', removed: 1, error: null },
+      ingested_notifications: { task: 'ingested_notifications', removed: 1, error: null },
     });
-    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key')]).toEqual([1, 1, 1]);
+    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key'), await count('ingested_notification')]).toEqual([1, 1, 1, 1]);
     expect(await count('agenda_jobs')).toBe(jobsBefore - 1);
 
     const again = await maintenance();
     expect(again.code).toBe(0);
-    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0]);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('runs every task when one fails, reports it, and exits 1', async () => {

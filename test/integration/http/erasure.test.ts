@@ -30,6 +30,7 @@ const NEVER_A_RECIPIENT: Record<string, string> = {
   webhook_endpoint: 'the team’s endpoint URLs and sealed secrets',
   topic: 'the team’s topics',
   email_attachment: 'attachments of mail to the address are deleted whole',
+  ingested_notification: 'SNS message ids and topic ARNs, no notification content',
 };
 const SCRUBBED = ['api_log', 'captured_message', 'contact', 'email', 'email_recipient', 'erasure_request', 'event', 'idempotency_key', 'suppression', 'tracking_click', 'webhook_attempt', 'webhook_delivery'];
 

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../../db/ids.js';
+import { sqlQuery } from '../../db/query.js';
+import type { Deps } from '../../deps.js';
+import { Email, type IEmail } from '../../entities/index.js';
+import { recordEmailEvent } from '../emails/record-email-event.js';
+import { parseDsn } from './dsn.js';
+import { bounceData, SOFT_BOUNCE_EVENT, suppress } from './ses-events.js';
+import { invalidNotification } from './sns.js';
+
+/** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
+async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
+  const id = messageId?.trim().match(/^<([^@>]+)@[^>]+>$/)?.[1];
+  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId!.trim() }) : null;
+}
+
+/**
+ * A bounce report from an SMTP relay's world (an MTA pipes it here): applied once, keyed by the
+ * report's own Message-ID (or its hash), in one transaction, like an SNS notification. Per
+ * recipient of the reported email: `failed` with a 5.x.x status is a hard bounce (email.bounced
+ * and a suppression), other failures are soft, `delayed` is email.delivery_delayed, and
+ * `delivered`/`relayed` is email.delivered.
+ */
+export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
+  const dsn = parseDsn(raw);
+  if (!dsn) throw invalidNotification('The body is not a delivery status notification (multipart/report; report-type=delivery-status).');
+  const key = dsn.messageId ?? createHash('sha256').update(raw).digest('hex');
+  return deps.orm.em.fork().transactional(async (tx) => {
+    const fresh = await sqlQuery(tx, `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('dsn', ?, 'dsn', now()) ON CONFLICT DO NOTHING RETURNING message_id`, [key]);
+    if (fresh.length === 0) return 'duplicate';
+    const email = await findEmail(tx, dsn.originalMessageId);
+    if (!email) return 'no matching email';
+    const at = deps.clock();
+    const failed = dsn.recipients.filter((r) => r.action === 'failed');
+    const hard = failed.filter((r) => r.status.startsWith('5.'));
+    const soft = failed.filter((r) => !r.status.startsWith('5.'));
+    const bounce = (type: string, list: typeof failed) =>
+      bounceData({ bounceType: type, bounceSubType: 'General', bouncedRecipients: list.map((r) => ({ emailAddress: r.address, status: r.status, diagnosticCode: r.diagnosticCode ?? undefined })) });
+    if (hard.length > 0) {
+      await recordEmailEvent(tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) });
+      await suppress(deps, tx, email, hard.map((r) => r.address), 'bounce');
+    }
+    if (soft.length > 0) await recordEmailEvent(tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
+    if (dsn.recipients.some((r) => r.action === 'delayed')) await recordEmailEvent(tx, email, 'email.delivery_delayed', at);
+    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed')) await recordEmailEvent(tx, email, 'email.delivered', at);
+    return `${dsn.recipients.map((r) => r.action).join(', ') || 'no recipients'} reported`;
+  });
+}

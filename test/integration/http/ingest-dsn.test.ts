@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Email } from '../../../server/entities/index.js';
+import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { queryDatabase } from '../../support/db.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+const TOKEN = 'dsn-token-0123456789abcdef0123456789abcdef';
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { POSTLANE_DSN_TOKEN: TOKEN } });
+  ({ token } = await app.createTeamWithKey());
+});
+afterAll(() => app?.close());
+
+async function sentEmail(to: string[]) {
+  const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject: 'dsn', text: 'hi' } });
+  expect(res.status).toBe(200);
+  await app.run(() => deliverEmail(app.deps, res.body.id));
+  return app.run(() => app.deps.orm.em.findOneOrFail(Email, res.body.id));
+}
+
+/** A report as Postfix writes it (CRLF, folded fields, the returned headers as text/rfc822-headers). */
+const report = (messageId: string, blocks: { address: string; action: string; status: string; diagnostic?: string }[], id = `<${Math.random().toString(36).slice(2)}@mx.example.net>`) =>
+  [
+    'From: MAILER-DAEMON@mx.example.net (Mail Delivery System)',
+    'To: a@acme.test',
+    'Subject: Undelivered Mail Returned to Sender',
+    `Message-ID: ${id}`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status;',
+    '\tboundary="B0UND/mx"',
+    '',
+    'This is a MIME-encapsulated message.',
+    '',
+    '--B0UND/mx',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    'I am sorry to have to inform you that your message could not be delivered.',
+    '',
+    '--B0UND/mx',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.example.net',
+    'Arrival-Date: Tue, 24 Nov 2026 06:00:00 +0000',
+    ...blocks.flatMap((b) => ['', `Final-Recipient: rfc822; ${b.address}`, `Action: ${b.action}`, `Status: ${b.status}`, ...(b.diagnostic ? [`Diagnostic-Code: smtp; ${b.diagnostic.split(': ')[0]}:`, `    ${b.diagnostic.split(': ').slice(1).join(': ')}`] : [])]),
+    '',
+    '--B0UND/mx',
+    'Content-Type: text/rfc822-headers',
+    '',
+    'From: a@acme.test',
+    'Subject: dsn',
+    `Message-ID: ${messageId}`,
+    '',
+    '--B0UND/mx--',
+    '',
+  ].join('\r\n');
+
+async function post(body: string, auth: string | null = TOKEN) {
+  const response = await fetch(`${app.url}/ingest/dsn`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...(auth ? { authorization: `Bearer ${auth}` } : {}) }, body });
+  return { status: response.status, body: await response.json() };
+}
+
+const eventsOf = async (emailId: string) =>
+  (await queryDatabase<{ type: string; payload: Record<string, unknown> }>(app.databaseUrl, `SELECT type, payload FROM event WHERE email_id = $1 ORDER BY created_at, type`, [emailId])).map((e) => e.type);
+
+describe('POST /ingest/dsn', () => {
+  it('turns a 5.x.x failure into email.bounced and a suppression of that recipient only, once', async () => {
+    const email = await sentEmail(['gone@example.com', 'fine@example.com']);
+    const body = report(email.messageId, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown' }]);
+    expect(await post(body)).toEqual({ status: 200, body: { received: true } });
+    expect(await post(body)).toEqual({ status: 200, body: { received: true } });
+    expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
+    const [bounced] = await queryDatabase<{ payload: { bounce: unknown } }>(app.databaseUrl, `SELECT payload FROM event WHERE email_id = $1 AND type = 'email.bounced'`, [email.id]);
+    expect(bounced!.payload.bounce).toEqual({
+      type: 'Permanent',
+      subType: 'General',
+      message: 'smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
+      diagnosticCode: ['smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown'],
+    });
+    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
+    expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
+    expect((await app.run(() => app.deps.orm.em.findOneOrFail(Email, email.id))).lastEvent).toBe('bounced');
+  });
+
+  it('records a delay and a soft failure without suppressing', async () => {
+    const email = await sentEmail(['slow@example.com']);
+    expect((await post(report(email.messageId, [{ address: 'slow@example.com', action: 'delayed', status: '4.4.1' }]))).status).toBe(200);
+    expect((await post(report(email.messageId, [{ address: 'slow@example.com', action: 'failed', status: '4.2.2' }]))).status).toBe(200);
+    expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.delivery_delayed', 'email.soft_bounced']);
+    const suppressions = await app.request('GET', '/suppressions', { token });
+    expect(suppressions.body.data.map((s: { email: string }) => s.email)).not.toContain('slow@example.com');
+  });
+
+  it('ignores a report about a message that is not ours', async () => {
+    const email = await sentEmail(['other@example.com']);
+    const forged = email.messageId.replace(/^<[0-9a-f]/, '<0');
+    expect((await post(report(forged, [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
+    expect((await post(report('<someone-else@example.org>', [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
+    expect(await eventsOf(email.id)).toEqual(['email.sent']);
+  });
+
+  it('needs the token, and a delivery status report', async () => {
+    const email = await sentEmail(['x@example.com']);
+    const body = report(email.messageId, [{ address: 'x@example.com', action: 'failed', status: '5.1.1' }]);
+    expect(await post(body, null)).toMatchObject({ status: 401, body: { name: 'missing_api_key' } });
+    expect(await post(body, 'wrong-token-0123456789abcdef0123456789ab')).toMatchObject({ status: 403, body: { name: 'invalid_api_key' } });
+    expect(await post('From: a@b.co\r\nSubject: hi\r\n\r\nnot a report')).toMatchObject({ status: 400, body: { name: 'invalid_notification' } });
+    expect(await eventsOf(email.id)).toEqual(['email.sent']);
+  });
+});
