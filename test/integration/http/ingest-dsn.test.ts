@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
-import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { queryDatabase } from '../../support/db.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -17,7 +17,7 @@ afterAll(() => app?.close());
 async function sentEmail(to: string[]) {
   const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject: 'dsn', text: 'hi' } });
   expect(res.status).toBe(200);
-  await app.run(() => deliverEmail(app.deps, res.body.id));
+  await app.run(async () => deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, res.body.id)).region, [res.body.id]));
   return app.run(() => app.deps.orm.em.findOneOrFail(Email, res.body.id));
 }
 

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event } from '../../../server/entities/index.js';
-import { deliverEmail } from '../../../server/services/emails/deliver-email.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { type SesReply, type SesRequest, startSesDouble, type SesDouble } from '../../support/ses-double.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -31,7 +31,7 @@ const send = async (body: Record<string, unknown>) => {
   return res.body.id as string;
 };
 const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
-const deliver = (id: string) => app.run(() => deliverEmail(app.deps, id));
+const deliver = (id: string) => app.run(async () => deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, id)).region, [id]));
 const eventTypes = async (id: string) => (await app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc' } }))).map((e) => e.type);
 
 describe('the SES provider', () => {
