@@ -131,8 +131,12 @@ try {
       worker.child.kill('SIGTERM');
       await worker.exited;
     }
-    // The first broadcast is measured; it must not hold the region's turn.
-    if (!measured.finished) await RequestContext.create(orm.em, () => cancelBroadcast(deps, team.id, broadcast.id));
+    // The first broadcast is measured; it must not hold the region's turn (unless it finished since the last look).
+    if (!measured.finished) {
+      await RequestContext.create(orm.em, () => cancelBroadcast(deps, team.id, broadcast.id)).catch((err: unknown) => {
+        if ((err as { statusCode?: number }).statusCode !== 409) throw err;
+      });
+    }
     progress('postlane: the writing side alone…');
     const second = await RequestContext.create(orm.em, async () => {
       const created = await createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html });
