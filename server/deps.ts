@@ -8,7 +8,6 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
-import { judgeOutcomesWith } from './services/deliverability/record-outcome.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 import { SendStateLoader } from './services/emails/send-state-loader.js';
@@ -45,7 +44,7 @@ export interface Deps {
 export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
   // Events written in any transaction wake their webhook workers once it commits.
   orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
-  const deps: Deps = {
+  return {
     config,
     orm,
     jobs,
@@ -64,7 +63,4 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     webhookSettler: new DeliverySettler(orm),
     sns: new SnsVerifier(config.POSTLANE_SNS_TOPIC_ARNS, undefined),
   };
-  // Bounces and complaints are judged where they are recorded, inside the recorder's transaction.
-  judgeOutcomesWith(orm, deps);
-  return deps;
 }

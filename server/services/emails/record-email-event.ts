@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
+import type { JudgeDeps } from '../deliverability/judge-team.js';
 import { recordDeliverabilityOutcome } from '../deliverability/record-outcome.js';
 import { emitEvent, emitEvents } from '../events/emit-event.js';
 
@@ -53,9 +54,9 @@ export function emitEmailEvents(tx: EntityManager, items: readonly { email: IEma
  * `at`, not the latest arrival. A bounce or complaint also counts toward the team's deliverability
  * rates and has the team judged against its lines, in the same transaction.
  */
-export async function recordEmailEvent(tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
+export async function recordEmailEvent(deps: JudgeDeps, tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const lastEvent = LAST_EVENT_OF[type];
   if (lastEvent) await tx.nativeUpdate(Email, { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] }, { lastEvent, lastEventAt: at });
-  await recordDeliverabilityOutcome(tx, email, type, at, extra);
+  await recordDeliverabilityOutcome(deps, tx, email, type, at, extra);
   await emitEmailEvent(tx, email, type, at, extra);
 }

@@ -81,10 +81,10 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: IEmail[
     // team order, as the deliverability judgement locks each team to the end of the transaction.
     for (const s of [...mine].sort((a, b) => a.email.team.id.localeCompare(b.email.team.id))) {
       for (const bounce of s.bounced) {
-        await recordEmailEvent(tx, s.email, 'email.bounced', now, { bounce: { type: 'Permanent', subType: 'General', message: bounce.response, diagnosticCode: [bounce.response] } });
+        await recordEmailEvent(deps, tx, s.email, 'email.bounced', now, { bounce: { type: 'Permanent', subType: 'General', message: bounce.response, diagnosticCode: [bounce.response] } });
       }
       if (s.bounced.length > 0) await addSuppressions(deps, tx, { teamId: s.email.team.id, emails: s.bounced.map((b) => b.address), origin: 'bounce', source: null, sourceId: s.email.id });
-      if (s.delayed) await recordEmailEvent(tx, s.email, 'email.delivery_delayed', now);
+      if (s.delayed) await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now);
     }
     return ids;
   });

@@ -38,12 +38,12 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
     const bounce = (type: string, list: typeof failed) =>
       bounceData({ bounceType: type, bounceSubType: 'General', bouncedRecipients: list.map((r) => ({ emailAddress: r.address, status: r.status, diagnosticCode: r.diagnosticCode ?? undefined })) });
     if (hard.length > 0) {
-      await recordEmailEvent(tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) });
+      await recordEmailEvent(deps, tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) });
       await suppress(deps, tx, email, hard.map((r) => r.address), 'bounce');
     }
-    if (soft.length > 0) await recordEmailEvent(tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
-    if (dsn.recipients.some((r) => r.action === 'delayed')) await recordEmailEvent(tx, email, 'email.delivery_delayed', at);
-    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed')) await recordEmailEvent(tx, email, 'email.delivered', at);
+    if (soft.length > 0) await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
+    if (dsn.recipients.some((r) => r.action === 'delayed')) await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
+    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed')) await recordEmailEvent(deps, tx, email, 'email.delivered', at);
     return `${dsn.recipients.map((r) => r.action).join(', ') || 'no recipients'} reported`;
   });
 }

@@ -73,29 +73,29 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
     case 'Send': {
       // The send job records email.sent when SES accepts; this covers a send whose result was never written.
       if (email.status === 'queued' || email.status === 'sending' || (await tx.count(Event, { email: email.id, type: 'email.sent' })) > 0) return 'already sent';
-      await recordEmailEvent(tx, email, 'email.sent', timeOf(deps, mailAt));
+      await recordEmailEvent(deps, tx, email, 'email.sent', timeOf(deps, mailAt));
       return 'email.sent';
     }
     case 'Delivery':
-      await recordEmailEvent(tx, email, 'email.delivered', timeOf(deps, event.delivery?.timestamp, mailAt));
+      await recordEmailEvent(deps, tx, email, 'email.delivered', timeOf(deps, event.delivery?.timestamp, mailAt));
       return 'email.delivered';
     case 'DeliveryDelay':
-      await recordEmailEvent(tx, email, 'email.delivery_delayed', timeOf(deps, event.deliveryDelay?.timestamp, mailAt));
+      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', timeOf(deps, event.deliveryDelay?.timestamp, mailAt));
       return 'email.delivery_delayed';
     case 'Bounce': {
       const bounce = event.bounce ?? {};
       const at = timeOf(deps, bounce.timestamp, mailAt);
       if (bounce.bounceType !== 'Permanent') {
-        await recordEmailEvent(tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounceData(bounce) });
+        await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounceData(bounce) });
         return SOFT_BOUNCE_EVENT;
       }
-      await recordEmailEvent(tx, email, 'email.bounced', at, { bounce: bounceData(bounce) });
+      await recordEmailEvent(deps, tx, email, 'email.bounced', at, { bounce: bounceData(bounce) });
       await suppress(deps, tx, email, recipientsOf(bounce.bouncedRecipients), 'bounce');
       return 'email.bounced';
     }
     case 'Complaint': {
       const complaint = event.complaint ?? {};
-      await recordEmailEvent(tx, email, 'email.complained', timeOf(deps, complaint.timestamp, mailAt));
+      await recordEmailEvent(deps, tx, email, 'email.complained', timeOf(deps, complaint.timestamp, mailAt));
       await suppress(deps, tx, email, recipientsOf(complaint.complainedRecipients), 'complaint');
       return 'email.complained';
     }
@@ -113,7 +113,7 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
     case 'Rendering Failure': {
       // The spec has no email.failed webhook: recorded, `last_event` failed, nothing delivered.
       const error = kind === 'Reject' ? `SES rejected the message: ${event.reject?.reason ?? 'no reason given'}` : `SES could not render the message: ${event.failure?.errorMessage ?? ''}`;
-      await recordEmailEvent(tx, email, 'email.failed', timeOf(deps, mailAt), { error });
+      await recordEmailEvent(deps, tx, email, 'email.failed', timeOf(deps, mailAt), { error });
       return 'email.failed';
     }
     default:

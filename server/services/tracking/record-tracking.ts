@@ -76,11 +76,11 @@ async function lockTracking(tx: EntityManager, emailId: string): Promise<Date | 
 }
 
 /** `email.opened`, or `email.prefetched` with `data.open.reason` when a machine fetched the pixel. */
-export async function recordOpen(deps: Pick<Deps, 'config'>, em: EntityManager, email: IEmail, request: TrackingRequest): Promise<Outcome> {
+export async function recordOpen(deps: Pick<Deps, 'config' | 'clock'>, em: EntityManager, email: IEmail, request: TrackingRequest): Promise<Outcome> {
   const reason = machineReason(request) ?? onDelivery(deps.config, email, request.timestamp);
   return em.transactional(async (tx) => {
     if (reason) {
-      await recordEmailEvent(tx, email, 'email.prefetched', request.timestamp, { open: { ...seen(request), reason } });
+      await recordEmailEvent(deps, tx, email, 'email.prefetched', request.timestamp, { open: { ...seen(request), reason } });
       return 'prefetched';
     }
     await sqlQuery(
@@ -88,7 +88,7 @@ export async function recordOpen(deps: Pick<Deps, 'config'>, em: EntityManager, 
       `INSERT INTO email_tracking (email_id, opened_at) VALUES (?, ?) ON CONFLICT (email_id) DO UPDATE SET opened_at = coalesce(email_tracking.opened_at, excluded.opened_at)`,
       [email.id, request.timestamp],
     );
-    await recordEmailEvent(tx, email, 'email.opened', request.timestamp, { open: seen(request) });
+    await recordEmailEvent(deps, tx, email, 'email.opened', request.timestamp, { open: seen(request) });
     return 'opened';
   }, JOIN_CALLERS_TRANSACTION);
 }
@@ -101,7 +101,7 @@ export async function recordOpen(deps: Pick<Deps, 'config'>, em: EntityManager, 
  * so is the open it brought. Decided under the email's lock, in the database, so clicks of one
  * burst served at the same instant by different processes still see each other.
  */
-export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager, email: IEmail, request: ClickRequest): Promise<Outcome> {
+export async function recordClick(deps: Pick<Deps, 'config' | 'clock'>, em: EntityManager, email: IEmail, request: ClickRequest): Promise<Outcome> {
   const at = request.timestamp;
   const machine = machineReason(request) ?? onDelivery(deps.config, email, at);
   return em.transactional(async (tx) => {
@@ -121,17 +121,17 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
     let clickOpenedAt: Date | null = null;
     let previous: { last_event: EmailLastEvent; last_event_at: string | null } | undefined;
     if (reason) {
-      await recordEmailEvent(tx, email, 'email.prefetched', at, { click: { link: request.link, ...seen(request), reason } });
+      await recordEmailEvent(deps, tx, email, 'email.prefetched', at, { click: { link: request.link, ...seen(request), reason } });
     } else {
       [previous] = await sqlQuery<{ last_event: EmailLastEvent; last_event_at: string | null }>(tx, `SELECT last_event, last_event_at FROM email WHERE id = ?`, [email.id]);
       if (!openedAt) {
         clickOpenedAt = new Date(at.getTime() - 1);
         await sqlQuery(tx, `UPDATE email_tracking SET opened_at = ? WHERE email_id = ?`, [clickOpenedAt, email.id]);
-        await recordEmailEvent(tx, email, 'email.opened', clickOpenedAt, { open: { ...seen(request, clickOpenedAt), reason: 'click' } });
+        await recordEmailEvent(deps, tx, email, 'email.opened', clickOpenedAt, { open: { ...seen(request, clickOpenedAt), reason: 'click' } });
       }
-      await recordEmailEvent(tx, email, 'email.clicked', at, { click: { link: request.link, ...seen(request) } });
+      await recordEmailEvent(deps, tx, email, 'email.clicked', at, { click: { link: request.link, ...seen(request) } });
     }
-    if (burst) await retract(tx, email, nearby.filter((c) => c.outcome === 'clicked'), at, openedAt);
+    if (burst) await retract(deps, tx, email, nearby.filter((c) => c.outcome === 'clicked'), at, openedAt);
     await sqlQuery(
       tx,
       `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at, previous_last_event, previous_last_event_at)
@@ -143,12 +143,12 @@ export async function recordClick(deps: Pick<Deps, 'config'>, em: EntityManager,
 }
 
 /** Records the burst's earlier clicks (and the opens they brought) again as `email.prefetched`, same timestamps. */
-async function retract(tx: EntityManager, email: IEmail, clicks: ClickRow[], at: Date, standingOpen: Date | null): Promise<void> {
+async function retract(deps: Pick<Deps, 'config' | 'clock'>, tx: EntityManager, email: IEmail, clicks: ClickRow[], at: Date, standingOpen: Date | null): Promise<void> {
   if (clicks.length === 0) return;
   for (const click of clicks) {
     const request = { ipAddress: click.ip_address, userAgent: click.user_agent, timestamp: new Date(click.clicked_at) };
-    if (click.opened_at) await recordEmailEvent(tx, email, 'email.prefetched', at, { open: { ...seen(request, new Date(click.opened_at)), reason: 'burst' } });
-    await recordEmailEvent(tx, email, 'email.prefetched', at, { click: { link: click.link, ...seen(request), reason: 'burst' } });
+    if (click.opened_at) await recordEmailEvent(deps, tx, email, 'email.prefetched', at, { open: { ...seen(request, new Date(click.opened_at)), reason: 'burst' } });
+    await recordEmailEvent(deps, tx, email, 'email.prefetched', at, { click: { link: click.link, ...seen(request), reason: 'burst' } });
   }
   await sqlQuery(tx, `UPDATE tracking_click SET outcome = 'retracted' WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)`, [JSON.stringify(clicks.map((c) => c.id))]);
   // The email's only open came from a retracted click: the next real click records one again.
@@ -170,13 +170,13 @@ async function retract(tx: EntityManager, email: IEmail, clicks: ClickRow[], at:
 const emailOf = (deps: Pick<Deps, 'orm'>, id: string) => deps.orm.em.findOne(Email, { id }, { exclude: ['html', 'text'] }) as Promise<IEmail | null>;
 
 /** The pixel of an email was fetched; nothing is recorded for an email that no longer exists. */
-export async function trackOpen(deps: Pick<Deps, 'config' | 'orm'>, emailId: string, request: TrackingRequest): Promise<Outcome | null> {
+export async function trackOpen(deps: Pick<Deps, 'config' | 'clock' | 'orm'>, emailId: string, request: TrackingRequest): Promise<Outcome | null> {
   const email = await emailOf(deps, emailId);
   return email ? recordOpen(deps, deps.orm.em, email, request) : null;
 }
 
 /** A signed link was followed. */
-export async function trackClick(deps: Pick<Deps, 'config' | 'orm'>, target: ClickTarget, request: TrackingRequest): Promise<Outcome | null> {
+export async function trackClick(deps: Pick<Deps, 'config' | 'clock' | 'orm'>, target: ClickTarget, request: TrackingRequest): Promise<Outcome | null> {
   const email = await emailOf(deps, target.emailId);
   return email ? recordClick(deps, deps.orm.em, email, { ...request, link: target.link, linkCount: target.linkCount }) : null;
 }

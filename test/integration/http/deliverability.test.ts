@@ -35,7 +35,7 @@ function harness(env: Record<string, string>) {
     /** What a provider path does with a hard bounce or complaint: recordEmailEvent in its transaction. */
     outcome(id: string, type: 'email.bounced' | 'email.complained' = 'email.bounced', bounceType = 'Permanent') {
       return h.app.run(() =>
-        h.app.deps.orm.em.transactional(async (tx) => recordEmailEvent(tx, await tx.findOneOrFail(Email, id), type, h.now, type === 'email.bounced' ? { bounce: { type: bounceType } } : {})),
+        h.app.deps.orm.em.transactional(async (tx) => recordEmailEvent(h.app.deps, tx, await tx.findOneOrFail(Email, id), type, h.now, type === 'email.bounced' ? { bounce: { type: bounceType } } : {})),
       );
     },
     check: () => h.app.run(() => checkDeliverability(h.app.deps)),
