@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../../db/ids.js';
-import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { parseDsn } from './dsn.js';
+import { firstArrival } from './ingest-sns.js';
 import { bounceData, SOFT_BOUNCE_EVENT, suppress } from './ses-events.js';
 import { invalidNotification } from './sns.js';
 
@@ -27,8 +27,7 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
   if (!dsn) throw invalidNotification('The body is not a delivery status notification (multipart/report; report-type=delivery-status).');
   const key = dsn.messageId ?? createHash('sha256').update(raw).digest('hex');
   return deps.orm.em.fork().transactional(async (tx) => {
-    const fresh = await sqlQuery(tx, `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('dsn', ?, 'dsn', now()) ON CONFLICT DO NOTHING RETURNING message_id`, [key]);
-    if (fresh.length === 0) return 'duplicate';
+    if (!(await firstArrival(tx, 'dsn', key, 'dsn'))) return 'duplicate';
     const email = await findEmail(tx, dsn.originalMessageId);
     if (!email) return 'no matching email';
     const at = deps.clock();

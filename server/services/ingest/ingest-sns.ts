@@ -1,10 +1,25 @@
-import type { Deps } from '../../deps.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
+import type { Deps } from '../../deps.js';
+import { applySesEvent, type SesEvent } from './ses-events.js';
 import { invalidNotification, parseSnsMessage, untrustedNotification } from './sns.js';
 
 /** How long an applied MessageId is remembered (maintenance purges older ones); older messages are refused, so none can be replayed. */
 export const INGESTED_RETENTION_DAYS = 14;
-import { applySesEvent, type SesEvent } from './ses-events.js';
+
+/**
+ * Records a provider notification's id in the caller's transaction; false when it was recorded
+ * before (a copy, or a retry of one already applied). A copy arriving at the same moment waits
+ * for the first transaction to commit, then finds the id taken.
+ */
+export async function firstArrival(tx: EntityManager, source: 'sns' | 'dsn', messageId: string, topic: string): Promise<boolean> {
+  const fresh = await sqlQuery(
+    tx,
+    `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES (?, ?, ?, now()) ON CONFLICT DO NOTHING RETURNING message_id`,
+    [source, messageId, topic],
+  );
+  return fresh.length > 0;
+}
 
 /**
  * One POST from SNS: verified before anything is read from it, then a subscription to one of our
@@ -33,12 +48,7 @@ export async function ingestSnsMessage(deps: Deps, body: string, declaredType?: 
     return 'unsubscribed';
   }
   return deps.orm.em.fork().transactional(async (tx) => {
-    const fresh = await sqlQuery(
-      tx,
-      `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', ?, ?, now()) ON CONFLICT DO NOTHING RETURNING message_id`,
-      [message.MessageId, message.TopicArn],
-    );
-    if (fresh.length === 0) return 'duplicate';
+    if (!(await firstArrival(tx, 'sns', message.MessageId, message.TopicArn))) return 'duplicate';
     const event = parseEvent(message.Message);
     // Something else published to the topic (the console's test message): nothing to apply.
     return event ? applySesEvent(deps, tx, event) : 'not an SES event';
