@@ -5,9 +5,10 @@
  * worker's peak RSS, beside a baseline measured in the same run on the same database: the same
  * number of rows written by one multi-row INSERT per batch of the same size. Then the writing side
  * alone: a second broadcast to the same contacts walked by a process that runs no deliveries
- * (broadcast-writer.mjs), with its memory at rest and at peak.
+ * (broadcast-writer.mjs), with its memory at rest and at peak. `--cpu-prof DIR` writes the worker's
+ * CPU profile there.
  *
- *   node --import tsx test/bench/broadcasts.bench.ts [--json] [--contacts 100000] [--timeout 180]
+ *   node --import tsx test/bench/broadcasts.bench.ts [--json] [--contacts 100000] [--timeout 180] [--cpu-prof DIR]
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -34,7 +35,7 @@ const TARGET_RSS_MB = 300;
 const BATCH = 1_000;
 
 const { values: args } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, contacts: { type: 'string', default: '100000' }, timeout: { type: 'string', default: '180' } },
+  options: { json: { type: 'boolean', default: false }, contacts: { type: 'string', default: '100000' }, timeout: { type: 'string', default: '180' }, 'cpu-prof': { type: 'string' } },
 });
 const CONTACTS = Number(args.contacts);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -86,7 +87,7 @@ try {
       createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
     );
     let measured: Omit<Parameters<typeof report>[0], 'writerAlone'>;
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' }, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []);
     try {
       // At rest: once the started worker's memory has settled (a loaded machine starts it slowly).
       let restMb = 0;

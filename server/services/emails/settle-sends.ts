@@ -27,8 +27,8 @@ interface Settlement {
     last_event_at: string | null;
     provider_message_id: string | null;
     sent_at: string | null;
-    recipients: { id: string; status: IEmailRecipient['status']; response: string | null }[];
   };
+  recipients: { id: string; email_id: string; status: IEmailRecipient['status']; response: string | null }[];
   sent: boolean;
   failed: { error?: string } | null;
   /** Refused for good (SMTP 5xx): a hard bounce each. */
@@ -47,7 +47,7 @@ const SETTLE = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
       id uuid, attempts int, status text, send_after timestamptz, last_error text, last_event text, last_event_at timestamptz,
-      provider_message_id text, sent_at timestamptz, recipients jsonb)
+      provider_message_id text, sent_at timestamptz)
   ), settled AS (
     UPDATE email e
        SET status = i.status, lease_expires_at = NULL, send_after = coalesce(i.send_after, e.send_after), last_error = i.last_error,
@@ -59,8 +59,8 @@ const SETTLE = `
     RETURNING e.id
   ), recipients AS (
     UPDATE email_recipient er SET status = r.status, response = r.response
-      FROM settled s JOIN input i ON i.id = s.id, jsonb_to_recordset(i.recipients) AS r(id uuid, status text, response text)
-     WHERE er.id = r.id
+      FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, email_id uuid, status text, response text)
+     WHERE er.id = r.id AND r.email_id IN (SELECT id FROM settled)
   )
   SELECT id FROM settled`;
 
@@ -68,7 +68,12 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: IEmail[
   const now = deps.clock();
   const settlements = emails.map((email, at) => decide(deps, email, owedBy.get(email.id) ?? [], outcomes[at]!, now));
   const held = await em.transactional(async (tx) => {
-    const rows = await sqlQuery<{ id: string }>(tx, SETTLE, [JSON.stringify(settlements.map((s) => s.row))], 'postlane_settle_emails');
+    const rows = await sqlQuery<{ id: string }>(
+      tx,
+      SETTLE,
+      [JSON.stringify(settlements.map((s) => s.row)), JSON.stringify(settlements.flatMap((s) => s.recipients))],
+      'postlane_settle_emails',
+    );
     const ids = new Set(rows.map((row) => row.id));
     const mine = settlements.filter((s) => ids.has(s.email.id));
     await emitEmailEvents(tx, [
@@ -107,11 +112,12 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEm
   const lastAttempt = email.attempts >= deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
   const delays = SEND_RETRY_DELAYS_SECONDS;
   const retryAt = new Date(now.getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000).toISOString();
-  const base = { id: email.id, attempts: email.attempts, send_after: null, last_event: null, last_event_at: null, provider_message_id: null, sent_at: null, recipients: [] };
+  const base = { id: email.id, attempts: email.attempts, send_after: null, last_event: null, last_event_at: null, provider_message_id: null, sent_at: null };
   const settlement = (state: AttemptState, row: Partial<Settlement['row']> & Pick<Settlement['row'], 'status' | 'last_error'>, extra: Partial<Settlement> = {}): Settlement => ({
     email,
     state,
     row: { ...base, ...row },
+    recipients: [],
     sent: false,
     failed: null,
     bounced: [],
@@ -128,7 +134,7 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEm
   }
 
   const verdicts = new Map<string, RecipientResult>(outcome.recipients.map((r) => [r.address.toLowerCase(), r]));
-  const recipients: Settlement['row']['recipients'] = [];
+  const recipients: Settlement['recipients'] = [];
   const bounced: Settlement['bounced'] = [];
   let stillOwed: string | null | undefined;
   let anyOwed = false;
@@ -140,31 +146,31 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEm
     const response = verdict?.response ?? recipient.response ?? null;
     if (verdict?.accepted) {
       acceptedNow = true;
-      recipients.push({ id: recipient.id, status: 'accepted', response });
+      recipients.push({ id: recipient.id, email_id: email.id, status: 'accepted', response });
     } else if (verdict && !verdict.transient) {
       bounced.push({ address: recipient.address, response: verdict.response });
-      recipients.push({ id: recipient.id, status: 'rejected', response });
+      recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
     } else if (lastAttempt) {
       exhausted = true;
-      recipients.push({ id: recipient.id, status: 'rejected', response });
+      recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
     } else {
       if (!anyOwed) stillOwed = response;
       anyOwed = true;
       delayed ||= Boolean(verdict);
-      recipients.push({ id: recipient.id, status: 'pending', response });
+      recipients.push({ id: recipient.id, email_id: email.id, status: 'pending', response });
     }
   }
   const firstAcceptance = acceptedNow && email.sentAt == null;
   const acceptance = firstAcceptance
     ? { last_event: 'sent' as const, last_event_at: now.toISOString(), provider_message_id: outcome.providerMessageId, sent_at: now.toISOString() }
     : {};
-  const extra = { sent: firstAcceptance, bounced, delayed };
-  if (anyOwed) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, recipients, ...acceptance }, extra);
-  if (acceptedNow || email.sentAt != null) return settlement('sent', { status: 'sent', last_error: null, recipients, ...acceptance }, extra);
+  const extra = { recipients, sent: firstAcceptance, bounced, delayed };
+  if (anyOwed) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, ...acceptance }, extra);
+  if (acceptedNow || email.sentAt != null) return settlement('sent', { status: 'sent', last_error: null, ...acceptance }, extra);
   const announced = bounced.length === 0 || exhausted;
   return settlement(
     'failed',
-    { status: 'failed', last_error: recipients.find((r) => r.response)?.response ?? email.lastError ?? null, recipients, ...(announced ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {}) },
+    { status: 'failed', last_error: recipients.find((r) => r.response)?.response ?? email.lastError ?? null, ...(announced ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {}) },
     { ...extra, failed: announced ? {} : null },
   );
 }
