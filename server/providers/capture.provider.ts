@@ -27,7 +27,10 @@ export class CaptureProvider implements EmailProvider {
   /** A whole batch in one INSERT: per-message inserts would make the store the ceiling of a broadcast. */
   async sendBatch(messages: readonly OutboundMessage[], _signal: AbortSignal): Promise<BatchOutcome[]> {
     const region = this.regions[0]!;
-    const built = await Promise.all(messages.map((message) => buildMime(message).catch((err: Error) => new ProviderError(err.message, false))));
+    // One at a time: built all at once, a batch's nodemailer streams outlive several young-generation
+    // collections and are promoted, which grew the worker's heap by hundreds of MB.
+    const built: (Awaited<ReturnType<typeof buildMime>> | ProviderError)[] = [];
+    for (const message of messages) built.push(await buildMime(message).catch((err: Error) => new ProviderError(err.message, false)));
     const rows = messages.flatMap((message, at) => {
       const mime = built[at]!;
       if (mime instanceof ProviderError) return [];
