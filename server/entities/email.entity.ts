@@ -62,3 +62,9 @@ export const Email = defineEntity({
 });
 
 export interface IEmail extends InferEntity<typeof Email> {}
+
+/**
+ * What events and outcomes read of an email: a loaded entity, or the drain's plain copy of a
+ * claimed row (mapping a batch into managed entities cost the drain more than sending it).
+ */
+export type EmailFacts = Pick<IEmail, 'id' | 'createdAt' | 'from' | 'to' | 'subject' | 'messageId' | 'broadcastId' | 'tags' | 'region'> & { team: { id: string } };

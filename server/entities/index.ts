@@ -37,7 +37,7 @@ export type { ICapturedMessage } from './captured-message.entity.js';
 export type { DeliverabilityMetric, IDeliverabilityDay, IDeliverabilityEpisode, IRegionBroadcastPause } from './deliverability.entity.js';
 export { DELIVERABILITY_METRICS } from './deliverability.entity.js';
 export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
-export type { IEmail, EmailStatus, EmailLastEvent } from './email.entity.js';
+export type { IEmail, EmailFacts, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEmailTracking, ITrackingClick } from './email-tracking.entity.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
-import type { DeliverabilityMetric, IEmail } from '../../entities/index.js';
+import type { DeliverabilityMetric, EmailFacts } from '../../entities/index.js';
 
 /** Counter rows per team, day and region; a write takes one at random so concurrent sends rarely wait on each other. */
 const SHARDS = 8;
@@ -13,7 +13,7 @@ const ADD_TO_DAY = `
         bounced = deliverability_day.bounced + excluded.bounced,
         complained = deliverability_day.complained + excluded.complained`;
 
-function addToDay(tx: EntityManager, email: IEmail, day: Date, counts: { sent: number; bounced: number; complained: number }) {
+function addToDay(tx: EntityManager, email: EmailFacts, day: Date, counts: { sent: number; bounced: number; complained: number }) {
   const shard = Math.floor(Math.random() * SHARDS);
   return sqlQuery(tx, ADD_TO_DAY, [email.team.id, day.toISOString(), email.region, shard, counts.sent, counts.bounced, counts.complained], 'postlane_deliverability_add');
 }
@@ -22,7 +22,7 @@ function addToDay(tx: EntityManager, email: IEmail, day: Date, counts: { sent: n
  * The provider accepted these emails (their first acceptance, when `sent_at` is set): the
  * denominator of the rates, one statement for a whole settled batch.
  */
-export function countAccepted(tx: EntityManager, emails: readonly IEmail[], at: Date) {
+export function countAccepted(tx: EntityManager, emails: readonly EmailFacts[], at: Date) {
   if (emails.length === 0) return;
   const rows = emails.map((email) => ({ team_id: email.team.id, region: email.region }));
   return sqlQuery(
@@ -45,7 +45,7 @@ export function countAccepted(tx: EntityManager, emails: readonly IEmail[], at: 
  * `sent_at`) counts as sent and bounced on the day of the bounce: the provider handled it. Answers
  * whether it counted.
  */
-export async function countOutcome(tx: EntityManager, email: IEmail, metric: DeliverabilityMetric, type: string, at: Date): Promise<boolean> {
+export async function countOutcome(tx: EntityManager, email: EmailFacts, metric: DeliverabilityMetric, type: string, at: Date): Promise<boolean> {
   // `sent_at` as this transaction sees it (the caller's copy may predate the acceptance it just
   // wrote). An earlier soft bounce of the same email (also `email.bounced`) did not count.
   const [row] = await sqlQuery<{ sent_at: string | null; seen: boolean }>(

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DeliverabilityMetric, IEmail } from '../../entities/index.js';
+import type { DeliverabilityMetric, EmailFacts } from '../../entities/index.js';
 import { countOutcome } from './deliverability-counters.js';
 import { type JudgeDeps, judgeTeam } from './judge-team.js';
 
@@ -22,7 +22,7 @@ function isHardBounce(extra: Record<string, unknown>): boolean {
  * A bounce or complaint recorded for an email: counted in the team's window, then the team judged,
  * all in the caller's transaction.
  */
-export async function recordDeliverabilityOutcome(deps: JudgeDeps, tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown>): Promise<void> {
+export async function recordDeliverabilityOutcome(deps: JudgeDeps, tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown>): Promise<void> {
   const metric = METRIC_OF[type];
   if (!metric || (metric === 'bounce_rate' && !isHardBounce(extra))) return;
   if (!(await countOutcome(tx, email, metric, type, at))) return;

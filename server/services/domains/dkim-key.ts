@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { Domain, type IDomain, type IEmail } from '../../entities/index.js';
+import { Domain, type EmailFacts, type IDomain } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import type { DkimKey } from '../../providers/index.js';
 import { domainOfAddress } from './domain-name.js';
@@ -22,7 +22,7 @@ export interface SenderDomain {
  * Nothing (unsigned, untracked) when the domain was never added or was removed since. One query,
  * and one decryption per distinct domain.
  */
-export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<IEmail, 'team' | 'from'>[]): Promise<SenderDomain[]> {
+export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<EmailFacts, 'team' | 'from'>[]): Promise<SenderDomain[]> {
   const wanted = emails.map((email) => {
     const from = parseMailbox(email.from);
     return typeof from === 'string' ? null : { teamId: email.team.id, name: domainOfAddress(from.address) };

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
-import { Email, EmailAttachment, EmailRecipient, type IEmail, type IEmailAttachment, type IEmailRecipient } from '../../entities/index.js';
+import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
 import { type SenderDomain, senderDomainsForEmails } from '../domains/dkim-key.js';
@@ -25,6 +26,8 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
  * Due now by the database's clock (the writer compares against the same clock). Rows are taken
  * in due order with SKIP LOCKED, so any number of runs, in any number of processes, claim disjoint
  * batches; the compare-and-set on `status` makes a claim of a row another run just took impossible.
+ * Each row comes back with the recipients still owed a delivery (those accepted or refused for
+ * good are not sent again) and whether it has attachments, so a batch is one round trip.
  */
 const claimSql = (only: boolean) => `
   WITH due AS MATERIALIZED (
@@ -33,7 +36,51 @@ const claimSql = (only: boolean) => `
      ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED)
   UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
     FROM due WHERE e.id = due.id AND e.status = 'queued'
-  RETURNING e.*`;
+  RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
+            e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error,
+            (SELECT coalesce(json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)), '[]')
+               FROM email_recipient r WHERE r.email_id = e.id AND r.status = 'pending') AS owed,
+            EXISTS (SELECT 1 FROM email_attachment a WHERE a.email_id = e.id) AS has_attachments`;
+
+interface ClaimedRow {
+  id: string;
+  team_id: string;
+  created_at: Date | string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  broadcast_id: string | null;
+  region: string;
+  message_id: string;
+  attempts: number;
+  sent_at: Date | string | null;
+  last_error: string | null;
+  owed: OwedRecipient[];
+  has_attachments: boolean;
+}
+
+/** A recipient a claimed email still owes a delivery to. */
+export interface OwedRecipient {
+  id: string;
+  address: string;
+  response: string | null;
+}
+
+/**
+ * A claimed email as the drain reads it: plain values, not a managed entity (mapping a batch into
+ * the identity map, and the flush that compared them all at commit, cost more than sending it).
+ */
+export interface ClaimedEmail extends EmailFacts, Pick<IEmail, 'cc' | 'bcc' | 'replyTo' | 'html' | 'text' | 'headers' | 'attempts' | 'sentAt' | 'lastError'> {
+  owed: OwedRecipient[];
+  attachments: OutboundMessage['attachments'];
+}
 
 /**
  * One drain run for a region: lanes claim batches of due emails, hand them to the provider and
@@ -86,64 +133,85 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const bindings = only
     ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS]
     : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS];
-  const rows = await sqlQuery<Record<string, unknown>>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
+  const rows = await sqlQuery<ClaimedRow>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
-  const emails = rows.map((row) => em.map(Email, row));
-  const ids = emails.map((email) => email.id);
-  // Only the recipients still owed a delivery: those accepted or refused for good are not sent again.
-  const [owed, attachments, senders] = await Promise.all([
-    em.find(EmailRecipient, { email: { $in: ids }, status: 'pending' }),
-    em.find(EmailAttachment, { email: { $in: ids } }, { orderBy: { position: 'asc' } }),
-    senderDomainsForEmails(deps, emails),
-  ]);
-  const owedBy = groupByEmail(owed);
-  const attachmentsBy = groupByEmail(attachments);
+  const [attachments, senders] = await Promise.all([attachmentsOf(em, rows), senderDomainsForEmails(deps, rows.map((row) => ({ team: { id: row.team_id }, from: row.from })))]);
+  const emails = rows.map((row) => toClaimedEmail(row, attachments.get(row.id) ?? []));
 
   if (config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(config.POSTLANE_TEST_SEND_DELAY_MS);
   const signal = AbortSignal.timeout(sendTimeoutMs(config));
 
-  const outcomes = await sendClaimed(
-    deps,
-    provider,
-    emails.map((email, at) => ({ email, owed: owedBy.get(email.id) ?? [], attachments: attachmentsBy.get(email.id) ?? [], sender: senders[at]! })),
-    signal,
-  );
-  await settleSends(deps, em, emails, owedBy, outcomes);
+  const outcomes = await sendClaimed(deps, provider, emails, senders, signal);
+  await settleSends(deps, em, emails, outcomes);
   return rows.length;
 }
 
-function groupByEmail<T extends IEmailRecipient | IEmailAttachment>(rows: T[]): Map<string, T[]> {
-  const by = new Map<string, T[]>();
-  for (const row of rows) {
-    const list = by.get(row.email.id);
-    if (list) list.push(row);
-    else by.set(row.email.id, [row]);
-  }
-  return by;
+function toClaimedEmail(row: ClaimedRow, attachments: ClaimedEmail['attachments']): ClaimedEmail {
+  return {
+    id: row.id,
+    team: { id: row.team_id },
+    createdAt: new Date(row.created_at),
+    from: row.from,
+    to: row.to,
+    cc: row.cc,
+    bcc: row.bcc,
+    replyTo: row.reply_to,
+    subject: row.subject,
+    html: row.html,
+    text: row.text,
+    headers: row.headers,
+    tags: row.tags,
+    broadcastId: row.broadcast_id,
+    region: row.region,
+    messageId: row.message_id,
+    attempts: row.attempts,
+    sentAt: row.sent_at == null ? null : new Date(row.sent_at),
+    lastError: row.last_error,
+    owed: row.owed,
+    attachments,
+  };
 }
 
-interface Claimed {
-  email: IEmail;
-  owed: IEmailRecipient[];
-  attachments: IEmailAttachment[];
-  sender: SenderDomain;
+/** The attachments of the claimed emails that have any, by email, in their order. */
+async function attachmentsOf(em: EntityManager, rows: ClaimedRow[]): Promise<Map<string, ClaimedEmail['attachments']>> {
+  const by = new Map<string, ClaimedEmail['attachments']>();
+  const ids = rows.filter((row) => row.has_attachments).map((row) => row.id);
+  if (ids.length === 0) return by;
+  const attachments = await sqlQuery<{ email_id: string; filename: string; content_type: string | null; content: Buffer }>(
+    em,
+    'SELECT email_id, filename, content_type, content FROM email_attachment WHERE email_id = ANY(?::uuid[]) ORDER BY email_id, position',
+    [`{${ids.join(',')}}`],
+  );
+  for (const { email_id, filename, content_type, content } of attachments) {
+    const list = by.get(email_id) ?? [];
+    if (list.length === 0) by.set(email_id, list);
+    list.push({ filename, contentType: content_type, content });
+  }
+  return by;
 }
 
 /**
  * Builds each message and hands those with recipients owed to the provider as one batch. An
  * email with nobody owed (all settled by an earlier attempt) goes nowhere and settles as it is.
  */
-async function sendClaimed(deps: Pick<Deps, 'config' | 'secrets'>, provider: EmailProvider, claimed: Claimed[], signal: AbortSignal): Promise<BatchOutcome[]> {
-  const outcomes: BatchOutcome[] = new Array(claimed.length);
+async function sendClaimed(
+  deps: Pick<Deps, 'config' | 'secrets'>,
+  provider: EmailProvider,
+  emails: ClaimedEmail[],
+  senders: SenderDomain[],
+  signal: AbortSignal,
+): Promise<BatchOutcome[]> {
+  const outcomes: BatchOutcome[] = new Array(emails.length);
   const messages: OutboundMessage[] = [];
   const positions: number[] = [];
-  claimed.forEach(({ email, owed, attachments, sender }, at) => {
-    if (owed.length === 0) {
+  emails.forEach((email, at) => {
+    if (email.owed.length === 0) {
       outcomes[at] = { providerMessageId: '', recipients: [] };
       return;
     }
+    const sender = senders[at]!;
     try {
-      messages.push(withTracking(deps, { ...toOutboundMessage(email, owed.map((r) => r.address), attachments), dkim: sender.dkim }, sender.tracking));
+      messages.push(withTracking(deps, { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim }, sender.tracking));
       positions.push(at);
     } catch (err) {
       outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, false);
@@ -168,7 +236,10 @@ async function sendClaimed(deps: Pick<Deps, 'config' | 'secrets'>, provider: Ema
  * The one place an outbound message is built from a stored email. Stored addresses were accepted
  * by the strict parser, so they parse again; the parts go to the provider.
  */
-export function toOutboundMessage(email: IEmail, envelopeTo: string[], attachments: IEmailAttachment[]): OutboundMessage {
+export function toOutboundMessage(
+  email: Pick<ClaimedEmail, 'id' | 'messageId' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'subject' | 'html' | 'text' | 'headers' | 'attachments'>,
+  envelopeTo: string[],
+): OutboundMessage {
   const parts = (formatted: string): Address => {
     const mailbox = parseMailbox(formatted);
     if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
@@ -187,7 +258,7 @@ export function toOutboundMessage(email: IEmail, envelopeTo: string[], attachmen
     html: email.html ?? null,
     text: email.text ?? null,
     headers: email.headers,
-    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType ?? null, content: Buffer.from(a.content) })),
+    attachments: email.attachments,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
+import { Email, type EmailFacts, type EmailLastEvent } from '../../entities/index.js';
 import type { JudgeDeps } from '../deliverability/judge-team.js';
 import { recordDeliverabilityOutcome } from '../deliverability/record-outcome.js';
 import { emitEvent, emitEvents } from '../events/emit-event.js';
@@ -17,7 +17,7 @@ const LAST_EVENT_OF: Readonly<Record<string, EmailLastEvent>> = {
 };
 
 /** The email fields in the `data` of every email event, as Resend sends them. */
-function emailEventData(email: IEmail): Record<string, unknown> {
+function emailEventData(email: EmailFacts): Record<string, unknown> {
   return {
     email_id: email.id,
     created_at: email.createdAt.toISOString(),
@@ -35,12 +35,12 @@ function emailEventData(email: IEmail): Record<string, unknown> {
  * (the send job settles status and `last_event` in one statement). `extra` adds to `data`, such
  * as `bounce`, `open` or `click`.
  */
-export function emitEmailEvent(tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}) {
+export function emitEmailEvent(tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown> = {}) {
   return emitEvent(tx, { teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } });
 }
 
 /** emitEmailEvent for many events at once (the outcomes of a batch of sends), in the caller's transaction. */
-export function emitEmailEvents(tx: EntityManager, items: readonly { email: IEmail; type: string; at: Date; extra?: Record<string, unknown> }[]) {
+export function emitEmailEvents(tx: EntityManager, items: readonly { email: EmailFacts; type: string; at: Date; extra?: Record<string, unknown> }[]) {
   return emitEvents(
     tx,
     items.map(({ email, type, at, extra }) => ({ teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } })),
@@ -54,7 +54,7 @@ export function emitEmailEvents(tx: EntityManager, items: readonly { email: IEma
  * `at`, not the latest arrival. A bounce or complaint also counts toward the team's deliverability
  * rates and has the team judged against its lines, in the same transaction.
  */
-export async function recordEmailEvent(deps: JudgeDeps, tx: EntityManager, email: IEmail, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
+export async function recordEmailEvent(deps: JudgeDeps, tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
   const lastEvent = LAST_EVENT_OF[type];
   if (lastEvent) await tx.nativeUpdate(Email, { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] }, { lastEvent, lastEventAt: at });
   await recordDeliverabilityOutcome(deps, tx, email, type, at, extra);

@@ -1,10 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
-import type { IEmail, IEmailRecipient } from '../../entities/index.js';
+import type { IEmailRecipient } from '../../entities/index.js';
 import { type BatchOutcome, ProviderError, type RecipientResult } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
+import type { ClaimedEmail } from './drain-outbox.js';
 import { emitEmailEvents, recordEmailEvent } from './record-email-event.js';
 
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
@@ -14,7 +15,7 @@ type AttemptState = 'sent' | 'retrying' | 'failed';
 
 /** What one attempt leaves on the email row, its recipients, and the events it announces. */
 interface Settlement {
-  email: IEmail;
+  email: ClaimedEmail;
   state: AttemptState;
   row: {
     id: string;
@@ -64,9 +65,9 @@ const SETTLE = `
   )
   SELECT id FROM settled`;
 
-export async function settleSends(deps: Deps, em: EntityManager, emails: IEmail[], owedBy: Map<string, IEmailRecipient[]>, outcomes: BatchOutcome[]): Promise<void> {
+export async function settleSends(deps: Deps, em: EntityManager, emails: ClaimedEmail[], outcomes: BatchOutcome[]): Promise<void> {
   const now = deps.clock();
-  const settlements = emails.map((email, at) => decide(deps, email, owedBy.get(email.id) ?? [], outcomes[at]!, now));
+  const settlements = emails.map((email, at) => decide(deps, email, outcomes[at]!, now));
   const held = await em.transactional(async (tx) => {
     const rows = await sqlQuery<{ id: string }>(
       tx,
@@ -108,7 +109,7 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: IEmail[
  * recorded once, at the first acceptance; an email nobody accepted has failed (announced as
  * `email.failed` unless its recipients all bounced, which their `email.bounced` events say).
  */
-function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEmailRecipient[], outcome: BatchOutcome, now: Date): Settlement {
+function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: ClaimedEmail, outcome: BatchOutcome, now: Date): Settlement {
   const lastAttempt = email.attempts >= deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
   const delays = SEND_RETRY_DELAYS_SECONDS;
   const retryAt = new Date(now.getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000).toISOString();
@@ -141,7 +142,7 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: IEmail, owed: IEm
   let exhausted = false;
   let acceptedNow = false;
   let delayed = false;
-  for (const recipient of owed) {
+  for (const recipient of email.owed) {
     const verdict = verdicts.get(recipient.address.toLowerCase());
     const response = verdict?.response ?? recipient.response ?? null;
     if (verdict?.accepted) {
