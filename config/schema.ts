@@ -139,6 +139,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SEND_MAX_ATTEMPTS: v.optional(Integer(1, 50), 8),
     /** Emails a drain run claims in one statement and hands to the provider as one batch. */
     POSTLANE_SEND_BATCH_SIZE: v.optional(Integer(1, 5000), 250),
+    /** And at most this many MB of bodies and attachments, so a claim's memory is bounded by bytes as well as by count. */
+    POSTLANE_SEND_BATCH_MB: v.optional(Integer(1, 1024), 16),
     POSTLANE_JOB_CONCURRENCY: v.optional(Integer(1, 100), 10),
     POSTLANE_JOB_LOCK_LIFETIME_SECONDS: v.optional(Integer(2, 3600), 330),
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: v.optional(Integer(1, 300), 5),

@@ -27,7 +27,7 @@ import { createBroadcast } from '../../server/services/broadcasts/save-broadcast
 import { cancelBroadcast, sendBroadcast } from '../../server/services/broadcasts/send-broadcast.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
-import { spawnPostlane } from '../support/postlane-process.js';
+import { SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 
 const TARGET_EMAILS_PER_SECOND = 2_000;
@@ -87,7 +87,10 @@ try {
       createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
     );
     let measured: Omit<Parameters<typeof report>[0], 'writerAlone'>;
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' }, args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []);
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' }, [
+      ...SERVICE_NODE_FLAGS,
+      ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []),
+    ]);
     try {
       // At rest: once the started worker's memory has settled (a loaded machine starts it slowly).
       let restMb = 0;

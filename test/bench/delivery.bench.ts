@@ -34,7 +34,7 @@ import { senderDomainsForEmails } from '../../server/services/domains/dkim-key.j
 import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
-import { type PostlaneProcess, spawnPostlane } from '../support/postlane-process.js';
+import { type PostlaneProcess, SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 
 const TARGET_EMAILS_PER_SECOND = 800;
@@ -167,8 +167,8 @@ try {
 
     progress('postlane: starting an API and a worker process…');
     const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
-    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' }, profile);
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'info' }, profile);
+    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' }, [...SERVICE_NODE_FLAGS, ...profile]);
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'info' }, [...SERVICE_NODE_FLAGS, ...profile]);
     processes.push(api, worker);
     await Promise.all([api.waitForOutput(/postlane started/, 60_000), worker.waitForOutput(/postlane started/, 60_000)]);
     const apiUrl = /"url":"(http:[^"]+)"/.exec(api.output())![1]!;

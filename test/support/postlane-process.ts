@@ -5,6 +5,9 @@ import { TEST_SECRET_KEY } from './secrets.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
+/** The Node flags install.sh starts `postlane serve` with (README "Memory"): benchmarks run the service as installed. */
+export const SERVICE_NODE_FLAGS = ['--max-old-space-size=1536'];
+
 export interface PostlaneProcess {
   child: ChildProcess;
   output: () => string;

@@ -26,16 +26,26 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
  * Due now by the database's clock (the writer compares against the same clock). Rows are taken
  * in due order with SKIP LOCKED, so any number of runs, in any number of processes, claim disjoint
  * batches; the compare-and-set on `status` makes a claim of a row another run just took impossible.
- * Each row comes back with the recipients still owed a delivery (those accepted or refused for
- * good are not sent again) and whether it has attachments, so a batch is one round trip.
+ * A batch also ends where its bodies and attachments pass POSTLANE_SEND_BATCH_MB (it always takes
+ * its first email): a count alone would let 250 emails of 30 MB each into the worker's memory.
+ * Rows locked but not taken are free again when the statement ends. Each row comes back with the
+ * recipients still owed a delivery (those accepted or refused for good are not sent again) and
+ * whether it has attachments, so a batch is one round trip.
  */
 const claimSql = (only: boolean) => `
   WITH due AS MATERIALIZED (
-    SELECT id FROM email
+    SELECT id, send_after FROM email
      WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
-     ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED)
+     ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED),
+  sized AS (
+    SELECT d.id,
+           row_number() OVER running AS n,
+           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0)
+               + coalesce((SELECT sum(a.size) FROM email_attachment a WHERE a.email_id = d.id), 0)) OVER running AS held
+      FROM due d JOIN email e ON e.id = d.id
+    WINDOW running AS (ORDER BY d.send_after, d.id))
   UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
-    FROM due WHERE e.id = due.id AND e.status = 'queued'
+    FROM sized WHERE e.id = sized.id AND (sized.n = 1 OR sized.held <= ?) AND e.status = 'queued'
   RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
             e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error,
             (SELECT coalesce(json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)), '[]')
@@ -123,7 +133,7 @@ export async function releaseExpiredLeases(deps: Pick<Deps, 'orm'>, region: stri
 }
 
 /**
- * Claims up to POSTLANE_SEND_BATCH_SIZE due emails of the region (only those in `only`, when
+ * Claims up to POSTLANE_SEND_BATCH_SIZE due emails (and POSTLANE_SEND_BATCH_MB) of the region (only those in `only`, when
  * given), sends them as one batch and settles them. Returns how many it claimed.
  */
 export async function deliverDue(deps: Deps, region: string, only?: readonly string[]): Promise<number> {
@@ -131,8 +141,8 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const em = deps.orm.em.fork();
   const { config } = deps;
   const bindings = only
-    ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS]
-    : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS];
+    ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS, config.POSTLANE_SEND_BATCH_MB * 1024 * 1024]
+    : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS, config.POSTLANE_SEND_BATCH_MB * 1024 * 1024];
   const rows = await sqlQuery<ClaimedRow>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
   const [attachments, senders] = await Promise.all([attachmentsOf(em, rows), senderDomainsForEmails(deps, rows.map((row) => ({ team: { id: row.team_id }, from: row.from })))]);

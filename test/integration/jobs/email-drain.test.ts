@@ -164,3 +164,25 @@ describe('a run that finds an email held by a live lease', () => {
     expect(await waitingDrains()).toEqual([leaseEnds]);
   });
 });
+
+describe('a claim', () => {
+  it('stops where its bodies and attachments pass POSTLANE_SEND_BATCH_MB, taking a larger email alone', async () => {
+    const small = await startTestApp({ env: { POSTLANE_SEND_BATCH_MB: '1' } });
+    try {
+      const { token: key } = await small.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
+      const attachment = (kb: number) => [{ filename: 'a.bin', content: Buffer.alloc(kb * 1024, 7).toString('base64') }];
+      const ids: string[] = [];
+      for (const kb of [400, 400, 400, 1500, 10]) {
+        const res = await small.request('POST', '/emails', { token: key, body: { from: 'a@acme.test', to: 'big@example.com', subject: 'sized', text: 'x', attachments: attachment(kb) } });
+        expect(res.status).toBe(200);
+        ids.push(res.body.id as string);
+      }
+      const claim = () => small.run(() => deliverDue(small.deps, 'us-east-1', ids));
+      // 400 + 400 KB fit in 1 MB, a third does not; 1,500 KB is over the budget alone and goes alone.
+      expect([await claim(), await claim(), await claim(), await claim()]).toEqual([2, 1, 1, 1]);
+      expect(await claim()).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+});
