@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Address, OutboundMessage } from '../providers/provider.js';
 
@@ -45,27 +45,33 @@ export function toNodemailerMessage(message: OutboundMessage) {
 /** Every transport we create refuses to read local files or fetch URLs named in a message. */
 export const SAFE_TRANSPORT_OPTIONS = { disableFileAccess: true, disableUrlAccess: true } as const;
 
-const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, ...SAFE_TRANSPORT_OPTIONS });
+/**
+ * The message as nodemailer's transports compose it (the same MailComposer and DKIM signer), but
+ * without a transport around it: its per-message plugin, logging and stream work cost the capture
+ * provider as much again as composing. Nothing a transport adds applies to our options.
+ */
+async function compose(message: OutboundMessage, { keepBcc, sign }: { keepBcc: boolean; sign: boolean }) {
+  const { dkim, ...data } = toNodemailerMessage(message);
+  const node = new MailComposer({ ...data, ...SAFE_TRANSPORT_OPTIONS }).compile();
+  node.keepBcc = keepBcc;
+  node.setEnvelope(data.envelope);
+  if (sign && dkim) node.processFunc((input) => new DKIM(dkim).sign(input));
+  const envelope = node.getEnvelope();
+  return { raw: await node.build(), envelope: { from: envelope.from || '', to: envelope.to } };
+}
 
-/** The RFC 5322 message as it would leave over SMTP, plus its envelope. */
+/** The RFC 5322 message as it would leave over SMTP (signed, when Postlane signs), plus its envelope; a stored copy keeps its Bcc header. */
 export async function buildMime(message: OutboundMessage): Promise<{ raw: string; envelope: { from: string; to: string[] } }> {
-  const info = await composer.sendMail(toNodemailerMessage(message));
-  const envelope = info.envelope as { from: string | false; to: string[] };
-  return { raw: (info.message as Buffer).toString('utf8'), envelope: { from: envelope.from || '', to: envelope.to } };
+  const { raw, envelope } = await compose(message, { keepBcc: true, sign: true });
+  return { raw: raw.toString('utf8'), envelope };
 }
 
 /**
  * The message for an API that takes raw MIME and signs it itself (SES): as buildMime builds it,
- * but without DKIM and without a Bcc header, which the stream transport keeps and which would show
- * every recipient who the blind copies went to. The blind recipients are in the envelope.
+ * but without DKIM and without a Bcc header, which would show every recipient who the blind
+ * copies went to. The blind recipients are in the envelope.
  */
-export async function composeRawMime(message: OutboundMessage): Promise<{ raw: Buffer; envelope: { from: string; to: string[] } }> {
-  const { dkim: _signedByProvider, ...data } = toNodemailerMessage(message);
-  const node = new MailComposer({ ...data, ...SAFE_TRANSPORT_OPTIONS }).compile();
-  node.setEnvelope(data.envelope);
-  const envelope = node.getEnvelope();
-  return { raw: await node.build(), envelope: { from: envelope.from || '', to: envelope.to } };
-}
+export const composeRawMime = (message: OutboundMessage) => compose(message, { keepBcc: false, sign: false });
 
 /** `<uuid@domain>`: the domain of the sender, so the id is globally unique and attributable. */
 export function createMessageId(emailId: string, fromAddress: string): string {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../db/query.js';
-import { buildMime } from '../mail/mime.js';
+import { MimeThreads } from '../mail/mime-threads.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
 import { type BatchOutcome, type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
 
@@ -16,6 +16,8 @@ const INSERT_CAPTURED = `
  */
 export class CaptureProvider implements EmailProvider {
   readonly type = 'capture';
+
+  private readonly mime = new MimeThreads();
 
   constructor(
     readonly regions: readonly string[],
@@ -32,10 +34,7 @@ export class CaptureProvider implements EmailProvider {
   /** A whole batch in one INSERT: per-message inserts would make the store the ceiling of a broadcast. */
   async sendBatch(messages: readonly OutboundMessage[], _signal: AbortSignal): Promise<BatchOutcome[]> {
     const region = this.regions[0]!;
-    // One at a time: built all at once, a batch's nodemailer streams outlive several young-generation
-    // collections and are promoted, which grew the worker's heap by hundreds of MB.
-    const built: (Awaited<ReturnType<typeof buildMime>> | ProviderError)[] = [];
-    for (const message of messages) built.push(await buildMime(message).catch((err: Error) => new ProviderError(err.message, false)));
+    const built = (await this.mime.build(messages)).map((mime) => ('error' in mime ? new ProviderError(mime.error, false) : mime));
     const createdAt = new Date().toISOString();
     const rows = messages.flatMap((message, at) => {
       const mime = built[at]!;
@@ -63,5 +62,7 @@ export class CaptureProvider implements EmailProvider {
 
   async verify(): Promise<void> {}
 
-  async close(): Promise<void> {}
+  close(): Promise<void> {
+    return this.mime.close();
+  }
 }

@@ -4,7 +4,7 @@ import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
 import type { EmailFacts, IEmail } from '../../entities/index.js';
-import { parseMailbox } from '../../mail/address.js';
+import { splitFormatted } from '../../mail/address.js';
 import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
 import { type SenderDomain, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
@@ -243,17 +243,17 @@ async function sendClaimed(
 }
 
 /**
- * The one place an outbound message is built from a stored email. Stored addresses were accepted
- * by the strict parser, so they parse again; the parts go to the provider.
+ * The one place an outbound message is built from a stored email. Stored addresses are the strict
+ * parser's canonical form, so they split into parts without parsing again; the parts go to the provider.
  */
 export function toOutboundMessage(
   email: Pick<ClaimedEmail, 'id' | 'messageId' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'subject' | 'html' | 'text' | 'headers' | 'attachments'>,
   envelopeTo: string[],
 ): OutboundMessage {
   const parts = (formatted: string): Address => {
-    const mailbox = parseMailbox(formatted);
-    if (typeof mailbox === 'string') throw new ProviderError(`stored address ${JSON.stringify(formatted)} ${mailbox}`, false);
-    return { name: mailbox.name, address: mailbox.address };
+    const mailbox = splitFormatted(formatted);
+    if (!mailbox) throw new ProviderError(`stored address ${JSON.stringify(formatted)} is not one Postlane formatted`, false);
+    return mailbox;
   };
   return {
     emailId: email.id,

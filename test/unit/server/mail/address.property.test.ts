@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Mailbox, parseMailbox } from '../../../../server/mail/address.js';
+import { type Mailbox, parseMailbox, splitFormatted } from '../../../../server/mail/address.js';
 
 const parsed = (input: string) => {
   const result = parseMailbox(input);
@@ -13,6 +13,7 @@ describe('parseMailbox properties', () => {
     fc.assert(
       fc.property(fc.emailAddress(), (address) => {
         expect(parsed(address)).toEqual({ name: null, address, formatted: address });
+        expect(splitFormatted(address)).toEqual({ name: null, address });
       }),
       { numRuns: 2000 },
     );
@@ -27,6 +28,7 @@ describe('parseMailbox properties', () => {
         expect(first.address).toBe(address);
         expect(first.name).toBe(displayName.replace(/\s+/g, ' '));
         expect(parsed(first.formatted)).toEqual(first);
+        expect(splitFormatted(first.formatted)).toEqual({ name: first.name, address: first.address });
       }),
       { numRuns: 1000 },
     );
