@@ -133,16 +133,21 @@ export async function releaseExpiredLeases(deps: Pick<Deps, 'orm'>, region: stri
 }
 
 /**
- * Claims up to POSTLANE_SEND_BATCH_SIZE due emails (and POSTLANE_SEND_BATCH_MB) of the region (only those in `only`, when
- * given), sends them as one batch and settles them. Returns how many it claimed.
+ * Claims up to POSTLANE_SEND_BATCH_SIZE due emails of the region, and POSTLANE_SEND_BATCH_MB
+ * (only those in `only`, when given), sends them as one batch and settles them. Returns how many
+ * it claimed.
  */
 export async function deliverDue(deps: Deps, region: string, only?: readonly string[]): Promise<number> {
   const provider = deps.providers.forRegion(region);
   const em = deps.orm.em.fork();
   const { config } = deps;
-  const bindings = only
-    ? [region, `{${only.join(',')}}`, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS, config.POSTLANE_SEND_BATCH_MB * 1024 * 1024]
-    : [region, config.POSTLANE_SEND_BATCH_SIZE, config.POSTLANE_SEND_LEASE_SECONDS, config.POSTLANE_SEND_BATCH_MB * 1024 * 1024];
+  const bindings = [
+    region,
+    ...(only ? [`{${only.join(',')}}`] : []),
+    config.POSTLANE_SEND_BATCH_SIZE,
+    config.POSTLANE_SEND_LEASE_SECONDS,
+    config.POSTLANE_SEND_BATCH_MB * 1024 * 1024,
+  ];
   const rows = await sqlQuery<ClaimedRow>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
   const [attachments, senders] = await Promise.all([attachmentsOf(em, rows), senderDomainsForEmails(deps, rows.map((row) => ({ team: { id: row.team_id }, from: row.from })))]);

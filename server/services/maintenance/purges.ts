@@ -49,3 +49,9 @@ export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
  * most a few days even under the longest delivery policy, and older messages are refused.
  */
 export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
+
+/**
+ * Clicks kept to judge bursts: the next click on the same email prunes its own, but an email never
+ * clicked again keeps them. No click older than an ingested event can be (14 days) still matters.
+ */
+export const purgeTrackingClicks = (deps: PurgeDeps) => purgeInChunks(deps, 'tracking_click', 'clicked_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));

@@ -1,5 +1,13 @@
 import type { Deps } from '../../deps.js';
-import { purgeApiLogs, purgeCapturedMessages, purgeFinishedJobs, purgeIdempotencyKeys, purgeIngestedNotifications, purgeWebhookDeliveries } from './purges.js';
+import {
+  purgeApiLogs,
+  purgeCapturedMessages,
+  purgeFinishedJobs,
+  purgeIdempotencyKeys,
+  purgeIngestedNotifications,
+  purgeTrackingClicks,
+  purgeWebhookDeliveries,
+} from './purges.js';
 
 type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -11,6 +19,7 @@ export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: Maint
   { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
   { name: 'ingested_notifications', title: 'Purge provider notification ids (SNS dedupe) older than 14 days', run: purgeIngestedNotifications },
+  { name: 'tracking_clicks', title: 'Purge click records (burst detection) older than 14 days', run: purgeTrackingClicks },
 ];
 
 export interface MaintenanceOutcome {

@@ -15,6 +15,11 @@ const maintenance = async () => {
 beforeAll(async () => {
   app = await startTestApp();
   ({ teamId } = await app.createTeamWithKey());
+  const [email] = await sql(
+    `INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, region, message_id, status, last_event, send_after)
+     VALUES (gen_random_uuid(), now(), now(), ?, 'a@acme.test', '{reader@example.com}', '{}', '{}', '{}', 'clicked', 'us-east-1', '<m@acme.test>', 'sent', 'clicked', now()) RETURNING id`,
+    [teamId],
+  );
   const old = "now() - interval '40 days'";
   for (const age of [old, 'now()']) {
     await sql(`INSERT INTO api_log (id, created_at, team_id, method, endpoint, response_status, duration_ms) VALUES (gen_random_uuid(), ${age}, ?, 'GET', '/emails', 200, 1)`, [teamId]);
@@ -22,6 +27,7 @@ beforeAll(async () => {
     await sql(`INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`, [teamId]);
     await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
     await sql(`INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`);
+    await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`, [email.id]);
   }
   // Neither finished nor one-off: kept whatever their age.
   await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);
@@ -41,13 +47,16 @@ describe('postlane maintenance run', () => {
       captured_mail: { task: 'captured_mail', removed: 1, error: null },
       finished_jobs: { task: 'finished_jobs', removed: 1, error: null },
       ingested_notifications: { task: 'ingested_notifications', removed: 1, error: null },
+      tracking_clicks: { task: 'tracking_clicks', removed: 1, error: null },
     });
-    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key'), await count('ingested_notification')]).toEqual([1, 1, 1, 1]);
+    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key'), await count('ingested_notification'), await count('tracking_click')]).toEqual([
+      1, 1, 1, 1, 1,
+    ]);
     expect(await count('agenda_jobs')).toBe(jobsBefore - 1);
 
     const again = await maintenance();
     expect(again.code).toBe(0);
-    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('runs every task when one fails, reports it, and exits 1', async () => {
