@@ -2,16 +2,31 @@ import type { EntityManager, EventSubscriber, MikroORM, TransactionEventArgs } f
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Logger } from '../../logger.js';
 
-/** Endpoints with new deliveries, per unit of work, until its transaction commits or rolls back. */
-const awaitingCommit = new WeakMap<EntityManager, Set<string>>();
+/** Endpoints with new deliveries, per root transaction (or unit of work), until it commits or rolls back. */
+const awaitingCommit = new WeakMap<object, Set<string>>();
+
+/**
+ * What must commit before the deliveries are visible: the outermost transaction. A nested one only
+ * releases a savepoint, and MikroORM runs commit hooks for the root alone, with its own context,
+ * so a nested fork's wake-ups were lost until the sweep. MikroORM marks a nested transaction with
+ * a symbol pointing at its parent (pinned version; the waker tests fail if that changes).
+ */
+function commitScope(em: EntityManager): object {
+  let transaction: object | undefined = em.getContext().getTransactionContext();
+  if (!transaction) return em.getContext();
+  for (;;) {
+    const parent: symbol | undefined = Object.getOwnPropertySymbols(transaction).find((symbol) => symbol.description === 'parentTransaction');
+    if (!parent) return transaction;
+    transaction = (transaction as Record<symbol, object>)[parent]!;
+  }
+}
 
 /** Called by the fan-out: wake these endpoints' workers once the caller's transaction commits. */
 export function wakeAfterCommit(em: EntityManager, endpointIds: readonly string[]): void {
-  // Calls through the global EntityManager act on the request's fork, whose commit is what we hear.
-  const unit = em.getContext();
-  const ids = awaitingCommit.get(unit) ?? new Set<string>();
+  const scope = commitScope(em);
+  const ids = awaitingCommit.get(scope) ?? new Set<string>();
   for (const id of endpointIds) ids.add(id);
-  awaitingCommit.set(unit, ids);
+  awaitingCommit.set(scope, ids);
 }
 
 const WAKE_COALESCE_MS = 5;
@@ -33,14 +48,18 @@ export class WebhookWaker implements EventSubscriber {
   ) {}
 
   afterTransactionCommit(args: TransactionEventArgs): void {
-    const ids = awaitingCommit.get(args.em);
-    if (!ids) return;
-    awaitingCommit.delete(args.em);
-    for (const id of ids) this.pending.add(id);
-    this.timer ??= setTimeout(() => void this.flush(), WAKE_COALESCE_MS);
+    // Keyed by the transaction, or by the unit of work when the fan-out ran outside one (its flush then commits it).
+    for (const scope of [args.transaction, args.em]) {
+      const ids = scope && awaitingCommit.get(scope);
+      if (!ids) continue;
+      awaitingCommit.delete(scope);
+      for (const id of ids) this.pending.add(id);
+    }
+    if (this.pending.size > 0) this.timer ??= setTimeout(() => void this.flush(), WAKE_COALESCE_MS);
   }
 
   afterTransactionRollback(args: TransactionEventArgs): void {
+    if (args.transaction) awaitingCommit.delete(args.transaction);
     awaitingCommit.delete(args.em);
   }
 

@@ -235,6 +235,21 @@ describe('the webhook delivery engine', () => {
     expect(fast.receiver.received.map((r) => JSON.parse(r.body).data.seq)).toEqual([...Array(120).keys()]);
   });
 
+  it('wakes the endpoint when the event was written in a nested transaction, once the outer one commits', async () => {
+    const { teamId, endpointId } = await setup(() => ({ status: 200 }));
+    app.recorded.length = 0;
+    await app.run(() =>
+      em().transactional(async (outer) => {
+        await outer.transactional((inner) => emitEvent(inner, { teamId, type: 'contact.created', data: { id: 'c2' }, createdAt: new Date(now) }));
+        // Only a savepoint is released so far: waking now would find nothing to deliver.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(app.recorded).toEqual([]);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(app.recorded).toEqual([{ name: 'webhook.deliver', data: { endpointId }, at: undefined }]);
+  });
+
   it('recovers a delivery whose worker died mid-attempt (lease expiry plus the sweep), delivering it once', async () => {
     const { receiver, teamId, endpointId } = await setup(() => ({ status: 200 }));
     await emit(teamId);
