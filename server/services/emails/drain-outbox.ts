@@ -8,6 +8,7 @@ import { splitFormatted } from '../../mail/address.js';
 import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
 import { type SenderDomain, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
+import type { QueuedEmailRow } from './queued-email-writer.js';
 import { settleSends } from './settle-sends.js';
 
 /** Claims in flight per drain run: while one batch is with the provider, the other is being claimed or settled. */
@@ -52,23 +53,11 @@ const claimSql = (only: boolean) => `
                FROM email_recipient r WHERE r.email_id = e.id AND r.status = 'pending') AS owed,
             EXISTS (SELECT 1 FROM email_attachment a WHERE a.email_id = e.id) AS has_attachments`;
 
-interface ClaimedRow {
-  id: string;
-  team_id: string;
+/** The columns the claim returns: those the writer wrote, and what sending has added since. */
+interface ClaimedRow
+  extends Pick<QueuedEmailRow, 'id' | 'team_id' | 'from' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers' | 'tags' | 'region' | 'message_id'> {
   created_at: Date | string;
-  from: string;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  reply_to: string[];
-  subject: string;
-  html: string | null;
-  text: string | null;
-  headers: Record<string, string>;
-  tags: { name: string; value: string }[];
   broadcast_id: string | null;
-  region: string;
-  message_id: string;
   attempts: number;
   sent_at: Date | string | null;
   last_error: string | null;
