@@ -74,11 +74,12 @@ try {
       const team = await createTeam(deps, { name: 'Bench' });
       return { ...(await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' })), teamId: team.id };
     });
-    const call = async (method: string, path: string, body?: unknown) => {
+    /** The JSON of a successful call, as the type the caller names. */
+    const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       const json = await res.json();
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
+      return json as T;
     };
     await call('POST', '/contact-properties', { key: 'plan', type: 'string', fallback_value: 'free' });
     await call('POST', '/contact-properties', { key: 'seats', type: 'number' });
@@ -100,12 +101,12 @@ try {
     progress(`postlane: ${total} contacts through POST /contacts/batch, ${BATCH} per call…`);
     let created = 0;
     const importMs = await timed(async () => {
-      for (const rows of batches) created += (await call('POST', '/contacts/batch', rows)).counts.created as number;
+      for (const rows of batches) created += (await call<{ counts: { created: number } }>('POST', '/contacts/batch', rows)).counts.created;
     });
     const [{ n: contactRows }] = (await pool.query('SELECT count(*)::int AS n FROM contact')).rows;
     const [{ n: createdEvents }] = (await pool.query(`SELECT count(*)::int AS n FROM event WHERE type = 'contact.created'`)).rows;
 
-    const segment = await call('POST', '/segments', {
+    const segment = await call<{ id: string }>('POST', '/segments', {
       name: 'Pro at example3',
       filter: { match: 'all', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { field: 'email', op: 'ends_with', value: '@example3.com' }, { field: 'unsubscribed', op: 'eq', value: false }] },
     });
@@ -114,7 +115,7 @@ try {
     let counted = 0;
     for (let i = 0; i < 3; i += 1) await call('GET', `/segments/${segment.id}`);
     const countMs: number[] = [];
-    for (let i = 0; i < reads; i += 1) countMs.push(await timed(async () => (counted = (await call('GET', `/segments/${segment.id}`)).contact_count)));
+    for (let i = 0; i < reads; i += 1) countMs.push(await timed(async () => (counted = (await call<{ contact_count: number }>('GET', `/segments/${segment.id}`)).contact_count)));
     const handSql = `SELECT count(*)::int AS n FROM contact WHERE team_id = $1 AND coalesce(properties->>'plan', 'free') = 'pro' AND email LIKE '%@example3.com' AND NOT unsubscribed`;
     const handMs: number[] = [];
     let expected = 0;

@@ -116,7 +116,8 @@ try {
       await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
       const { token } = await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' });
       if (args.unsigned) await orm.em.nativeUpdate(Domain, { id: domain.id }, { dkimPrivateKey: null });
-      const [{ dkim }] = await senderDomainsForEmails(deps, [{ team: { id: team.id } as never, from: FROM }]);
+      // One email in, one sender domain out.
+      const { dkim } = (await senderDomainsForEmails(deps, [{ team: { id: team.id } as never, from: FROM }]))[0]!;
       return { token, dkim };
     });
 

@@ -20,10 +20,10 @@ const chunks = (value: string) => value.match(/[\s\S]{1,255}/g) ?? [''];
 export async function startDnsServer() {
   const zone = new Map<string, ZoneEntry>();
   const key = (type: RecordType, name: string) => `${type} ${name.toLowerCase().replace(/\.$/, '')}`;
-  const answer = (request: any, send: (response: any) => void) => {
+  const answer = (request: dns2.Packet, send: dns2.Send) => {
     const response = Packet.createResponseFromRequest(request);
-    const [question] = request.questions;
-    const name = String(question.name).toLowerCase();
+    const question = request.questions[0]!;
+    const name = question.name.toLowerCase();
     const type = (Object.keys(TYPES) as RecordType[]).find((t) => TYPES[t] === question.type);
     const entry = type ? zone.get(key(type, name)) : undefined;
     if (entry && !Array.isArray(entry)) {
@@ -48,7 +48,7 @@ export async function startDnsServer() {
     send(response);
   };
   const udp = dns2.createServer({ udp: true, handle: answer });
-  const { udp: bound } = (await udp.listen({ udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })) as { udp: { port: number } };
+  const bound = (await udp.listen({ udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })).udp!;
   // TCP on the same port, so an answer too long for UDP, retried over TCP, reaches us too.
   const tcp = dns2.createServer({ tcp: true, handle: answer });
   await tcp.listen({ tcp: { port: bound.port, address: '127.0.0.1' } });

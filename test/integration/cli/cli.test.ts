@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsList } from '../../../server/db/migrations/index.js';
+import type { Health } from '../../../server/services/system/check-health.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { runPostlane, spawnPostlane } from '../../support/postlane-process.js';
 
@@ -75,7 +76,7 @@ describe('postlane CLI', () => {
       await server.waitForOutput(/postlane started/);
       const url = /"url":"(http:[^"]+)"/.exec(server.output())?.[1];
       expect(url).toBeDefined();
-      const health = await (await fetch(`${url}/health`)).json();
+      const health = (await (await fetch(`${url}/health`)).json()) as Health;
       expect(health.database).toEqual({ ok: true });
 
       const resend = new Resend(token, { baseUrl: url });
@@ -142,9 +143,9 @@ describe('a database that drops every connection', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(server.child.exitCode).toBeNull();
 
-      let health: { database: { ok: boolean } } | undefined;
+      let health: Health | undefined;
       for (let i = 0; i < 50 && !health?.database.ok; i += 1) {
-        health = await (await fetch(`${url}/health`)).json();
+        health = (await (await fetch(`${url}/health`)).json()) as Health;
         if (!health?.database.ok) await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(health?.database.ok).toBe(true);

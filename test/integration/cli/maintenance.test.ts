@@ -6,7 +6,7 @@ let app: TestApp;
 let teamId: string;
 
 const sql = (query: string, bindings: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute(query, bindings);
-const count = async (table: string) => Number((await sql(`SELECT count(*) AS n FROM ${table}`))[0].n);
+const count = async (table: string) => Number((await sql(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
 const maintenance = async () => {
   const result = await runPostlane(['maintenance', 'run', '--json'], { DATABASE_URL: app.databaseUrl });
   return { code: result.code, output: result.output, tasks: Object.fromEntries(JSON.parse(result.stdout).tasks.map((t: { task: string }) => [t.task, t])) };
@@ -27,7 +27,7 @@ beforeAll(async () => {
     await sql(`INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`, [teamId]);
     await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
     await sql(`INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`);
-    await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`, [email.id]);
+    await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`, [email!.id]);
   }
   // Neither finished nor one-off: kept whatever their age.
   await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);

@@ -231,7 +231,7 @@ describe('team deliverability', () => {
     const ids = await h.sent(token, 20);
     await Promise.all(ids.slice(0, 8).map((id) => h.outcome(id)));
     expect((await h.events(teamId)).map(([type]) => type)).toEqual(['deliverability.warning', 'deliverability.paused']);
-    const [{ bounced }] = await queryDatabase<{ bounced: number }>(h.app.databaseUrl, 'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]);
+    const { bounced } = (await queryDatabase<{ bounced: number }>(h.app.databaseUrl, 'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]))[0]!;
     expect(bounced).toBe(8);
   });
 

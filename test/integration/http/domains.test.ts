@@ -72,7 +72,7 @@ describe('POST /domains', () => {
     const other = await addDomain(token);
     expect(record(other, 'DKIM').value).not.toBe(dkim.value);
     expect(created.text).not.toContain('PRIVATE');
-    const [row] = await app.deps.orm.em.getConnection().execute('SELECT dkim_private_key FROM domain WHERE id = ?', [created.body.id]);
+    const row = await app.deps.orm.em.getConnection().execute<{ dkim_private_key: string }>('SELECT dkim_private_key FROM domain WHERE id = ?', [created.body.id], 'get');
     expect(row.dkim_private_key).toMatch(/^v\d+\./);
     expect(row.dkim_private_key).not.toContain('PRIVATE KEY');
   });
@@ -259,14 +259,14 @@ describe('the from rule', () => {
     await verify(token, domain.id);
     const sent = await app.request('POST', '/emails', { token, body: email(`Shop <hello@${domain.name.toUpperCase()}>`) });
     expect(sent.status).toBe(200);
-    const [row] = await app.deps.orm.em.getConnection().execute('SELECT region FROM email WHERE id = ?', [sent.body.id]);
+    const row = await app.deps.orm.em.getConnection().execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [sent.body.id], 'get');
     expect(row.region).toBe('eu-west-1');
 
     // A domain added in the capture region is sent from there, verified or not.
     const sandbox = await addDomain(token, unique('sandbox'), { region: 'us-east-1' });
     const captured = await app.request('POST', '/emails', { token, body: email(`x@${sandbox.name}`) });
     expect(captured.status).toBe(200);
-    const [capturedRow] = await app.deps.orm.em.getConnection().execute('SELECT region FROM email WHERE id = ?', [captured.body.id]);
+    const capturedRow = await app.deps.orm.em.getConnection().execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [captured.body.id], 'get');
     expect(capturedRow.region).toBe('us-east-1');
   });
 
@@ -278,7 +278,7 @@ describe('the from rule', () => {
     const batch = await app.request('POST', '/emails/batch', { token, body: [email(`a@${domain.name}`), email('b@unverified.test')] });
     expect(batch.status).toBe(403);
     expect(batch.body.message).toMatch(/^1\.from: The unverified\.test domain is not verified/);
-    const [{ count }] = await app.deps.orm.em.getConnection().execute('SELECT count(*)::int AS count FROM email WHERE team_id = ?', [teamId]);
+    const { count } = await app.deps.orm.em.getConnection().execute<{ count: number }>('SELECT count(*)::int AS count FROM email WHERE team_id = ?', [teamId], 'get');
     expect(count).toBe(0);
     expect((await app.request('POST', '/emails/batch', { token, body: [email(`a@${domain.name}`)] })).status).toBe(200);
     // Permissive: indexes still name the request's emails, after the invalid ones were set aside.

@@ -55,7 +55,7 @@ describe('the recurring domain check', () => {
         if (Date.now() > deadline) throw new Error('the job never verified the domain');
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      const [state] = await worker.deps.orm.em.fork().getConnection().execute('SELECT extract(epoch FROM next_check_at - last_checked_at)::int AS wait FROM domain WHERE id = ?', [domain.id]);
+      const state = await worker.deps.orm.em.fork().getConnection().execute<{ wait: number }>('SELECT extract(epoch FROM next_check_at - last_checked_at)::int AS wait FROM domain WHERE id = ?', [domain.id], 'get');
       expect(state.wait).toBe(24 * 3600);
     } finally {
       await worker.close();

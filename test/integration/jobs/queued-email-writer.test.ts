@@ -17,7 +17,8 @@ const row = (team: string): QueuedEmailRow => {
   return {
     id, team_id: team, from: 'a@acme.test', to: ['b@example.com'], cc: [], bcc: [], reply_to: [], subject: 's', html: null, text: 't',
     headers: {}, tags: [], attachments: [],
-    region: 'us-east-1', message_id: `<${id}@acme.test>`, created_at: new Date().toISOString(), recipients: [{ kind: 'to', address: 'b@example.com' }],
+    region: 'us-east-1', message_id: `<${id}@acme.test>`, created_at: new Date().toISOString(), scheduled_at: null, topic_id: null, park_until: null,
+    recipients: [{ kind: 'to', address: 'b@example.com' }],
   };
 };
 

@@ -46,17 +46,18 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const post = (api: string, path: string, body: unknown) =>
-  fetch(`${api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+/** The status and JSON body, as the type the caller names. */
+const post = <T = unknown>(api: string, path: string, body: unknown) =>
+  fetch(`${api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
 
 describe('two API and two worker processes on one database', () => {
   it('send every email exactly once under concurrent load, and deliver every email.sent webhook', async () => {
     const mail = (n: number) => ({ from: 'Load <load@acme.test>', to: `r${n}@example.com`, subject: `Load ${n}`, text: 'x' });
-    const singles = Array.from({ length: 200 }, (_, n) => post(apis[n % 2]!, '/emails', mail(n)));
-    const batches = Array.from({ length: 10 }, (_, b) => post(apis[b % 2]!, '/emails/batch', Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i))));
+    const singles = Array.from({ length: 200 }, (_, n) => post<{ id: string }>(apis[n % 2]!, '/emails', mail(n)));
+    const batches = Array.from({ length: 10 }, (_, b) => post<{ data: { id: string }[] }>(apis[b % 2]!, '/emails/batch', Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i))));
     const responses = await Promise.all([...singles, ...batches]);
     expect(responses.every((r) => r.status === 200)).toBe(true);
-    const ids = responses.flatMap((r) => (Array.isArray(r.body.data) ? r.body.data.map((d: { id: string }) => d.id) : [r.body.id]));
+    const ids = responses.flatMap((r) => ('data' in r.body ? r.body.data.map((d) => d.id) : [r.body.id]));
     expect(new Set(ids).size).toBe(300);
 
     await sink.waitFor(300, 60_000);

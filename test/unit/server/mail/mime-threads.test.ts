@@ -1,9 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-// The compiled module (npm test builds first): only there is the worker module beside it, so batches go to a thread.
-import { MimeThreads } from '../../../../dist/server/mail/mime-threads.js';
 import { buildMime } from '../../../../server/mail/mime.js';
+import type * as MimeThreadsModule from '../../../../server/mail/mime-threads.js';
 import type { OutboundMessage } from '../../../../server/providers/provider.js';
+
+// The compiled module (npm test builds first): only there is the worker module beside it, so batches go to a thread.
+// The build emits no declarations, so the source module types it; a variable specifier keeps tsc from resolving dist.
+const compiled = new URL('../../../../dist/server/mail/mime-threads.js', import.meta.url).href;
+const { MimeThreads }: typeof MimeThreadsModule = await import(compiled);
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 const message = (over: Partial<OutboundMessage> = {}): OutboundMessage => ({
