@@ -1,38 +1,11 @@
 import type { Command } from 'commander';
-import { type CheckResult, doctorChecks } from '../../server/services/system/doctor.js';
-import { command } from '../lib/context.js';
-import { printJson, renderTasks } from '../lib/render.js';
+import { actionsFrom } from '../lib/context.js';
 
-const STATE = { ok: 'done', warn: 'warned', fail: 'failed', skipped: 'skipped' } as const;
+const action = actionsFrom(() => import('../actions/doctor.js'));
 
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description('check the configuration, database, workers, job queue, providers, public URL, clock and disk; exits 1 when something is wrong')
-    .action(
-      command(async (_options: object, cmd: Command) => {
-        const json = Boolean(cmd.optsWithGlobals().json);
-        const { checks, close } = doctorChecks();
-        try {
-          const results = await renderTasks(
-            checks.map((check) => ({
-              title: check.title,
-              run: check.run,
-              detail: (r: CheckResult) => r.detail,
-              state: (r: CheckResult) => STATE[r.status],
-              hint: (r: CheckResult) => r.fix,
-            })),
-            { quiet: json, keepGoing: true },
-          );
-          const report = checks.map((check, at) => {
-            const result = results[at];
-            return result instanceof Error ? { check: check.name, status: 'fail', detail: result.message } : { check: check.name, ...(result as object) };
-          });
-          if (json) printJson({ ok: report.every((r) => r.status !== 'fail'), checks: report });
-          if (report.some((r) => r.status === 'fail')) process.exitCode = 1;
-        } finally {
-          await close();
-        }
-      }),
-    );
+    .action(action('doctor'));
 }

@@ -4,15 +4,24 @@ import { type Config, ConfigError, loadConfig } from '../../config/index.js';
 import { DatabaseUnavailableError, initOrm, waitForDatabase } from '../../server/db/orm.js';
 import { ApiError } from '../../server/errors.js';
 import { PendingMigrationsError } from '../../server/main.js';
-import { printJson, renderProblems } from './render.js';
 
 export interface GlobalOptions {
   json?: boolean;
 }
 
+type Action = (...args: any[]) => Promise<void>;
+
+/**
+ * A command's actions, by the names its module exports; the module is imported only when one of
+ * them runs, as it brings Ink, React and services of its own that `postlane serve` must not load.
+ */
+export function actionsFrom<M extends Record<keyof M, Action>>(load: () => Promise<M>) {
+  return (name: keyof M) => command(async (...args) => (await load())[name](...args));
+}
+
 /** Runs a command body and turns every failure into a clear message and a non-zero exit. */
-export function command<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
-  return async (...args: A) => {
+function command(fn: (...args: unknown[]) => Promise<void>) {
+  return async (...args: unknown[]) => {
     const options = args.findLast((a) => typeof a === 'object' && a !== null && 'optsWithGlobals' in a) as
       | { optsWithGlobals(): GlobalOptions }
       | undefined;
@@ -27,6 +36,8 @@ export function command<A extends unknown[]>(fn: (...args: A) => Promise<void>) 
 
 async function reportFailure(err: Error, json: boolean): Promise<number> {
   const { title, problems, hint } = describeFailure(err);
+  // Imported only now: render.js brings Ink, which `postlane serve` must not load either.
+  const { printJson, renderProblems } = await import('./render.js');
   if (json) printJson({ error: { name: err.name, message: title, problems } });
   else await renderProblems(title, problems, hint);
   return 1;

@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { migrate as applyMigrations, pendingMigrations } from '../../server/db/orm.js';
+import { withDatabase } from '../lib/context.js';
+import { printJson, renderTasks } from '../lib/render.js';
+
+export async function migrate(options: { status?: boolean }, cmd: Command): Promise<void> {
+  const json = Boolean(cmd.optsWithGlobals().json);
+  const [names] = (await renderTasks(
+    [
+      {
+        title: options.status ? 'Check for pending migrations' : 'Apply pending migrations',
+        run: () => withDatabase(({ orm }) => (options.status ? pendingMigrations(orm) : applyMigrations(orm))),
+        detail: (names: string[]) => (names.length ? names.join(', ') : 'up to date'),
+      },
+    ],
+    { quiet: json },
+  )) as [string[]];
+  if (json) printJson(options.status ? { pending: names } : { applied: names });
+}

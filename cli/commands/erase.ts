@@ -1,0 +1,16 @@
+import { type Command, Option } from 'commander';
+import { actionsFrom } from '../lib/context.js';
+import { teamOption } from '../lib/options.js';
+
+const action = actionsFrom(() => import('../actions/erase.js'));
+
+export function registerErase(program: Command): void {
+  program
+    .command('erase')
+    .description('erase addresses from everything the team keeps (contacts, mail, events, logs, captured mail); prints a receipt')
+    .argument('[emails...]', 'addresses to erase')
+    .addOption(new Option('--file <path>', 'a file of addresses, one per line (or the first column of a CSV)'))
+    .addOption(new Option('--dry-run', 'count what would be erased, change nothing'))
+    .addOption(teamOption())
+    .action(action('erase'));
+}

@@ -1,0 +1,55 @@
+import { type Command, Option } from 'commander';
+import { PLAN_NAMES } from '../../config/plans.js';
+import { parseMailbox } from '../../server/mail/address.js';
+import { actionsFrom } from '../lib/context.js';
+
+const action = actionsFrom(() => import('../actions/teams.js'));
+
+/** `--owner a@x.com --owner b@x.com`: bare addresses, checked as strictly as recipients. */
+function collectOwner(value: string, previous: string[] = []): string[] {
+  const parsed = parseMailbox(value);
+  if (typeof parsed === 'string' || parsed.name !== null) throw new Error(`--owner ${value}: must be a bare email address`);
+  return [...previous, parsed.address.toLowerCase()];
+}
+
+const planOption = () => new Option('--plan <plan>', 'the plan in cloud mode').choices([...PLAN_NAMES]);
+
+export function registerTeams(program: Command): void {
+  const teams = program.command('teams').description('manage teams: who owns them (owner notices go there) and their plan');
+
+  teams
+    .command('create')
+    .description('create a team')
+    .requiredOption('--name <name>', 'the team name')
+    .option('--owner <email>', 'an owner address (repeat for more)', collectOwner, [])
+    .addOption(planOption())
+    .action(action('create'));
+
+  teams
+    .command('list')
+    .description('list every team')
+    .action(action('list'));
+
+  teams
+    .command('show')
+    .description("a team's owners, plan, keys, domains, contacts, today's mail, and its bounce and complaint rates")
+    .argument('[id]', 'team id (default: the only team)')
+    .action(action('show'));
+
+  teams
+    .command('unpause')
+    .description('lift a sending pause the bounce or complaint rate set; the rates cannot pause the team again for --hours')
+    .argument('[id]', 'team id (default: the only team)')
+    .addOption(new Option('--hours <hours>', 'how long the rates may not pause the team again (1-168)').default('24'))
+    .action(action('unpause'));
+
+  teams
+    .command('update')
+    .description("change a team's name, owners or plan")
+    .argument('[id]', 'team id (default: the only team)')
+    .option('--name <name>', 'a new name')
+    .option('--owner <email>', 'replace the owners with these (repeat for more)', collectOwner)
+    .addOption(planOption())
+    .addOption(new Option('--overage <on|off>', 'monthly plans: bill sends past the included volume, or refuse them').choices(['on', 'off']))
+    .action(action('update'));
+}
