@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { PLAN_NAMES } from '../../config/plans.js';
 import { parseMailbox } from '../../server/mail/address.js';
 import { actionsFrom } from '../lib/context.js';
@@ -8,7 +8,7 @@ const action = actionsFrom(() => import('../actions/teams.js'));
 /** `--owner a@x.com --owner b@x.com`: bare addresses, checked as strictly as recipients. */
 function collectOwner(value: string, previous: string[] = []): string[] {
   const parsed = parseMailbox(value);
-  if (typeof parsed === 'string' || parsed.name !== null) throw new Error(`--owner ${value}: must be a bare email address`);
+  if (typeof parsed === 'string' || parsed.name !== null) throw new InvalidArgumentError('must be a bare email address');
   return [...previous, parsed.address.toLowerCase()];
 }
 

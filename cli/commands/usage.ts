@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 
 const action = actionsFrom(() => import('../actions/usage.js'));
@@ -10,7 +10,7 @@ export function registerUsage(program: Command): void {
     .addOption(new Option('--team <id>', 'team id (default: the only team)'))
     .addOption(new Option('--days <n>', 'how many days to chart, today included').default(14).argParser((value) => {
       const days = Number(value);
-      if (!Number.isInteger(days) || days < 1 || days > 366) throw new Error('--days must be a whole number from 1 to 366');
+      if (!Number.isInteger(days) || days < 1 || days > 366) throw new InvalidArgumentError('must be a whole number from 1 to 366');
       return days;
     }))
     .action(action('usage'));

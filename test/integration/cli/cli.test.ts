@@ -70,6 +70,18 @@ describe('postlane CLI', () => {
     expect(JSON.parse(unknown.stdout).error.message).toBe('API key not found');
   });
 
+  it('answers a bad option value with one line naming it, and exit 1, never a stack trace', async () => {
+    for (const [args, complaint] of [
+      [['usage', '--days', '0'], "option '--days <n>' argument '0' is invalid. must be a whole number from 1 to 366"],
+      [['teams', 'create', '--owner', 'A <a@b.co>'], "option '--owner <email>' argument 'A <a@b.co>' is invalid. must be a bare email address"],
+    ] as const) {
+      const result = await runPostlane([...args], env);
+      expect(result.code).toBe(1);
+      expect(result.output).toContain(`error: ${complaint}`);
+      expect(result.output).not.toMatch(/\n\s+at /);
+    }
+  });
+
   it('serve runs the appliance on the capture provider, and outbox shows what it kept', async () => {
     const server = spawnPostlane(['serve'], { ...env, POSTLANE_PORT: '0', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' });
     try {
