@@ -71,15 +71,10 @@ describe('postlane CLI', () => {
   });
 
   it('answers a bad option value with one line naming it, and exit 1, never a stack trace', async () => {
-    for (const [args, complaint] of [
-      [['usage', '--days', '0'], "option '--days <n>' argument '0' is invalid. must be a whole number from 1 to 366"],
-      [['teams', 'create', '--owner', 'A <a@b.co>'], "option '--owner <email>' argument 'A <a@b.co>' is invalid. must be a bare email address"],
-    ] as const) {
-      const result = await runPostlane([...args], env);
-      expect(result.code).toBe(1);
-      expect(result.output).toContain(`error: ${complaint}`);
-      expect(result.output).not.toMatch(/\n\s+at /);
-    }
+    const result = await runPostlane(['teams', 'create', '--owner', 'A <a@b.co>'], env);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain("error: option '--owner <email>' argument 'A <a@b.co>' is invalid. must be a bare email address");
+    expect(result.output).not.toMatch(/\n\s+at /);
   });
 
   it('serve runs the appliance on the capture provider, and outbox shows what it kept', async () => {
