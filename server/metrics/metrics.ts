@@ -39,6 +39,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly ingestedNotifications = new Counter({
+    name: 'postlane_ingested_notifications_total',
+    help: 'Provider notifications posted to /ingest/ses and /ingest/dsn, by source and outcome (applied, duplicate, refused).',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(deps: Pick<Deps, 'orm'>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
     const outbox = new Gauge({

@@ -31,6 +31,21 @@ function requireDsnToken(deps: Deps, ctx: AppContext) {
 }
 
 /**
+ * Runs one ingestion and counts its outcome: a refusal (forged, stale, unauthorised, malformed) is
+ * a 4xx worth watching; the descriptive outcome goes to the log, its kind to the metric.
+ */
+async function counted(deps: Deps, source: 'ses' | 'dsn', ingest: () => Promise<string>): Promise<string> {
+  try {
+    const outcome = await ingest();
+    deps.metrics.ingestedNotifications.inc({ source, outcome: outcome === 'duplicate' ? 'duplicate' : 'applied' });
+    return outcome;
+  } catch (err) {
+    if (err instanceof ApiError) deps.metrics.ingestedNotifications.inc({ source, outcome: 'refused' });
+    throw err;
+  }
+}
+
+/**
  * The sending providers' ingestion webhook: the only unauthenticated API route besides the pages
  * behind unsubscribe links. What authenticates a post is its content (an SNS signature on one of
  * our topics), so the body is read raw, whatever its Content-Type, and checked before use.
@@ -38,17 +53,19 @@ function requireDsnToken(deps: Deps, ctx: AppContext) {
 export function createIngestRouter(deps: Deps) {
   const router = new Router<AppState>();
   router.post('/ingest/ses', async function ingestSes(ctx) {
-    const body = await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024);
-    const outcome = await ingestSnsMessage(deps, body, ctx.get('x-amz-sns-message-type') || undefined);
+    const outcome = await counted(deps, 'ses', async () =>
+      ingestSnsMessage(deps, await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024), ctx.get('x-amz-sns-message-type') || undefined),
+    );
     deps.logger.debug({ requestId: ctx.state.requestId, outcome }, 'SNS message ingested');
     ctx.status = 200;
     ctx.body = { received: true };
   });
   // Bounce reports (RFC 3464) an MTA pipes here, for SMTP relays: the raw message as the body.
   router.post('/ingest/dsn', async function ingestDsnReport(ctx) {
-    requireDsnToken(deps, ctx);
-    const body = await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024);
-    const outcome = await ingestDsn(deps, body);
+    const outcome = await counted(deps, 'dsn', async () => {
+      requireDsnToken(deps, ctx);
+      return ingestDsn(deps, await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024));
+    });
     deps.logger.info({ requestId: ctx.state.requestId, outcome }, 'DSN ingested');
     ctx.status = 200;
     ctx.body = { received: true };

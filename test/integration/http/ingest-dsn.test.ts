@@ -110,4 +110,21 @@ describe('POST /ingest/dsn', () => {
     expect(await post('From: a@b.co\r\nSubject: hi\r\n\r\nnot a report')).toMatchObject({ status: 400, body: { name: 'invalid_notification' } });
     expect(await eventsOf(email.id)).toEqual(['email.sent']);
   });
+
+  it('counts what it applied, dropped as a copy and refused, for /metrics', async () => {
+    const counts = async () => {
+      const text = await (await fetch(`${app.url}/metrics`)).text();
+      return Object.fromEntries(
+        ['applied', 'duplicate', 'refused'].map((outcome) => [outcome, Number(new RegExp(`postlane_ingested_notifications_total\\{source="dsn",outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0)]),
+      );
+    };
+    const before = await counts();
+    const email = await sentEmail(['counted@example.com']);
+    const body = report(email.messageId, [{ address: 'counted@example.com', action: 'delivered', status: '2.0.0' }]);
+    await post(body);
+    await post(body);
+    await post(body, null);
+    const after = await counts();
+    expect({ applied: after.applied! - before.applied!, duplicate: after.duplicate! - before.duplicate!, refused: after.refused! - before.refused! }).toEqual({ applied: 1, duplicate: 1, refused: 1 });
+  });
 });
