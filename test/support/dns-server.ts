@@ -47,15 +47,11 @@ export async function startDnsServer() {
     }
     send(response);
   };
-  const udp = dns2.createServer({ udp: true, handle: answer });
-  const bound = (await udp.listen({ udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })).udp!;
-  // TCP on the same port, so an answer too long for UDP, retried over TCP, reaches us too.
-  const tcp = dns2.createServer({ tcp: true, handle: answer });
-  await tcp.listen({ tcp: { port: bound.port, address: '127.0.0.1' } });
+  const { udp, tcp, port } = await bindBoth(answer);
   return {
-    port: bound.port,
+    port,
     /** The value for POSTLANE_DNS_SERVERS. */
-    address: `127.0.0.1:${bound.port}`,
+    address: `127.0.0.1:${port}`,
     set(type: RecordType, name: string, entry: ZoneEntry) {
       zone.set(key(type, name), entry);
     },
@@ -66,4 +62,31 @@ export async function startDnsServer() {
       await Promise.all([udp.close(), tcp.close()]);
     },
   };
+}
+
+/** dns2's listen resolves on 'listening' only; a bind error is emitted instead, and would leave it waiting. */
+const listenOrFail = (server: dns2.Server, options: dns2.ListenOptions) =>
+  new Promise<dns2.Addresses>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options).then(resolve, reject);
+  });
+
+/**
+ * UDP on a free port, and TCP on the same one, so an answer too long for UDP, retried over TCP,
+ * reaches us too. The UDP port may be taken for TCP (an outgoing connection's ephemeral port, with
+ * many tests running): then both are tried again on another.
+ */
+async function bindBoth(handle: NonNullable<dns2.ServerOptions['handle']>) {
+  for (let attempt = 1; ; attempt += 1) {
+    const udp = dns2.createServer({ udp: true, handle });
+    const port = (await listenOrFail(udp, { udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })).udp!.port;
+    const tcp = dns2.createServer({ tcp: true, handle });
+    try {
+      await listenOrFail(tcp, { tcp: { port, address: '127.0.0.1' } });
+      return { udp, tcp, port };
+    } catch (err) {
+      await udp.close();
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw err;
+    }
+  }
 }
