@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EntityManager, TransactionPropagation } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
@@ -25,13 +25,6 @@ const BURST_MS = 1_000;
 const CLICK_MEMORY_MS = 60_000;
 
 type Outcome = 'opened' | 'clicked' | 'prefetched';
-
-/**
- * In the caller's transaction when there is one (SES events arrive inside the transaction that
- * records their SNS message), else a transaction of its own. A nested transaction would commit as
- * a savepoint whose events never wake their webhook workers, since only the outer commit does.
- */
-const JOIN_CALLERS_TRANSACTION = { propagation: TransactionPropagation.REQUIRED };
 
 interface ClickRow {
   id: string;
@@ -90,7 +83,7 @@ export async function recordOpen(deps: Pick<Deps, 'config' | 'clock'>, em: Entit
     );
     await recordEmailEvent(deps, tx, email, 'email.opened', request.timestamp, { open: seen(request) });
     return 'opened';
-  }, JOIN_CALLERS_TRANSACTION);
+  });
 }
 
 /**
@@ -139,7 +132,7 @@ export async function recordClick(deps: Pick<Deps, 'config' | 'clock'>, em: Enti
       [randomUUID(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt, previous?.last_event ?? null, previous?.last_event_at ?? null],
     );
     return reason ? 'prefetched' : 'clicked';
-  }, JOIN_CALLERS_TRANSACTION);
+  });
 }
 
 /** Records the burst's earlier clicks (and the opens they brought) again as `email.prefetched`, same timestamps. */
