@@ -72,16 +72,18 @@ export function deliveryEndpointsQuery(events: readonly InsertedEvent[]): { sql:
   };
 }
 
+async function findDeliveryEndpoints(em: EntityManager, events: readonly InsertedEvent[]): Promise<DeliveryEndpoint[]> {
+  const lookup = deliveryEndpointsQuery(events);
+  return lookup ? sqlQuery<DeliveryEndpoint>(em, lookup.sql, lookup.bindings) : [];
+}
+
 /**
  * queueDeliveries for events written in bulk (a contact import, a topic default change): one
  * endpoint lookup for all of them (`endpoints`, when the caller's statement already ran
  * deliveryEndpointsQuery) and one INSERT per few thousand deliveries, in the caller's transaction.
  */
 export async function queueDeliveriesMany(em: EntityManager, events: readonly InsertedEvent[], endpoints?: readonly DeliveryEndpoint[]): Promise<void> {
-  if (endpoints?.length === 0) return;
-  const lookup = deliveryEndpointsQuery(events);
-  if (!lookup) return;
-  const receiving = endpoints ?? (await sqlQuery<DeliveryEndpoint>(em, lookup.sql, lookup.bindings));
+  const receiving = endpoints ?? (await findDeliveryEndpoints(em, events));
   if (receiving.length === 0) return;
 
   const rows: Record<string, unknown>[] = [];
