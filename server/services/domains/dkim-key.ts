@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { Domain, type EmailFacts, type IDomain } from '../../entities/index.js';
-import { parseMailbox } from '../../mail/address.js';
+import { splitFormatted } from '../../mail/address.js';
 import type { DkimKey } from '../../providers/index.js';
 import { domainOfAddress } from './domain-name.js';
 
@@ -11,7 +11,7 @@ export interface DomainTracking extends Pick<IDomain, 'name' | 'openTracking' | 
 }
 
 /** What the team's domain for an email's `from` address adds to it. */
-export interface SenderDomain {
+export interface FromDomainSettings {
   /** The key that signs it, when Postlane signs for that domain's provider. */
   dkim?: DkimKey;
   tracking?: DomainTracking;
@@ -19,13 +19,14 @@ export interface SenderDomain {
 
 /**
  * The sender domain of each email of a batch, in order: its signing key and tracking settings.
- * Nothing (unsigned, untracked) when the domain was never added or was removed since. One query,
+ * Nothing (unsigned, untracked) when the domain was never added or was removed since. Stored
+ * `from` values are the strict parser's canonical form, so they split without parsing. One query,
  * and one decryption per distinct domain.
  */
-export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<EmailFacts, 'team' | 'from'>[]): Promise<SenderDomain[]> {
+export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<EmailFacts, 'team' | 'from'>[]): Promise<FromDomainSettings[]> {
   const wanted = emails.map((email) => {
-    const from = parseMailbox(email.from);
-    return typeof from === 'string' ? null : { teamId: email.team.id, name: domainOfAddress(from.address) };
+    const from = splitFormatted(email.from);
+    return from && { teamId: email.team.id, name: domainOfAddress(from.address) };
   });
   const pairs = [...new Map(wanted.flatMap((w) => (w ? [[`${w.teamId}/${w.name}`, w] as const] : []))).values()];
   if (pairs.length === 0) return emails.map(() => ({}));
@@ -34,7 +35,7 @@ export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>
     { $or: pairs.map((w) => ({ team: w.teamId, name: w.name })) },
     { fields: ['id', 'team', 'name', 'dkimSelector', 'dkimPrivateKey', 'openTracking', 'clickTracking', 'trackingSubdomain', 'records'] },
   );
-  const byName = new Map<string, SenderDomain>();
+  const byName = new Map<string, FromDomainSettings>();
   for (const domain of domains) {
     const dkim = domain.dkimPrivateKey && domain.dkimSelector
       ? { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) }

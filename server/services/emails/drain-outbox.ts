@@ -6,7 +6,7 @@ import { sqlQuery } from '../../db/query.js';
 import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
 import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
-import { type SenderDomain, senderDomainsForEmails } from '../domains/dkim-key.js';
+import { type FromDomainSettings, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
 import { settleSends } from './settle-sends.js';
@@ -202,7 +202,7 @@ async function sendClaimed(
   deps: Pick<Deps, 'config' | 'secrets'>,
   provider: EmailProvider,
   emails: ClaimedEmail[],
-  senders: SenderDomain[],
+  senders: FromDomainSettings[],
   signal: AbortSignal,
 ): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(emails.length);
