@@ -83,6 +83,15 @@ describe('the official resend SDK: audience methods', () => {
     expect((await resend.contacts.get(id)).error).toMatchObject({ name: 'not_found' });
   });
 
+  it("emails.send takes the wire's topic_id as topicId; a snake_case topic_id is dropped by the SDK before it is sent", async () => {
+    const topic = ok(await resend.topics.create({ name: 'Digest', defaultSubscription: 'opt_in' }));
+    const mail = { from: 'a@acme.test', to: 'reader@example.com', subject: 'Digest', text: 'hi' };
+    const camel = ok(await resend.emails.send({ ...mail, topicId: topic.id }));
+    expect(ok(await resend.emails.get(camel.id))).toMatchObject({ topic_id: topic.id });
+    const snake = ok(await resend.emails.send({ ...mail, topic_id: topic.id } as Parameters<typeof resend.emails.send>[0]));
+    expect(ok(await resend.emails.get(snake.id))).not.toHaveProperty('topic_id');
+  });
+
   it('the older audience-scoped contact calls work unchanged', async () => {
     const audience = ok(await resend.audiences.create({ name: 'Legacy list' }));
     const { id } = ok(await resend.contacts.create({ audienceId: audience.id, email: 'old@example.com', firstName: 'Old' }));
