@@ -1,5 +1,4 @@
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../errors.js';
 import type { AudienceSource } from './contact-records.js';
 import { type ContactInput, createContacts } from './create-contacts.js';
 
@@ -9,7 +8,5 @@ import { type ContactInput, createContacts } from './create-contacts.js';
  */
 export async function createContact(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, input: ContactInput, source: AudienceSource = 'api'): Promise<{ id: string }> {
   const result = await createContacts(deps, teamId, [{ index: 0, contact: input }], { onConflict: 'skip', validation: 'strict', source, label: () => '', skippedJoinSegments: true });
-  const [error] = result.errors;
-  if (error) throw new ApiError(403, 'plan_limit_reached', error.message);
   return { id: result.data[0]!.id };
 }

@@ -1,6 +1,7 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Deps } from '../../deps.js';
 import type { ContactPropertyValue, TopicSubscription } from '../../entities/index.js';
-import { type ApiError, planLimitReached, validationError } from '../../errors.js';
+import { type ApiError, conflict, planLimitReached, validationError } from '../../errors.js';
 import { checkPropertyValues, checkReferences, loadAudienceCatalog, mergeProperties } from './audience-catalog.js';
 import { type AudienceSource, type ContactRecord, findContacts } from './contact-records.js';
 import { addSegmentMembers, applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots } from './contact-writes.js';
@@ -19,7 +20,11 @@ export type OnConflict = 'error' | 'skip' | 'upsert';
 
 export interface CreateContactsOptions {
   onConflict: OnConflict;
-  /** `strict`: the first invalid item refuses the whole call; `permissive`: it is listed in `errors`. */
+  /**
+   * `strict`: any failing item (invalid, a conflict under `error`, past the cap) refuses the whole
+   * call with its status, the lowest index named, and nothing is written; `permissive`: it is
+   * listed in `errors` and the rest is written.
+   */
   validation: 'strict' | 'permissive';
   source: AudienceSource;
   /** Prefix of a refused item's message: `contacts.3: ` in a batch, nothing for a single create. */
@@ -29,8 +34,8 @@ export interface CreateContactsOptions {
    * joins the segments it names: that is what adding a contact to an audience means.
    */
   skippedJoinSegments?: boolean;
-  /** Items already refused by the caller's schema check (permissive mode), reported with the rest. */
-  rejected?: readonly { index: number; message: string }[];
+  /** Items already refused by the caller's schema check, judged with the rest. */
+  rejected?: readonly { index: number; error: ApiError }[];
 }
 
 /** An item and its position in the request, which every result entry is reported by. */
@@ -69,19 +74,29 @@ function mergeItems(first: ContactInput, later: ContactInput): ContactInput {
 /**
  * Every way contacts are created (single, bulk, audience alias): the spec's bulk rules in one
  * transaction. Existing addresses follow `onConflict`; the same address twice in one call is
- * treated the same way; new contacts past the team's cap fail one by one; a bulk write never
- * re-subscribes (`unsubscribed: false` on an unsubscribed contact is ignored).
+ * treated the same way; new contacts past the team's cap fail one by one. Every failure is judged
+ * before the first write, so a strict call refuses whole. A bulk write never re-subscribes
+ * (`unsubscribed: false` on an unsubscribed contact is ignored).
  */
 export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
+  // The team lock below serialises this use case, but an address can still be taken meanwhile by
+  // another writer (a contact's email changed): its unique violation rolls the attempt back, and
+  // the next attempt finds that contact and judges the item by `onConflict` like any other.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createContactsOnce(deps, teamId, items, options);
+    } catch (err) {
+      // Raw SQL surfaces the driver's error, not MikroORM's wrapper.
+      const taken = err instanceof UniqueConstraintViolationException || (err as { code?: string }).code === '23505';
+      if (!taken || attempt === 3) throw err;
+    }
+  }
+}
+
+async function createContactsOnce(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
   return deps.orm.em.transactional(async (em) => {
-    const errors: CreateContactsResult['errors'] = [...(options.rejected ?? [])];
-    const fail = (index: number, error: ApiError) => {
-      if (options.validation === 'strict' && error.statusCode === 422) {
-        error.message = `${options.label(index)}${error.message}`;
-        throw error;
-      }
-      errors.push({ index, message: error.message });
-    };
+    const failures = new Map<number, ApiError>((options.rejected ?? []).map(({ index, error }) => [index, error]));
+    const fail = (index: number, error: ApiError) => failures.set(index, error);
 
     // First, so that two calls creating the same new address cannot both find it free.
     const slots = await remainingContactSlots(em, deps.config, teamId);
@@ -100,7 +115,7 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
       else duplicates.push({ index, group });
     }
     for (const { index, group } of duplicates) {
-      if (options.onConflict === 'error') fail(index, validationError(`email: repeats contacts.${group.indexes[0]} in this request`, 409));
+      if (options.onConflict === 'error') fail(index, conflict(`email: repeats contacts.${group.indexes[0]} in this request`));
       else {
         group.indexes.push(index);
         if (options.onConflict === 'upsert') group.item = mergeItems(group.item, byIndex.get(index)!);
@@ -119,7 +134,7 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
     for (const group of groups.values()) {
       const stored = existing.get(group.item.email);
       if (!stored) fresh.push(group);
-      else if (options.onConflict === 'error') fail(group.indexes[0]!, validationError('email: a contact with this address already exists', 409));
+      else if (options.onConflict === 'error') fail(group.indexes[0]!, conflict('email: a contact with this address already exists'));
       else if (options.onConflict === 'skip') {
         report(group, stored.id, 'skipped');
         if (options.skippedJoinSegments) joins.push(...(group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: stored.id })));
@@ -130,6 +145,12 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
     if (slots && slots.remaining < fresh.length) {
       allowed = slots.remaining;
       for (const group of fresh.slice(allowed)) for (const index of group.indexes) fail(index, planLimitReached(slots.limit));
+    }
+    if (options.validation === 'strict' && failures.size) {
+      const index = Math.min(...failures.keys());
+      const error = failures.get(index)!;
+      error.message = `${options.label(index)}${error.message}`;
+      throw error;
     }
     const created = await insertContacts(
       em,
@@ -174,7 +195,7 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
     );
 
     data.sort((a, b) => a.index - b.index);
-    errors.sort((a, b) => a.index - b.index);
+    const errors = [...failures].sort(([a], [b]) => a - b).map(([index, error]) => ({ index, message: error.message }));
     const count = (status: string) => data.filter((d) => d.status === status).length;
     return { data, counts: { created: count('created'), updated: count('updated'), skipped: count('skipped'), failed: errors.length }, errors };
   });

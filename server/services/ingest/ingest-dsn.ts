@@ -6,7 +6,7 @@ import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { parseDsn } from './dsn.js';
 import { firstArrival } from './ingest-sns.js';
-import { bounceData, SOFT_BOUNCE_EVENT, suppress } from './ses-events.js';
+import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from './ses-events.js';
 import { invalidNotification } from './sns.js';
 
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
@@ -36,10 +36,7 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
     const soft = failed.filter((r) => !r.status.startsWith('5.'));
     const bounce = (type: string, list: typeof failed) =>
       bounceData({ bounceType: type, bounceSubType: 'General', bouncedRecipients: list.map((r) => ({ emailAddress: r.address, status: r.status, diagnosticCode: r.diagnosticCode ?? undefined })) });
-    if (hard.length > 0) {
-      await recordEmailEvent(deps, tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) });
-      await suppress(deps, tx, email, hard.map((r) => r.address), 'bounce');
-    }
+    if (hard.length > 0) await recordProviderOutcome(deps, tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) }, hard.map((r) => r.address));
     if (soft.length > 0) await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
     if (dsn.recipients.some((r) => r.action === 'delayed')) await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
     if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed')) await recordEmailEvent(deps, tx, email, 'email.delivered', at);

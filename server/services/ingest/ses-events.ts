@@ -1,11 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../../db/ids.js';
+import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { Email, Event, type IEmail } from '../../entities/index.js';
 import { parseMailbox } from '../../mail/address.js';
 import { EMAIL_ID_TAG } from '../../providers/ses.provider.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
+import { addressHash } from '../suppressions/address-hash.js';
 import { recordClick, recordOpen } from '../tracking/record-tracking.js';
 
 /** The parts of an SES event (event publishing's `eventType`, or an identity notification's `notificationType`) we read. */
@@ -89,15 +91,11 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
         await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounceData(bounce) });
         return SOFT_BOUNCE_EVENT;
       }
-      await recordEmailEvent(deps, tx, email, 'email.bounced', at, { bounce: bounceData(bounce) });
-      await suppress(deps, tx, email, recipientsOf(bounce.bouncedRecipients), 'bounce');
-      return 'email.bounced';
+      return recordProviderOutcome(deps, tx, email, 'email.bounced', at, { bounce: bounceData(bounce) }, recipientsOf(bounce.bouncedRecipients));
     }
     case 'Complaint': {
       const complaint = event.complaint ?? {};
-      await recordEmailEvent(deps, tx, email, 'email.complained', timeOf(deps, complaint.timestamp, mailAt));
-      await suppress(deps, tx, email, recipientsOf(complaint.complainedRecipients), 'complaint');
-      return 'email.complained';
+      return recordProviderOutcome(deps, tx, email, 'email.complained', timeOf(deps, complaint.timestamp, mailAt), {}, recipientsOf(complaint.complainedRecipients));
     }
     // SES's own tracking, judged by the same machine rules as Postlane's pixel and links; SES
     // rewrote the links, so how many there are (the burst rule) is unknown.
@@ -127,9 +125,37 @@ const addressOf = (formatted: string) => {
   return typeof mailbox === 'string' ? formatted : mailbox.address;
 };
 
-/** Only the email's own recipients: a notification cannot suppress an address the email was not sent to. */
-export async function suppress(deps: Deps, tx: EntityManager, email: IEmail, addresses: string[], origin: 'bounce' | 'complaint') {
+const ORIGIN_OF = { 'email.bounced': 'bounce', 'email.complained': 'complaint' } as const;
+
+/**
+ * A hard bounce or a complaint, from SNS or a DSN: one outcome, one event. The email's event is
+ * recorded and the recipients the report names suppressed (only the email's own: a notification
+ * cannot suppress an address the email was not sent to), unless the email already has that event
+ * and every one of them is suppressed already: then the report repeats a known outcome (another
+ * notification id, a second DSN) and is not recorded again, so nothing is announced twice. The
+ * email's row lock makes two such reports arriving at once take turns.
+ */
+export async function recordProviderOutcome(
+  deps: Deps,
+  tx: EntityManager,
+  email: IEmail,
+  type: keyof typeof ORIGIN_OF,
+  at: Date,
+  extra: Record<string, unknown>,
+  addresses: readonly string[],
+): Promise<string> {
   const own = new Set([...email.to, ...email.cc, ...email.bcc].map((formatted) => addressOf(formatted).toLowerCase()));
-  const emails = addresses.map((address) => address.toLowerCase()).filter((address) => own.has(address));
-  if (emails.length > 0) await addSuppressions(deps, tx, { teamId: email.team.id, emails, origin, source: null, sourceId: email.id });
+  const emails = [...new Set(addresses.map((address) => address.toLowerCase()).filter((address) => own.has(address)))];
+  // Locked first, on its own: a statement that waited for the lock would still read the other report's writes as not there.
+  await sqlQuery(tx, `SELECT 1 FROM email WHERE id = ? FOR NO KEY UPDATE`, [email.id]);
+  const [{ known }] = (await sqlQuery<{ known: boolean }>(
+    tx,
+    `SELECT EXISTS (SELECT 1 FROM event WHERE email_id = ? AND type = ?)
+            AND (SELECT count(*) FROM suppression WHERE team_id = ? AND address_hash = ANY(ARRAY(SELECT decode(jsonb_array_elements_text(?::jsonb), 'hex')))) = ? AS known`,
+    [email.id, type, email.team.id, JSON.stringify(emails.map((address) => addressHash(deps.secrets, address).toString('hex'))), emails.length],
+  )) as [{ known: boolean }];
+  if (known) return `${type} repeated`;
+  await recordEmailEvent(deps, tx, email, type, at, extra);
+  if (emails.length > 0) await addSuppressions(deps, tx, { teamId: email.team.id, emails, origin: ORIGIN_OF[type], source: null, sourceId: email.id });
+  return type;
 }

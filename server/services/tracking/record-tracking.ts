@@ -76,9 +76,13 @@ export async function recordOpen(deps: Pick<Deps, 'config' | 'clock'>, em: Entit
       await recordEmailEvent(deps, tx, email, 'email.prefetched', request.timestamp, { open: { ...seen(request), reason } });
       return 'prefetched';
     }
+    // A real open takes the place of one a click brought, which a burst could still retract.
     await sqlQuery(
       tx,
-      `INSERT INTO email_tracking (email_id, opened_at) VALUES (?, ?) ON CONFLICT (email_id) DO UPDATE SET opened_at = coalesce(email_tracking.opened_at, excluded.opened_at)`,
+      `INSERT INTO email_tracking (email_id, opened_at) VALUES (?, ?) ON CONFLICT (email_id) DO UPDATE SET opened_at = CASE
+         WHEN email_tracking.opened_at IS NULL
+           OR EXISTS (SELECT 1 FROM tracking_click c WHERE c.email_id = email_tracking.email_id AND c.opened_at = email_tracking.opened_at AND c.outcome = 'clicked')
+         THEN excluded.opened_at ELSE email_tracking.opened_at END`,
       [email.id, request.timestamp],
     );
     await recordEmailEvent(deps, tx, email, 'email.opened', request.timestamp, { open: seen(request) });
@@ -148,15 +152,31 @@ async function retract(deps: Pick<Deps, 'config' | 'clock'>, tx: EntityManager, 
   if (standingOpen && clicks.some((c) => c.opened_at !== null && new Date(c.opened_at).getTime() === standingOpen.getTime())) {
     await sqlQuery(tx, `UPDATE email_tracking SET opened_at = NULL WHERE email_id = ?`, [email.id]);
   }
-  // `last_event` goes back to what it was before the burst's first click, unless something real
-  // has moved it since (it then no longer stands at a retracted event's time).
-  const retractedTimes = clicks.flatMap((c) => [c.clicked_at, ...(c.opened_at ? [c.opened_at] : [])]).map((t) => new Date(t).toISOString());
-  const before = clicks[0]!;
-  await sqlQuery(
-    tx,
-    `UPDATE email SET last_event = ?, last_event_at = ? WHERE id = ? AND last_event IN ('opened', 'clicked') AND last_event_at IN (SELECT jsonb_array_elements_text(?::jsonb)::timestamptz)`,
-    [before.previous_last_event, before.previous_last_event_at, email.id, JSON.stringify(retractedTimes)],
-  );
+  await restoreLastEvent(tx, email.id, clicks);
+}
+
+const sameTime = (a: string | null, b: string | null) => a !== null && b !== null && new Date(a).getTime() === new Date(b).getTime();
+
+/**
+ * `last_event` goes back to what it was before the burst, unless something real has moved it
+ * since. Each retracted click saved the value that stood before it; while the standing value was
+ * set by a retracted click (or the open it brought), the value from before that click stands
+ * instead. So a real open between two of the burst's clicks, which the later click's saved value
+ * holds, survives the retraction.
+ */
+async function restoreLastEvent(tx: EntityManager, emailId: string, clicks: readonly ClickRow[]): Promise<void> {
+  const [current] = await sqlQuery<{ last_event: EmailLastEvent; last_event_at: string | null }>(tx, `SELECT last_event, last_event_at FROM email WHERE id = ?`, [emailId]);
+  let value: { event: EmailLastEvent | null; at: string | null } = { event: current!.last_event, at: current!.last_event_at };
+  const left = [...clicks];
+  for (;;) {
+    const { event, at } = value;
+    const index = left.findIndex((c) => (event === 'clicked' && sameTime(c.clicked_at, at)) || (event === 'opened' && sameTime(c.opened_at, at)));
+    if (index < 0) break;
+    const [setter] = left.splice(index, 1);
+    value = { event: setter!.previous_last_event, at: setter!.previous_last_event_at };
+  }
+  if (left.length === clicks.length || value.event === null) return;
+  await sqlQuery(tx, `UPDATE email SET last_event = ?, last_event_at = ? WHERE id = ? AND last_event = ? AND last_event_at = ?`, [value.event, value.at, emailId, current!.last_event, current!.last_event_at]);
 }
 
 /** The email a tracking URL names, without its bodies (events carry neither). */

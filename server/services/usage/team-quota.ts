@@ -55,7 +55,7 @@ async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }:
     const limit = plan.emails_per_day;
     const ceiling = Math.floor(limit * DAILY_BURST);
     const resetsAt = nextUtcDay(now);
-    const data = (used: number) => ({ used, limit, period: 'day', resets_at: resetsAt.toISOString(), dashboard_url: dashboardUrl, ceiling });
+    const data = (used: number, resets = resetsAt) => ({ used, limit, period: 'day', resets_at: resets.toISOString(), dashboard_url: dashboardUrl, ceiling });
     if (usage.today + count <= ceiling) {
       await noticeCrossings(deps, teamId, utcDay(now), limit, usage.today + count, data(usage.today + count));
       return null;
@@ -64,6 +64,11 @@ async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }:
     if (usage.parkedForTomorrow + count <= limit) {
       await noticeCrossings(deps, teamId, utcDay(now), limit, Math.max(usage.today, limit), data(usage.today));
       await notice(deps, teamId, 'quota.paused', utcDay(now), data(usage.today));
+      // Parked mail is counted here, on the day it is released: that day starts at this usage, so
+      // the lines it reaches are crossed at its midnight, and announced then (the event's time
+      // is when its webhooks come due), whether or not anyone sends that day.
+      const parked = usage.parkedForTomorrow + count;
+      await noticeCrossings(deps, teamId, resetsAt, limit, parked, data(parked, nextUtcDay(resetsAt)), resetsAt);
       return resetsAt;
     }
     throw dailyQuotaExceeded(secondsUntil(now, resetsAt));
@@ -78,18 +83,18 @@ async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }:
   return null;
 }
 
-/** quota.warning at 80% and quota.reached at the cap, each once per period. */
-async function noticeCrossings(deps: QuotaDeps, teamId: string, periodStart: Date, limit: number, used: number, data: Record<string, unknown>) {
-  if (used >= limit * WARNING_SHARE) await notice(deps, teamId, 'quota.warning', periodStart, data);
-  if (used >= limit) await notice(deps, teamId, 'quota.reached', periodStart, data);
+/** quota.warning at 80% and quota.reached at the cap, each once per period; `at` is when the usage got there. */
+async function noticeCrossings(deps: QuotaDeps, teamId: string, periodStart: Date, limit: number, used: number, data: Record<string, unknown>, at = deps.clock()) {
+  if (used >= limit * WARNING_SHARE) await notice(deps, teamId, 'quota.warning', periodStart, data, at);
+  if (used >= limit) await notice(deps, teamId, 'quota.reached', periodStart, data, at);
 }
 
-async function notice(deps: QuotaDeps, teamId: string, event: string, periodStart: Date, data: Record<string, unknown>) {
+async function notice(deps: QuotaDeps, teamId: string, event: string, periodStart: Date, data: Record<string, unknown>, at = deps.clock()) {
   const inserted = await preparedQuery(
     deps.orm,
     'postlane_quota_notice',
     'INSERT INTO quota_notice (team_id, event, period_start) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1',
     [teamId, event, periodStart],
   );
-  if (inserted.length > 0) await emitEvent(deps.orm.em, { teamId, type: event, data, createdAt: deps.clock() });
+  if (inserted.length > 0) await emitEvent(deps.orm.em, { teamId, type: event, data, createdAt: at });
 }

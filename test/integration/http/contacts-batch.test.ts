@@ -47,12 +47,12 @@ describe('POST /contacts/batch', () => {
     expect((await t.get(b)).properties).toMatchObject({ plan: { value: 'pro' } });
   });
 
-  it('on_conflict=error fails items whose address exists, and a repeat inside the batch', async () => {
+  it('on_conflict=error, permissive: fails items whose address exists, and a repeat inside the batch', async () => {
     const t = await team();
     const known = unique('known');
     await t.batch([{ email: known }]);
     const fresh = unique('fresh');
-    const res = await t.batch([{ email: known.toUpperCase() }, { email: fresh }, { email: fresh, first_name: 'Later' }]);
+    const res = await t.batch([{ email: known.toUpperCase() }, { email: fresh }, { email: fresh, first_name: 'Later' }], undefined, { 'x-batch-validation': 'permissive' });
     expect(res.body.counts).toEqual({ created: 1, updated: 0, skipped: 0, failed: 2 });
     expect(res.body.errors).toEqual([
       { index: 0, message: 'email: a contact with this address already exists' },
@@ -126,6 +126,51 @@ describe('POST /contacts/batch', () => {
     const missing = await t.batch([{ first_name: 'x' }]);
     expect(missing.body).toMatchObject({ statusCode: 422, name: 'missing_required_field', message: 'contacts.0: Missing `email` field.' });
     expect((await app.request('GET', `/contacts/${ok}`, { token: t.token })).status).toBe(404);
+  });
+
+  it('strict names the lowest failing index, whatever made it fail', async () => {
+    const t = await team();
+    const known = unique('known');
+    await t.batch([{ email: known }]);
+    const res = await t.batch([{ email: unique('ok') }, { email: known }, { email: 'not-an-address' }]);
+    expect(res.body).toEqual({ statusCode: 409, name: 'conflict', message: 'contacts.1: email: a contact with this address already exists' });
+    const invalidFirst = await t.batch([{ email: 'not-an-address' }, { email: known }]);
+    expect(invalidFirst.body).toMatchObject({ statusCode: 422, message: expect.stringMatching(/^contacts\.0: email: /) });
+    expect(await t.events('contact.created')).toBe(1);
+  });
+
+  it('two strict batches racing for one new address: one is written, the other refused whole', async () => {
+    const t = await team();
+    const shared = unique('shared');
+    const [a, b] = [unique('a'), unique('b')];
+    const results = await Promise.all([t.batch([{ email: a }, { email: shared }]), t.batch([{ email: b }, { email: shared }])]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const refused = results.find((r) => r.status === 409)!;
+    expect(refused.body).toEqual({ statusCode: 409, name: 'conflict', message: 'contacts.1: email: a contact with this address already exists' });
+    const loser = refused === results[0] ? a : b;
+    expect((await app.request('GET', `/contacts/${loser}`, { token: t.token })).status).toBe(404);
+    expect(await t.events('contact.created')).toBe(2);
+  });
+
+  it('an address taken by another writer mid-call (unique violation) is judged as existing, with nothing written', async () => {
+    const t = await team();
+    const taken = unique('taken');
+    const before = unique('before');
+    // Another writer inserts the address without the team lock and holds its transaction open:
+    // the batch finds the address free, then waits on the unique index until that commits.
+    const other = await app.deps.orm.em.fork().getConnection().getKnex().transaction();
+    await other.raw('INSERT INTO contact (id, team_id, email, unsubscribed, properties, created_at, updated_at) VALUES (gen_random_uuid(), ?, ?, false, \'{}\', now(), now())', [t.teamId, taken]);
+    const pending = t.batch([{ email: before }, { email: taken }]);
+    for (let i = 0; i < 200; i++) {
+      const [waiting] = await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contact %' AND datname = current_database()");
+      if (Number(waiting!.n) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await other.commit();
+    const res = await pending;
+    expect(res.body).toEqual({ statusCode: 409, name: 'conflict', message: 'contacts.1: email: a contact with this address already exists' });
+    expect((await app.request('GET', `/contacts/${before}`, { token: t.token })).status).toBe(404);
+    expect(await t.events('contact.created')).toBe(0);
   });
 
   it('permissive writes the valid subset and lists the invalid items', async () => {

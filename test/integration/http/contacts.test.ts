@@ -192,7 +192,12 @@ describe('plan cap', () => {
     expect(refused.body.name).toBe('plan_limit_reached');
     expect((await app.request('PATCH', `/contacts/${a}`, { token: own, body: { first_name: 'Still' } })).status).toBe(200);
 
-    const batch = await app.request('POST', '/contacts/batch?on_conflict=upsert', { token: own, body: [{ email: a, last_name: 'Updated' }, { email: unique('cap-d') }] });
+    const strict = await app.request('POST', '/contacts/batch?on_conflict=upsert', { token: own, body: [{ email: a, last_name: 'Updated' }, { email: unique('cap-d') }] });
+    expect(strict.body).toMatchObject({ statusCode: 403, name: 'plan_limit_reached', message: expect.stringMatching(/^contacts\.1: .*limit of 2 contacts/) });
+    expect((await app.request('GET', `/contacts/${a}`, { token: own })).body.last_name).toBeNull();
+    const batch = await app.request('POST', '/contacts/batch?on_conflict=upsert', {
+      token: own, body: [{ email: a, last_name: 'Updated' }, { email: unique('cap-d') }], headers: { 'x-batch-validation': 'permissive' },
+    });
     expect(batch.status).toBe(200);
     expect(batch.body.counts).toEqual({ created: 0, updated: 1, skipped: 0, failed: 1 });
     expect(batch.body.errors).toEqual([{ index: 1, message: expect.stringContaining('limit of 2 contacts') }]);

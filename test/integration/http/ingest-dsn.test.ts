@@ -9,7 +9,7 @@ let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_DSN_TOKEN: TOKEN } });
+  app = await startTestApp({ env: { POSTLANE_DSN_TOKEN: TOKEN, POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
   ({ token } = await app.createTeamWithKey());
 });
 afterAll(() => app?.close());
@@ -82,6 +82,20 @@ describe('POST /ingest/dsn', () => {
     const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
     expect((await app.run(() => app.deps.orm.em.findOneOrFail(Email, email.id))).lastEvent).toBe('bounced');
+  });
+
+  it('announces a bounce once: another report of it (its own Message-ID) is a copy, nothing recorded or delivered again', async () => {
+    // Deliveries are outbox rows (this app runs no worker): one row per announcement, none sent.
+    const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: 'http://127.0.0.1:9/dsn', events: ['email.bounced'] } });
+    expect(hook.status).toBe(201);
+    const email = await sentEmail(['twice@example.com']);
+    const failure = [{ address: 'twice@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <twice@example.com>: User unknown' }];
+    expect(await post(report(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
+    expect(await post(report(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
+    expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
+    const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`, [email.id]);
+    expect(row!.n).toBe(1);
+    await app.request('DELETE', `/webhooks/${hook.body.id}`, { token });
   });
 
   it('records a delay and a soft failure without suppressing', async () => {

@@ -35,7 +35,7 @@ afterAll(async () => {
 const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
 
 /** Sends through the API and waits for the worker to hand it to the provider. */
-async function sentEmail(to = `r${Math.random().toString(36).slice(2, 8)}@example.com`) {
+async function sentEmail(to: string | string[] = `r${Math.random().toString(36).slice(2, 8)}@example.com`) {
   const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject: 'ingest', text: 'hi' } });
   expect(res.status).toBe(200);
   await until(async () => (await load(res.body.id)).status === 'sent');
@@ -116,6 +116,33 @@ describe('POST /ingest/ses', () => {
     const mixed = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: ['gone@example.com', 'still@example.com'], subject: 'mixed', text: 'hi' } });
     expect(mixed.status).toBe(200);
     expect((await load(mixed.body.id)).to).toEqual(['still@example.com']);
+  });
+
+  it('announces a bounce and a complaint once per email and recipient: later reports of them (new notification ids, at once or later) are copies', async () => {
+    const [gone, other] = [`gone-${Math.random().toString(36).slice(2, 8)}@example.com`, `other-${Math.random().toString(36).slice(2, 8)}@example.com`];
+    const email = await sentEmail([gone, other]);
+    const at = (s: number) => new Date(Date.parse(email.createdAt.toISOString()) + s * 1000).toISOString();
+    const bounce = (address: string, s: number) =>
+      notification(sesMessage(email, 'Bounce', { bounce: { bounceType: 'Permanent', bounceSubType: 'General', timestamp: at(s), bouncedRecipients: [{ emailAddress: address, status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }] } }));
+    const complaint = (s: number) => notification(sesMessage(email, 'Complaint', { complaint: { timestamp: at(s), complainedRecipients: [{ emailAddress: gone.toUpperCase() }] } }));
+
+    expect((await Promise.all([post(bounce(gone, 1)), post(bounce(gone, 2))])).map((r) => r.status)).toEqual([200, 200]);
+    expect((await post(bounce(gone, 3))).status).toBe(200);
+    expect((await post(complaint(4))).status).toBe(200);
+    expect((await post(complaint(5))).status).toBe(200);
+    // The other recipient's bounce is an outcome of its own.
+    expect((await post(bounce(other, 6))).status).toBe(200);
+    expect((await post(bounce(other, 7))).status).toBe(200);
+
+    expect(await eventsOf(email.id)).toEqual([
+      { type: 'email.sent', deliveries: 1 },
+      { type: 'email.bounced', deliveries: 1 },
+      { type: 'email.complained', deliveries: 1 },
+      { type: 'email.bounced', deliveries: 1 },
+    ]);
+    const hooks = await webhooksFor(email.id, 4);
+    expect(hooks.map((h) => h.type).sort()).toEqual(['email.bounced', 'email.bounced', 'email.complained', 'email.sent']);
+    expect((await load(email.id)).lastEvent).toBe('bounced');
   });
 
   it('keeps a transient bounce on the email without a webhook or a suppression', async () => {

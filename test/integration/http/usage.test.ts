@@ -1,6 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
+import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 
 const mail = (to = 'user@example.com') => ({ from: 'a@acme.test', to, subject: 'Hi', text: 'Hi' });
 const PLANS = JSON.stringify({
@@ -29,7 +33,7 @@ describe('cloud plans', () => {
   let app: TestApp;
   let now = new Date('2026-11-22T10:00:00Z');
   beforeAll(async () => {
-    app = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: PLANS, POSTLANE_PUBLIC_URL: 'https://mail.example.com' } });
+    app = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: PLANS, POSTLANE_PUBLIC_URL: 'https://mail.example.com', POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
     app.deps.clock = () => now;
   });
   afterAll(() => app.close());
@@ -66,11 +70,14 @@ describe('cloud plans', () => {
       object: 'usage', plan: 'free', cloud: true, accepted_today: 6, period: null,
       limits: { emails_per_day: 4, domains: 1, contacts: 2 },
     });
-    const data = (used: number) => ({ used, limit: 4, period: 'day', resets_at: '2026-11-23T00:00:00.000Z', dashboard_url: 'https://mail.example.com', ceiling: 6 });
+    const data = (used: number, resets = '2026-11-23T00:00:00.000Z') => ({ used, limit: 4, period: 'day', resets_at: resets, dashboard_url: 'https://mail.example.com', ceiling: 6 });
     expect(await events()).toEqual([
       ['quota.warning', data(4)],
       ['quota.reached', data(4)],
       ['quota.paused', data(6)],
+      // The parked mail starts the next day at its quota: that day's lines, stamped its midnight.
+      ['quota.warning', data(4, '2026-11-24T00:00:00.000Z')],
+      ['quota.reached', data(4, '2026-11-24T00:00:00.000Z')],
     ]);
 
     // The next UTC day starts with the released mail already counted, and warns again.
@@ -80,6 +87,59 @@ describe('cloud plans', () => {
     const parkedAgain = await app.request('POST', '/emails', { token, body: mail() });
     expect(await sendAfter(parkedAgain.body.id)).toBe('2026-11-24T00:00:00.000Z');
     expect((await events()).filter(([type]) => type === 'quota.paused')).toHaveLength(2);
+  });
+
+  it('announces a new day’s quota lines at its midnight when parked mail takes it there, not at the next send', async () => {
+    now = new Date('2026-11-22T10:00:00Z');
+    const { token, events } = await onPlan('free');
+    const receiver = await startWebhookReceiver();
+    try {
+      const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['quota.warning', 'quota.reached', 'quota.paused'] } });
+      expect(hook.status).toBe(201);
+      const deliver = () => app.run(() => drainEndpoint(app.deps, hook.body.id));
+      // Signed with the app's clock, so verified at its time, as they arrive.
+      const verified = (from: number) => {
+        vi.useFakeTimers({ toFake: ['Date'] });
+        vi.setSystemTime(now);
+        try {
+          return receiver.received.slice(from).map((r) => new Webhook(hook.body.signing_secret).verify(r.body, r.headers as Record<string, string>) as { type: string; created_at: string; data: { used: number; resets_at: string } });
+        } finally {
+          vi.useRealTimers();
+        }
+      };
+
+      // Six go out today (the 150% ceiling); three then one more are parked for tomorrow, its whole quota.
+      for (let i = 0; i < 6; i += 1) expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
+      const parked = [(await app.request('POST', '/emails/batch', { token, body: [mail(), mail(), mail()] })).body.data, [(await app.request('POST', '/emails', { token, body: mail() })).body]].flat();
+      expect(parked).toHaveLength(4);
+      await deliver();
+      await receiver.waitFor(3);
+      // Deliveries due at one instant go in no set order.
+      const byType = (a: { type: string }, b: { type: string }) => a.type.localeCompare(b.type);
+      expect(verified(0).sort(byType).map((d) => [d.type, d.created_at])).toEqual([
+        ['quota.paused', '2026-11-22T10:00:00.000Z'],
+        ['quota.reached', '2026-11-22T10:00:00.000Z'],
+        ['quota.warning', '2026-11-22T10:00:00.000Z'],
+      ]);
+
+      // Just past midnight UTC the parked mail goes out, and tomorrow's lines are announced, before anyone sends.
+      now = new Date('2026-11-23T00:00:05Z');
+      await app.run(async () => deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, parked[0].id)).region, parked.map((e: { id: string }) => e.id)));
+      await deliver();
+      await receiver.waitFor(5);
+      expect(verified(3).sort(byType).map((d) => [d.type, d.created_at, d.data.used, d.data.resets_at])).toEqual([
+        ['quota.reached', '2026-11-23T00:00:00.000Z', 4, '2026-11-24T00:00:00.000Z'],
+        ['quota.warning', '2026-11-23T00:00:00.000Z', 4, '2026-11-24T00:00:00.000Z'],
+      ]);
+
+      // The day's first API send finds them announced: once per period and line.
+      now = new Date('2026-11-23T01:00:00Z');
+      expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
+      expect((await events()).map(([type]) => type)).toEqual(['quota.warning', 'quota.reached', 'quota.paused', 'quota.warning', 'quota.reached']);
+      expect((await app.request('GET', '/usage', { token })).body.accepted_today).toBe(5);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('a monthly plan refuses past its included volume with the renewal date, or bills overage when on', async () => {

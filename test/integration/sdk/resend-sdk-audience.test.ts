@@ -83,6 +83,15 @@ describe('the official resend SDK: audience methods', () => {
     expect((await resend.contacts.get(id)).error).toMatchObject({ name: 'not_found' });
   });
 
+  it("emails.send takes the wire's topic_id as topicId; a snake_case topic_id is dropped by the SDK before it is sent", async () => {
+    const topic = ok(await resend.topics.create({ name: 'Digest', defaultSubscription: 'opt_in' }));
+    const mail = { from: 'a@acme.test', to: 'reader@example.com', subject: 'Digest', text: 'hi' };
+    const camel = ok(await resend.emails.send({ ...mail, topicId: topic.id }));
+    expect(ok(await resend.emails.get(camel.id))).toMatchObject({ topic_id: topic.id });
+    const snake = ok(await resend.emails.send({ ...mail, topic_id: topic.id } as Parameters<typeof resend.emails.send>[0]));
+    expect(ok(await resend.emails.get(snake.id))).not.toHaveProperty('topic_id');
+  });
+
   it('the older audience-scoped contact calls work unchanged', async () => {
     const audience = ok(await resend.audiences.create({ name: 'Legacy list' }));
     const { id } = ok(await resend.contacts.create({ audienceId: audience.id, email: 'old@example.com', firstName: 'Old' }));
@@ -91,5 +100,88 @@ describe('the official resend SDK: audience methods', () => {
     ok(await resend.contacts.update({ audienceId: audience.id, id, firstName: 'Older' }));
     expect(ok(await resend.contacts.get(id)).first_name).toBe('Older');
     expect(ok(await resend.contacts.remove({ audienceId: audience.id, id })).deleted).toBe(true);
+  });
+});
+
+/**
+ * The SDK has no method for POST /contacts/batch; its generic `post` sends it with the SDK's own
+ * headers and error handling, as an SDK user would.
+ */
+describe('the official resend SDK: POST /contacts/batch under on_conflict=error', () => {
+  const sql = async <T>(query: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+  const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+
+  /** A team of its own with one existing contact, a segment and a topic; `written()` is what the team holds. */
+  async function team(contactLimit?: number) {
+    const { token, teamId } = await app.createTeamWithKey();
+    if (contactLimit !== undefined) await sql('UPDATE team SET contact_limit = ? WHERE id = ?', [contactLimit, teamId]);
+    const client = new Resend(token);
+    const known = unique('known');
+    ok(await client.contacts.create({ email: known }));
+    const segment = ok(await client.segments.create({ name: 'S' }));
+    const topic = ok(await client.topics.create({ name: 'T', defaultSubscription: 'opt_out' }));
+    const batch = (items: object[], validation: 'strict' | 'permissive') =>
+      client.post<{ counts: object; errors: { index: number; message: string }[] }>('/contacts/batch?on_conflict=error', items, { headers: { 'x-batch-validation': validation } });
+    /** A new item that would join the segment and make a topic choice. */
+    const item = (email: string) => ({ email, segments: [{ id: segment.id }], topics: [{ id: topic.id, subscription: 'opt_in' }] });
+    const written = async () => {
+      const [row] = await sql<{ contacts: string; members: string; choices: string; events: string }>(
+        `SELECT (SELECT count(*) FROM contact WHERE team_id = ?) AS contacts,
+                (SELECT count(*) FROM segment_member WHERE segment_id = ?) AS members,
+                (SELECT count(*) FROM contact_topic WHERE topic_id = ?) AS choices,
+                (SELECT count(*) FROM event WHERE team_id = ? AND type LIKE 'contact.%') AS events`,
+        [teamId, segment.id, topic.id, teamId],
+      );
+      return { contacts: Number(row!.contacts), members: Number(row!.members), choices: Number(row!.choices), events: Number(row!.events) };
+    };
+    return { known, batch, item, written, before: await written() };
+  }
+
+  it('strict: an existing address refuses the whole batch with 409 naming it, and writes nothing', async () => {
+    const t = await team();
+    const { data, error } = await t.batch([t.item(unique('fresh')), { email: t.known.toUpperCase() }], 'strict');
+    expect(data).toBeNull();
+    expect(error).toEqual({ statusCode: 409, name: 'conflict', message: 'contacts.1: email: a contact with this address already exists' });
+    expect(await t.written()).toEqual(t.before);
+  });
+
+  it('strict: an address repeated inside the batch refuses it with 409 naming the later item, and writes nothing', async () => {
+    const t = await team();
+    const fresh = unique('fresh');
+    const { error } = await t.batch([t.item(fresh), t.item(unique('other')), { email: fresh, first_name: 'Later' }], 'strict');
+    expect(error).toEqual({ statusCode: 409, name: 'conflict', message: 'contacts.2: email: repeats contacts.0 in this request' });
+    expect(await t.written()).toEqual(t.before);
+  });
+
+  it('permissive: an existing address fails that item only; the rest is written', async () => {
+    const t = await team();
+    const result = ok(await t.batch([t.item(unique('fresh')), { email: t.known }], 'permissive'));
+    expect(result.counts).toEqual({ created: 1, updated: 0, skipped: 0, failed: 1 });
+    expect(result.errors).toEqual([{ index: 1, message: 'email: a contact with this address already exists' }]);
+    expect(await t.written()).toEqual({ contacts: t.before.contacts + 1, members: 1, choices: 1, events: t.before.events + 1 });
+  });
+
+  it('permissive: a repeated address fails the later item only; the first is written', async () => {
+    const t = await team();
+    const fresh = unique('fresh');
+    const result = ok(await t.batch([t.item(fresh), { email: fresh, first_name: 'Later' }], 'permissive'));
+    expect(result.counts).toEqual({ created: 1, updated: 0, skipped: 0, failed: 1 });
+    expect(result.errors).toEqual([{ index: 1, message: 'email: repeats contacts.0 in this request' }]);
+    expect(await t.written()).toEqual({ contacts: t.before.contacts + 1, members: 1, choices: 1, events: t.before.events + 1 });
+  });
+
+  it('strict: a new contact past the cap refuses the whole batch with 403 plan_limit_reached naming it, and writes nothing', async () => {
+    const t = await team(2);
+    const { error } = await t.batch([t.item(unique('a')), t.item(unique('b'))], 'strict');
+    expect(error).toEqual({ statusCode: 403, name: 'plan_limit_reached', message: 'contacts.1: This team has reached its limit of 2 contacts. Delete contacts or raise the limit to add more.' });
+    expect(await t.written()).toEqual(t.before);
+  });
+
+  it('permissive: a new contact past the cap fails that item only', async () => {
+    const t = await team(2);
+    const result = ok(await t.batch([t.item(unique('a')), t.item(unique('b'))], 'permissive'));
+    expect(result.counts).toEqual({ created: 1, updated: 0, skipped: 0, failed: 1 });
+    expect(result.errors).toEqual([{ index: 1, message: 'This team has reached its limit of 2 contacts. Delete contacts or raise the limit to add more.' }]);
+    expect(await t.written()).toEqual({ contacts: 2, members: 1, choices: 1, events: t.before.events + 1 });
   });
 });

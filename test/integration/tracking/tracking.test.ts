@@ -277,6 +277,41 @@ describe('open and click tracking', () => {
     expect(await lastEvent()).toBe('clicked');
   });
 
+  it('keeps a real open that falls inside a click burst: last_event returns to it, not to before the burst', async () => {
+    const { token, receiver, secret } = await teamWithWebhook();
+    const domain = await domainWith(token, { open_tracking: true, click_tracking: true });
+    const email = await send(token, `news@${domain}`, LINKS_HTML(domain));
+    const [a, b, c] = hrefs(email.html).filter((l) => l.includes('/c/'));
+
+    // Desktop Chrome, all within one second: link 1, the pixel, link 2, link 3.
+    const start = Date.now() + LATER;
+    for (const [i, url] of [a, pixelOf(email.html), b, c].entries()) {
+      frozenAt = start + i * 200;
+      await fetchTracking(url!, as(UA.chromeDesktop));
+    }
+    frozenAt = null;
+
+    clockOffset = LATER + 1_000;
+    await receiver.waitFor(8);
+    const delivered = receiver.received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent);
+    const reasons = (type: string) => delivered.filter((d) => d.type === type).map((d) => (d.data.open ?? d.data.click)!.reason);
+    expect(reasons('email.opened').sort()).toEqual(['click', undefined]);
+    expect(reasons('email.clicked')).toEqual([undefined, undefined]);
+    expect(reasons('email.prefetched')).toEqual(['burst', 'burst', 'burst', 'burst']);
+    // The pixel's open was never retracted, and it is the newest event standing.
+    const pixelOpen = delivered.find((d) => d.type === 'email.opened' && !d.data.open!.reason)!;
+    expect(delivered.filter((d) => d.type === 'email.prefetched').map((d) => (d.data.open ?? d.data.click)!.timestamp)).not.toContain(pixelOpen.data.open!.timestamp);
+    const read = (await app.request('GET', `/emails/${email.id}`, { token })).body;
+    expect(read.last_event).toBe('opened');
+
+    // The standing open is the pixel's: a person's click later brings no second open.
+    frozenAt = start + 5_000;
+    await fetchTracking(b!, as(UA.firefoxDesktop));
+    frozenAt = null;
+    const later = (await eventsOf(email.id)).filter((e) => e.data.click?.userAgent === UA.firefoxDesktop || e.data.open?.userAgent === UA.firefoxDesktop);
+    expect(later.map((e) => e.type)).toEqual(['email.clicked']);
+  });
+
   it('decides a burst in the database: every link at the same instant, served by two API processes, leaves no click standing', async () => {
     const { token } = await app.createTeamWithKey();
     const domain = await domainWith(token, { click_tracking: true });

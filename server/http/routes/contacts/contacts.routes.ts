@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { validationError } from '../../../errors.js';
+import { type ApiError, validationError } from '../../../errors.js';
 import { addContactToSegment, listContactSegments, removeContactFromSegment } from '../../../services/contacts/contact-segments.js';
 import { listContactTopics, updateContactTopics } from '../../../services/contacts/contact-topics.js';
 import { createContact } from '../../../services/contacts/create-contact.js';
@@ -70,23 +70,16 @@ export function toContactInput(body: CreateContactBodyOutput, extraSegment?: str
   };
 }
 
-/** `strict`: the first invalid item refuses the call (`contacts.3: …`); `permissive`: it is reported and skipped. */
+/** Items are checked one by one; the service judges the refused ones with the rest (strict or permissive). */
 function parseBatch(items: unknown[], ctx: AppContext) {
   const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
   if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
   const accepted: IndexedContact[] = [];
-  const rejected: { index: number; message: string }[] = [];
+  const rejected: { index: number; error: ApiError }[] = [];
   for (const [index, item] of items.entries()) {
     const parsed = v.safeParse(CreateContactBodySchema, item);
     if (parsed.success) accepted.push({ index, contact: toContactInput(parsed.output) });
-    else {
-      const error = issueToApiError(parsed.issues[0]);
-      if (mode.output === 'strict') {
-        error.message = `contacts.${index}: ${error.message}`;
-        throw error;
-      }
-      rejected.push({ index, message: error.message });
-    }
+    else rejected.push({ index, error: issueToApiError(parsed.issues[0]) });
   }
   return { validation: mode.output, accepted, rejected };
 }

@@ -66,10 +66,21 @@ export const BatchCreateBodySchema = v.pipe(
   v.array(v.unknown(), 'must be an array of contacts'),
   v.minLength(1, 'must hold at least 1 contact'),
   v.maxLength(1000, 'must hold at most 1000 contacts'),
-  v.metadata({ description: 'CreateContactRequest items, 1 to 1000.' }),
+  v.metadata({
+    description:
+      'CreateContactRequest items, 1 to 1000. With `x-batch-validation: strict` (the default) any failing item refuses the whole batch with ' +
+      'its status and a `contacts.{index}: ` message naming the lowest failing index, and nothing is written: 422 for an invalid item, ' +
+      '409 `conflict` under `on_conflict=error` for an address that already belongs to a contact or repeats an earlier item, ' +
+      '403 `plan_limit_reached` for a new contact past the cap. With `permissive` those items are listed in `errors` and the rest is written.',
+  }),
 );
 
-export const BatchCreateQuerySchema = v.object({ on_conflict: v.optional(v.picklist(['error', 'skip', 'upsert'], 'must be error, skip or upsert'), 'error') });
+export const BatchCreateQuerySchema = v.object({
+  on_conflict: v.pipe(
+    v.optional(v.picklist(['error', 'skip', 'upsert'], 'must be error, skip or upsert'), 'error'),
+    v.metadata({ description: 'An address that already belongs to a contact, or repeats an earlier item: `error` fails the item (409), `skip` keeps the first, `upsert` merges.' }),
+  ),
+});
 export const BatchValidationHeaderSchema = v.optional(v.picklist(['strict', 'permissive'], 'must be strict or permissive'), 'strict');
 
 export const UpdateContactBodySchema = v.strictObject({
