@@ -65,7 +65,7 @@ const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 're
 export const CaptureProviderConfigSchema = v.strictObject({
   type: v.literal('capture'),
   regions: RegionList,
-  /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `a mx`). */
+  /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `v=spf1 a ~all`). */
   spf_include: v.optional(HostName),
   /** Only paces broadcasts (the capture store itself has no limit). */
   rate_per_second: v.optional(Integer(1, 10_000), 10_000),
@@ -119,6 +119,12 @@ const Flag = v.pipe(
   v.union([v.boolean(), v.picklist(['true', 'false', '1', '0'])], 'must be true or false'),
   v.transform((value) => value === true || value === 'true' || value === '1'),
 );
+
+/** Where the API answers on this machine: its listening address, or loopback when it listens on every interface. */
+export function listeningUrl(host: string, port: number): string {
+  const address = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
 
 /**
  * Every setting, keyed by its environment variable name. The config file written by
@@ -254,10 +260,10 @@ export const ConfigSchema = v.pipe(
   ),
   v.transform((c) => ({
     ...c,
-    POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`,
+    POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT),
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
     POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
-    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`).hostname,
+    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
   })),
 );
 
