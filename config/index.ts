@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -13,18 +13,47 @@ export class ConfigError extends Error {
   }
 }
 
+const SYSTEM_CONFIG_PATH = '/etc/postlane/config.json';
+
 /** Where `postlane install` writes the config file: system-wide for root, per user otherwise. */
 export function configFilePath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.POSTLANE_CONFIG) return env.POSTLANE_CONFIG;
-  if (process.getuid?.() === 0) return '/etc/postlane/config.json';
+  if (process.getuid?.() === 0) return SYSTEM_CONFIG_PATH;
   return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'postlane', 'config.json');
 }
 
+/** Whether something is at `path`, even where this user may not look (a 0750 /etc/postlane). */
+function isPresent(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch (err) {
+    return !['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
+  }
+}
+
+/** The file commands read: the user's own, else the machine's, which the appliance's commands are usually meant for. */
+export function configFileToRead(env: NodeJS.ProcessEnv = process.env): string {
+  const own = configFilePath(env);
+  return env.POSTLANE_CONFIG || isPresent(own) || !isPresent(SYSTEM_CONFIG_PATH) ? own : SYSTEM_CONFIG_PATH;
+}
+
 export function readConfigFile(path: string): Record<string, unknown> {
-  if (!existsSync(path)) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return {};
+    throw new ConfigError([
+      code === 'EACCES'
+        ? `${path}: exists, but this user may not read it (it holds secrets); run the command as root (\`sudo postlane …\`) or as the postlane user`
+        : `${path}: cannot be read (${(err as Error).message})`,
+    ]);
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
     throw new ConfigError([`${path}: not valid JSON (${(err as Error).message})`]);
   }
@@ -41,7 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter((key) => env[key] !== undefined && env[key] !== '')
       .map((key) => [key, env[key]]),
   );
-  const path = configFilePath(env);
+  const path = configFileToRead(env);
   const fromFile = readConfigFile(path);
   const result = v.safeParse(ConfigSchema, { ...fromFile, ...fromEnv });
   if (!result.success) {

@@ -65,7 +65,7 @@ const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 're
 export const CaptureProviderConfigSchema = v.strictObject({
   type: v.literal('capture'),
   regions: RegionList,
-  /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `a mx`). */
+  /** The SPF include domains are told to publish, for a rehearsal of the relay's (default `v=spf1 a ~all`). */
   spf_include: v.optional(HostName),
   /** Only paces broadcasts (the capture store itself has no limit). */
   rate_per_second: v.optional(Integer(1, 10_000), 10_000),
@@ -120,6 +120,12 @@ const Flag = v.pipe(
   v.transform((value) => value === true || value === 'true' || value === '1'),
 );
 
+/** Where the API answers on this machine: its listening address, or loopback when it listens on every interface. */
+export function listeningUrl(host: string, port: number): string {
+  const address = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
+
 /**
  * Every setting, keyed by its environment variable name. The config file written by
  * `postlane install` uses the same keys, so one schema validates both sources.
@@ -137,9 +143,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_DEFAULT_REGION: v.optional(v.string()),
     POSTLANE_SEND_LEASE_SECONDS: v.optional(Integer(2, 3600), 300),
     POSTLANE_SEND_MAX_ATTEMPTS: v.optional(Integer(1, 50), 8),
-    /** Emails a drain run claims in one statement and hands to the provider as one batch. */
     POSTLANE_SEND_BATCH_SIZE: v.optional(Integer(1, 5000), 250),
-    /** And at most this many MB of bodies and attachments, so a claim's memory is bounded by bytes as well as by count. */
     POSTLANE_SEND_BATCH_MB: v.optional(Integer(1, 1024), 16),
     POSTLANE_JOB_CONCURRENCY: v.optional(Integer(1, 100), 10),
     POSTLANE_JOB_LOCK_LIFETIME_SECONDS: v.optional(Integer(2, 3600), 330),
@@ -147,87 +151,49 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SWEEP_AFTER_SECONDS: v.optional(Integer(1, 3600), 120),
     POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
-    /** Contacts a broadcast walks per transaction (each batch is written as emails in one statement). */
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
-    /**
-     * Test-only fault injection: pause this long after claiming a batch of emails, before handing it
-     * to the provider, and inside each broadcast batch's transaction, before its emails are written.
-     */
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
-    /** How long an API process trusts a verified key before looking it up again (0 = every request). */
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
-    /**
-     * 32 random bytes in base64: encrypts webhook secrets and DKIM keys at rest and signs
-     * unsubscribe links. `postlane install` generates it; losing it loses those secrets.
-     */
     POSTLANE_SECRET_KEY: v.optional(
       v.pipe(v.string(), v.check((key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32, 'must be 32 random bytes in base64 (openssl rand -base64 32)')),
     ),
-    /** Run as a service: teams are on plans with quotas, and quota events fire. Off on a self-hosted instance. */
     POSTLANE_CLOUD: v.optional(Flag, false),
     POSTLANE_PLANS: v.optional(PlansSchema, DEFAULT_PLANS),
-    /** Requests per team per window (0 = no limit); unset, 2 in cloud mode and no limit otherwise. */
     POSTLANE_RATE_LIMIT: v.optional(Integer(0, 1_000_000)),
     POSTLANE_RATE_LIMIT_WINDOW_SECONDS: v.optional(Integer(1, 3600), 1),
-    /** Bearer token for GET /metrics; unset, only direct connections from this machine may read it. */
     POSTLANE_METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
-    /** A worker-only process (`--role worker`) serves GET /metrics on this port when set. */
     POSTLANE_METRICS_PORT: v.optional(Integer(1, 65_535)),
-    /** GET /logs keeps API requests this long; `postlane maintenance run` and the hourly job purge older ones. */
     POSTLANE_API_LOG_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
-    /** Mail kept by the `capture` provider. */
     POSTLANE_CAPTURE_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
-    /** Finished and failed one-off job rows (the outbox tables keep what happened). */
     POSTLANE_JOB_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
-    /** DNS servers for domain verification (`127.0.0.1:5353,[::1]`); empty = the system's resolvers. */
     POSTLANE_DNS_SERVERS: v.optional(DnsServerList, ''),
-    /** How long one DNS query may take before its record reads `temporary_failure`. */
     POSTLANE_DNS_TIMEOUT_MS: v.optional(Integer(100, 60_000), 5_000),
-    /** The DKIM selector of the keys Postlane makes: the record lives at `<selector>._domainkey.<domain>`. */
     POSTLANE_DKIM_SELECTOR: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)')), 'postlane'),
-    /** Where a domain's tracking CNAME must point; defaults to the host of POSTLANE_PUBLIC_URL. */
     POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),
-    /** A pixel fetched or a link followed this soon after the email was sent or delivered is a machine's (`email.prefetched`); 0 turns the rule off. */
     POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: v.optional(Integer(0, 3600), 10),
-    /** How often workers look for domains whose DNS is due for a check. */
     POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
-    /** Webhook receivers on these ranges are reached even though they are private (SSRF allowlist). */
     POSTLANE_WEBHOOK_ALLOWED_CIDRS: v.optional(List(Cidr, 'CIDR ranges'), []),
-    /** Webhook receivers with these host names are reached whatever address they resolve to. */
     POSTLANE_WEBHOOK_ALLOWED_HOSTS: v.optional(List(Hostname, 'host names'), []),
-    /** Longest a webhook request may take, connection to last byte. */
     POSTLANE_WEBHOOK_TIMEOUT_SECONDS: v.optional(Integer(1, 30), 15),
-    /** How many endpoints one worker process drains at once (each with up to 8 requests in flight). */
     POSTLANE_WEBHOOK_WORKERS: v.optional(Integer(1, 500), 32),
-    /** Days delivery rows (payload, responses, attempts) are kept: the spec's WEBHOOK_DELIVERY_RETENTION_DAYS. */
     POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
-    /** Sender of the emails Postlane writes to team owners (webhook trouble). */
     POSTLANE_NOTICE_FROM: v.optional(
       v.pipe(v.string(), v.check((value) => typeof parseMailbox(value) !== 'string', 'must be one address, like `Postlane <postlane@example.com>`')),
       'Postlane <postlane@localhost.localdomain>',
     ),
-    /** Deliverability: the rolling window (UTC days, today included) the bounce and complaint rates are taken over. */
     POSTLANE_DELIVERABILITY_WINDOW_DAYS: v.optional(Integer(1, 90), 7),
-    /** Below this many emails accepted in the window, no rate is judged (a handful of bounces proves nothing). */
     POSTLANE_DELIVERABILITY_MIN_VOLUME: v.optional(Integer(1, 1_000_000_000), 1000),
-    /** How often a worker re-judges every rate (recovery as the window slides or volume dilutes it; region pauses). */
     POSTLANE_DELIVERABILITY_CHECK_SECONDS: v.optional(Integer(10, 3600), 60),
-    /** Team lines, in percent; defaults are Amazon SES's (review at 5% / 0.1%, pause at 10% / 0.5%). */
     POSTLANE_BOUNCE_WARNING_PERCENT: v.optional(Percent, 5),
     POSTLANE_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 10),
     POSTLANE_COMPLAINT_WARNING_PERCENT: v.optional(Percent, 0.1),
     POSTLANE_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.5),
-    /** The platform-wide line per region (all teams), in percent: past it, the region's broadcasts wait. */
     POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 5),
     POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.1),
-    /** SNS topics whose notifications POST /ingest/ses accepts (the SES configuration sets' event destinations); others get 403. */
     POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
-    /** Bearer token an MTA presents to POST /ingest/dsn with a bounce report; unset, that route does not exist. */
     POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
-    /** Largest body the ingestion endpoints read (SNS messages are at most 256 KB, and JSON-escaped in their envelope). */
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
-    /** Longest a server's query may run (0 = no limit); migrations are not bound by it. */
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),
   v.forward(
@@ -254,13 +220,82 @@ export const ConfigSchema = v.pipe(
   ),
   v.transform((c) => ({
     ...c,
-    POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`,
+    POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT),
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
     POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
-    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? `http://localhost:${c.POSTLANE_PORT}`).hostname,
+    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
   })),
 );
 
 export type ConfigInput = v.InferInput<typeof ConfigSchema>;
 export type Config = Readonly<v.InferOutput<typeof ConfigSchema>>;
 export type ProviderConfig = v.InferOutput<typeof ProviderConfigSchema>;
+
+/** What the configuration reference (docs/configuration.md) says of a setting beside its default and range, which it reads from the schema. */
+export interface SettingDoc {
+  description: string;
+  /** For a default the schema cannot show: computed from other settings, or made by `postlane install`. */
+  default?: string;
+}
+
+/** One entry per setting, or the build fails: the reference cannot leave a setting out. */
+export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } = {
+  DATABASE_URL: { default: "required", description: "PostgreSQL URL (`postgres://` or `postgresql://`)." },
+  DATABASE_POOL_SIZE: { description: "Connections in the main pool of each process. The job runner holds its own `POSTLANE_JOB_CONCURRENCY` + 2 on top of these." },
+  POSTLANE_HOST: { description: "Address the API listens on. Use `0.0.0.0` to listen on every interface." },
+  POSTLANE_PORT: { description: "Port the API listens on (0 picks a free one)." },
+  POSTLANE_PUBLIC_URL: { default: "`http://<POSTLANE_HOST>:<port>` (`127.0.0.1` when listening on every interface)", description: "URL applications use to reach the API; the server URL in `/openapi.json` and `/docs`." },
+  POSTLANE_LOG_LEVEL: { description: "The least severe lines written. Logs are JSON lines on stdout." },
+  POSTLANE_BODY_LIMIT_MB: { description: "Largest `POST /emails` body accepted, in MB; other routes take at most 1 MB. Bodies are read only after the API key is checked." },
+  POSTLANE_PROVIDERS: { description: "How mail leaves: a JSON array of providers (see [providers](providers.md)). In the environment a JSON string; in the file the array itself." },
+  POSTLANE_DEFAULT_REGION: { default: "first region of the first provider", description: "Region whose provider sends every email. Must be served by one of the providers." },
+  POSTLANE_SEND_LEASE_SECONDS: { description: "How long a worker owns a batch of emails it is sending. The provider call for the batch times out at 80 % of it." },
+  POSTLANE_SEND_MAX_ATTEMPTS: { description: "Attempts before an email with temporary provider failures is marked failed. Retries wait 30 s, 2 min, 10 min, 30 min, then 1 h." },
+  POSTLANE_SEND_BATCH_SIZE: { description: "Emails a drain run claims in one statement and hands to the provider as one batch. Two batches are in flight per run." },
+  POSTLANE_SEND_BATCH_MB: { description: "A claimed batch also stops where its emails' bodies and attachments pass this many MB (an email larger than that is claimed alone), so a worker's memory is bounded by bytes, not only by count." },
+  POSTLANE_JOB_CONCURRENCY: { description: "Sizes the job runner of a worker process: jobs it runs at once besides webhook drains, and its own pool of this + 2 connections. Email sending no longer depends on it (see `POSTLANE_SEND_BATCH_SIZE`)." },
+  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: { description: "After this long, a job whose worker died runs again elsewhere. Must be longer than `POSTLANE_SEND_LEASE_SECONDS`: an email drain run claims for the difference, then sends what it holds within the lease." },
+  POSTLANE_JOB_PROCESS_EVERY_SECONDS: { description: "How often workers poll for due jobs; new jobs are usually picked up at once." },
+  POSTLANE_SWEEP_AFTER_SECONDS: { description: "A queued email due this long makes the sweeper book a drain run for its region, if none is waiting." },
+  POSTLANE_SWEEP_INTERVAL_SECONDS: { description: "How often the sweeper runs." },
+  POSTLANE_SHUTDOWN_GRACE_SECONDS: { description: "On SIGTERM, how long running sends may take to finish." },
+  POSTLANE_BROADCAST_BATCH_SIZE: { description: "Contacts a broadcast walks per transaction; its emails are written 250 to a statement within that transaction." },
+  POSTLANE_TEST_SEND_DELAY_MS: { description: "Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0." },
+  POSTLANE_TRUST_PROXY: { description: "Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`)." },
+  POSTLANE_AUTH_CACHE_SECONDS: { description: "How long an API process trusts a verified API key, and its copy of a team's domains for the `from` rule, before reading them again (0 = every request). Bounds how long a revocation or a domain change made elsewhere takes to apply." },
+  POSTLANE_SECRET_KEY: { default: "generated by `postlane install`", description: "32 random bytes in base64 (`openssl rand -base64 32`). Encrypts webhook signing secrets and DKIM private keys at rest (AES-256-GCM) and signs unsubscribe links. Servers refuse to start without it. Back it up with the database: without it those secrets cannot be read, and changing it breaks every link already sent." },
+  POSTLANE_CLOUD: { description: "Run as a service: every team is on a plan (`free` unless set) with its quotas, and quota events fire. Self-hosted (the default) nothing is capped and `GET /usage` reports `cloud: false`." },
+  POSTLANE_PLANS: { default: "built in", description: "JSON object replacing plans by name (`free`, `starter`, `pro`, `scale`); see Plans and quotas." },
+  POSTLANE_RATE_LIMIT: { default: "`2` in cloud mode, else `0`", description: "Requests per team per window, across all API processes (0 = no limit)." },
+  POSTLANE_RATE_LIMIT_WINDOW_SECONDS: { description: "The rate-limit window." },
+  POSTLANE_METRICS_TOKEN: { description: "Bearer token for `GET /metrics` (16+ characters). Unset, only direct connections from the machine itself may read it." },
+  POSTLANE_METRICS_PORT: { description: "A `--role worker` process serves `GET /metrics` (and nothing else) on this port." },
+  POSTLANE_API_LOG_RETENTION_DAYS: { description: "How long `GET /logs` keeps API requests." },
+  POSTLANE_CAPTURE_RETENTION_DAYS: { description: "How long the `capture` provider keeps mail." },
+  POSTLANE_JOB_RETENTION_DAYS: { description: "How long finished and failed one-off job rows are kept." },
+  POSTLANE_DNS_SERVERS: { default: "the system's resolvers", description: "DNS servers that domain verification asks, comma-separated IPs with an optional port (`127.0.0.1:5353,[::1]:53`). Point it at a resolver that does not cache for long, so a record just published is seen." },
+  POSTLANE_DNS_TIMEOUT_MS: { description: "How long one DNS query may take; a query that times out reads `temporary_failure`, never \"missing\"." },
+  POSTLANE_DKIM_SELECTOR: { description: "Selector of the DKIM keys Postlane makes: the record is `<selector>._domainkey.<domain>`. Changing it affects domains added afterwards only." },
+  POSTLANE_TRACKING_CNAME_TARGET: { default: "host of `POSTLANE_PUBLIC_URL`", description: "Where a domain's tracking CNAME (`<tracking_subdomain>.<domain>`) must point while open or click tracking is on." },
+  POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: { description: "A tracking pixel fetched or link followed this soon after the email was sent (or delivered, when the provider reports it) is a machine's: `email.prefetched` with reason `on_delivery` (0 turns the rule off)." },
+  POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: { description: "How often a worker looks for domains whose DNS is due for a check." },
+  POSTLANE_WEBHOOK_ALLOWED_CIDRS: { description: "Comma-separated CIDR ranges (JSON array in the file) that webhook deliveries may reach even though they are private, loopback or otherwise internal, e.g. `192.168.10.0/24` for a receiver on your LAN. Everything else internal is refused (SSRF defence)." },
+  POSTLANE_WEBHOOK_ALLOWED_HOSTS: { description: "Comma-separated host names whose webhook receivers are reached whatever address they resolve to." },
+  POSTLANE_WEBHOOK_TIMEOUT_SECONDS: { description: "Longest one webhook request may take, connection to last byte." },
+  POSTLANE_WEBHOOK_WORKERS: { description: "Webhook endpoints one worker process drains at the same time, each with up to 8 requests in flight." },
+  POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: { description: "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them." },
+  POSTLANE_NOTICE_FROM: { description: "Sender of the emails Postlane writes to team owners (failing or disabled webhooks, backlogs). Use an address of a domain your provider sends for." },
+  POSTLANE_DELIVERABILITY_WINDOW_DAYS: { description: "The rolling window of the bounce and complaint rates, in UTC days, today included. See Deliverability." },
+  POSTLANE_DELIVERABILITY_MIN_VOLUME: { description: "Below this many emails accepted by the provider in the window, no rate is judged." },
+  POSTLANE_DELIVERABILITY_CHECK_SECONDS: { description: "How often a worker judges the rates again: recovery as the window slides or new mail dilutes them, and the per-region pauses." },
+  POSTLANE_BOUNCE_WARNING_PERCENT: { description: "A team's hard-bounce rate at which `deliverability.warning` fires (below `POSTLANE_BOUNCE_PAUSE_PERCENT`)." },
+  POSTLANE_BOUNCE_PAUSE_PERCENT: { description: "A team's hard-bounce rate at which its sending is paused (above `POSTLANE_BOUNCE_WARNING_PERCENT`)." },
+  POSTLANE_COMPLAINT_WARNING_PERCENT: { description: "A team's complaint rate at which `deliverability.warning` fires (below `POSTLANE_COMPLAINT_PAUSE_PERCENT`)." },
+  POSTLANE_COMPLAINT_PAUSE_PERCENT: { description: "A team's complaint rate at which its sending is paused (above `POSTLANE_COMPLAINT_WARNING_PERCENT`)." },
+  POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: { description: "The platform-wide bounce rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers." },
+  POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: { description: "The platform-wide complaint rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers." },
+  POSTLANE_SNS_TOPIC_ARNS: { description: "Comma-separated SNS topic ARNs (JSON array in the file) whose messages `POST /ingest/ses` accepts: the topics your SES configuration sets publish events to. Messages of any other topic get 403, and their subscriptions are never confirmed." },
+  POSTLANE_DSN_TOKEN: { description: "Bearer token an MTA presents to `POST /ingest/dsn` with a bounce report (32 to 256 printable characters, `openssl rand -hex 32`). Unset, that route does not exist." },
+  POSTLANE_INGEST_BODY_LIMIT_KB: { description: "Largest body the ingestion webhook reads, in KB; SNS messages are at most 256 KB before JSON escaping." },
+  POSTLANE_STATEMENT_TIMEOUT_SECONDS: { description: "Longest any query of `postlane serve` may run (0 = no limit); a request that hits it answers 503. Migrations and other CLI commands are not bound by it." },
+};

@@ -9,9 +9,9 @@ import { listDomains } from '../../server/services/domains/list-domains.js';
 import { verifyDomain } from '../../server/services/domains/verify-domain.js';
 import { DnsRecordsTable } from '../components/DnsRecordsTable.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderElement, renderTable, renderTasks } from '../lib/render.js';
+import { printJson, renderElement, renderTable, renderTasks, terminalWidth } from '../lib/render.js';
 import { withDomainDeps } from '../services/domain-deps.js';
-import { resolveTeam } from '../services/resolve-team.js';
+import { domainObject, resolveTeam } from '../services/resolve-team.js';
 
 type Presented = ReturnType<typeof presentDomain>;
 
@@ -66,7 +66,7 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
 }
 
 export async function show(idOrName: string, options: { team?: string }, cmd: Command): Promise<void> {
-  const domain = await withDatabase(async ({ orm }) => presentDomain(await getDomain({ orm }, (await resolveTeam(orm, options.team)).id, idOrName)));
+  const domain = await withDatabase(async ({ orm }) => presentDomain(await getDomain({ orm }, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName)));
   if (cmd.optsWithGlobals().json) return printJson(domain);
   await renderElement(<DomainRecords domain={domain} />);
 }
@@ -75,7 +75,7 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
   const json = Boolean(cmd.optsWithGlobals().json);
   const domain = await withDatabase(({ config, orm }) =>
     withDomainDeps(config, orm, async (deps) => {
-      const team = await resolveTeam(orm, options.team);
+      const team = await resolveTeam(orm, options.team, domainObject(idOrName));
       const [verified] = await renderTasks([{ title: `Checking the DNS records of ${idOrName}`, run: () => verifyDomain(deps, team.id, idOrName), detail: (d) => d.status }], { quiet: json });
       return presentDomain(verified as Awaited<ReturnType<typeof verifyDomain>>);
     }),
@@ -86,7 +86,7 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
 
 export async function remove(idOrName: string, options: { team?: string }, cmd: Command): Promise<void> {
   const removed = await withDatabase(({ config, orm }) =>
-    withDomainDeps(config, orm, async (deps) => deleteDomain(deps, (await resolveTeam(orm, options.team)).id, idOrName)),
+    withDomainDeps(config, orm, async (deps) => deleteDomain(deps, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName)),
   );
   if (cmd.optsWithGlobals().json) return printJson({ id: removed.id, name: removed.name, deleted: true });
   await renderElement(<Text>Removed {removed.name} ({removed.id}).</Text>);
@@ -96,7 +96,7 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
   const json = Boolean(cmd.optsWithGlobals().json);
   const diagnosis = await withDatabase(({ config, orm }) =>
     withDomainDeps(config, orm, async (deps) => {
-      const team = await resolveTeam(orm, options.team);
+      const team = await resolveTeam(orm, options.team, domainObject(idOrName));
       const [result] = await renderTasks([{ title: `Asking DNS about ${idOrName}`, run: () => diagnoseDomain(deps, team.id, idOrName) }], { quiet: json });
       return result as Awaited<ReturnType<typeof diagnoseDomain>>;
     }),
@@ -116,6 +116,7 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
     <DnsRecordsTable
       domain={diagnosis.domain.name}
       status={status}
+      width={terminalWidth()}
       hints={diagnosis.hints}
       rows={diagnosis.records.map((r) => ({
         record: r.required ? r.record : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : 'recommended'})`,

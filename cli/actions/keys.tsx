@@ -6,7 +6,7 @@ import { revokeApiKey } from '../../server/services/api-keys/revoke-api-key.js';
 import { presentApiKey } from '../../server/http/routes/api-keys/api-key.presenter.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
-import { resolveTeam } from '../services/resolve-team.js';
+import { apiKeyObject, resolveTeam } from '../services/resolve-team.js';
 
 export async function create(options: { name: string; permission: 'full_access' | 'sending_access'; team?: string }, cmd: Command): Promise<void> {
   const created = await withDatabase(async ({ orm }) => {
@@ -38,7 +38,7 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
 
 export async function revoke(id: string, options: { team?: string }, cmd: Command): Promise<void> {
   await withDatabase(async ({ orm }) => {
-    const team = await resolveTeam(orm, options.team);
+    const team = await resolveTeam(orm, options.team, apiKeyObject(id));
     await revokeApiKey({ orm, clock: () => new Date() }, team.id, id);
   });
   if (cmd.optsWithGlobals().json) return printJson({ id, revoked: true });

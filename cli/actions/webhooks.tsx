@@ -9,7 +9,7 @@ import { listWebhookEvents } from '../../server/services/webhooks/webhook-events
 import { SecretCard } from '../components/SecretCard.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
-import { resolveTeam } from '../services/resolve-team.js';
+import { resolveTeam, webhookObject } from '../services/resolve-team.js';
 
 const clock = () => new Date();
 
@@ -29,7 +29,7 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
 
 export async function rotate(id: string, options: { overlapHours: number; secret?: string; team?: string }, cmd: Command): Promise<void> {
   const rotated = await withDatabase(async ({ orm, config }) => {
-    const team = await resolveTeam(orm, options.team);
+    const team = await resolveTeam(orm, options.team, webhookObject(id));
     const { endpoint, signingSecret } = await rotateWebhookSecret({ orm, secrets: new SecretBox(config), clock }, team.id, id, {
       overlapHours: options.overlapHours,
       signingSecret: options.secret,
@@ -57,7 +57,7 @@ export async function rotate(id: string, options: { overlapHours: number; secret
 
 export async function enable(id: string, options: { team?: string }, cmd: Command): Promise<void> {
   const enabled = await withDatabase(async ({ orm, config }) => {
-    const team = await resolveTeam(orm, options.team);
+    const team = await resolveTeam(orm, options.team, webhookObject(id));
     return presentWebhookListItem(await enableWebhook({ orm, config, clock }, team.id, id));
   });
   if (cmd.optsWithGlobals().json) return printJson(enabled);
@@ -66,7 +66,7 @@ export async function enable(id: string, options: { team?: string }, cmd: Comman
 
 export async function deliveries(id: string, options: { team?: string; limit: number }, cmd: Command): Promise<void> {
   const rows = await withDatabase(async ({ orm }) => {
-    const team = await resolveTeam(orm, options.team);
+    const team = await resolveTeam(orm, options.team, webhookObject(id));
     const page = await listWebhookEvents({ orm }, team.id, id, { limit: options.limit });
     return page.data.map((delivery) => ({
       ...presentWebhookEventListItem(delivery),

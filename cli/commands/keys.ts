@@ -5,7 +5,8 @@ import { limitOption, teamOption } from '../lib/options.js';
 const action = actionsFrom(() => import('../actions/keys.js'));
 
 export function registerKeys(program: Command): void {
-  const keys = program.command('keys').description('manage API keys');
+  // Named after the HTTP resource (/api-keys); `keys` stays as the short form.
+  const keys = program.command('api-keys').alias('keys').description('manage API keys');
 
   keys
     .command('create')

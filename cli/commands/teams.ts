@@ -33,20 +33,20 @@ export function registerTeams(program: Command): void {
   teams
     .command('show')
     .description("a team's owners, plan, keys, domains, contacts, today's mail, and its bounce and complaint rates")
-    .argument('[id]', 'team id (default: the only team)')
+    .argument('[team]', 'team id or name (default: the only team)')
     .action(action('show'));
 
   teams
     .command('unpause')
     .description('lift a sending pause the bounce or complaint rate set; the rates cannot pause the team again for --hours')
-    .argument('[id]', 'team id (default: the only team)')
+    .argument('[team]', 'team id or name (default: the only team)')
     .addOption(new Option('--hours <hours>', 'how long the rates may not pause the team again (1-168)').default('24'))
     .action(action('unpause'));
 
   teams
     .command('update')
     .description("change a team's name, owners or plan")
-    .argument('[id]', 'team id (default: the only team)')
+    .argument('[team]', 'team id or name (default: the only team)')
     .option('--name <name>', 'a new name')
     .option('--owner <email>', 'replace the owners with these (repeat for more)', collectOwner)
     .addOption(planOption())

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
+import { teamOption } from '../lib/options.js';
 
 const action = actionsFrom(() => import('../actions/usage.js'));
 
@@ -7,7 +8,7 @@ export function registerUsage(program: Command): void {
   program
     .command('usage')
     .description("a team's plan, today's and this period's mail, and a chart of the last days")
-    .addOption(new Option('--team <id>', 'team id (default: the only team)'))
+    .addOption(teamOption())
     .addOption(new Option('--days <n>', 'how many days to chart, today included').default(14).argParser((value) => {
       const days = Number(value);
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new InvalidArgumentError('must be a whole number from 1 to 366');

@@ -17,7 +17,7 @@ const clip = (value: string, width = 48) => (value.length <= width ? value : `${
 const MARKS: Record<string, string> = { verified: '✔', failed: '✘', temporary_failure: '?', pending: '…', not_started: '…' };
 
 /** `postlane domains check`: every record, what DNS answers now, the verdict; then the hints. */
-export function DnsRecordsTable({ domain, status, rows, hints }: { domain: string; status: string; rows: DnsRecordRow[]; hints: string[] }) {
+export function DnsRecordsTable({ domain, status, rows, hints, width }: { domain: string; status: string; rows: DnsRecordRow[]; hints: string[]; width?: number }) {
   return (
     <Box flexDirection="column">
       <Text>
@@ -26,6 +26,7 @@ export function DnsRecordsTable({ domain, status, rows, hints }: { domain: strin
       <Table
         columns={['', 'RECORD', 'TYPE', 'NAME', 'EXPECTED', 'DNS ANSWERS NOW', 'VERDICT']}
         rows={rows.map((r) => [MARKS[r.status] ?? ' ', r.record, r.type, r.name, clip(r.expected), clip(r.live), r.verdict])}
+        width={width}
       />
       {hints.length > 0 ? (
         <Box flexDirection="column" marginTop={1}>

@@ -4,20 +4,75 @@ export interface TableProps {
   columns: string[];
   rows: string[][];
   empty?: string;
+  /** The terminal's width: wider columns wrap inside themselves. Unset (piped output), every row stays on one line. */
+  width?: number;
 }
 
-/** Left-aligned columns sized to their widest cell. */
-export function Table({ columns, rows, empty = 'Nothing to show.' }: TableProps) {
+const GAP = 2;
+/** No column is squeezed below this (or its header): narrower, ids and dates become unreadable. */
+const MIN_COLUMN = 8;
+
+/** Natural widths, then the widest column narrowed one character at a time until the row fits. */
+export function fitWidths(natural: number[], minimums: number[], width: number | undefined): number[] {
+  const widths = [...natural];
+  if (width === undefined) return widths;
+  const room = width - GAP * (widths.length - 1);
+  let total = widths.reduce((a, b) => a + b, 0);
+  while (total > room) {
+    let widest = -1;
+    for (const [i, w] of widths.entries()) if (w > minimums[i]! && (widest < 0 || w > widths[widest]!)) widest = i;
+    if (widest < 0) break;
+    widths[widest]! -= 1;
+    total -= 1;
+  }
+  return widths;
+}
+
+/** Word-wrapped lines of at most `width` characters; a word longer than that is cut. */
+export function wrapCell(cell: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of cell.split(' ')) {
+    const candidate = line ? `${line} ${word}` : word;
+    if (candidate.length <= width) {
+      line = candidate;
+      continue;
+    }
+    if (line) lines.push(line);
+    let rest = word;
+    while (rest.length > width) {
+      lines.push(rest.slice(0, width));
+      rest = rest.slice(width);
+    }
+    line = rest;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** Left-aligned columns sized to their widest cell, narrowed to fit `width` with cells wrapped in their column. */
+export function Table({ columns, rows, empty = 'Nothing to show.', width }: TableProps) {
   if (rows.length === 0) return <Text color="gray">{empty}</Text>;
   // Cells hold data from mail (subjects, addresses): control characters would drive the terminal.
   const cells = rows.map((row) => row.map((cell) => cell.replace(/[\u0000-\u001f\u007f-\u009f]/g, '�')));
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
+  const natural = columns.map((column, i) => Math.max(column.length, ...cells.map((row) => (row[i] ?? '').length)));
+  const widths = fitWidths(
+    natural,
+    natural.map((w, i) => Math.min(w, Math.max(MIN_COLUMN, columns[i]!.length))),
+    width,
+  );
+  const lines = (row: string[]) => {
+    const wrapped = row.map((cell, i) => wrapCell(cell, widths[i]!));
+    const height = Math.max(...wrapped.map((w) => w.length));
+    return Array.from({ length: height }, (_, at) =>
+      wrapped.map((cellLines, i) => (cellLines[at] ?? '').padEnd(widths[i]!)).join(' '.repeat(GAP)).trimEnd(),
+    );
+  };
   return (
     <Box flexDirection="column">
-      <Text bold>{line(columns)}</Text>
+      <Text bold>{lines(columns).join('\n')}</Text>
       {cells.map((row, index) => (
-        <Text key={index}>{line(row)}</Text>
+        <Text key={index}>{lines(row).join('\n')}</Text>
       ))}
     </Box>
   );

@@ -10,4 +10,4 @@ export const limitOption = (fallback: number) =>
     .default(fallback);
 
 /** `--team`, for commands that act on one team's data. */
-export const teamOption = () => new Option('--team <id>', 'team id (default: the only team)');
+export const teamOption = () => new Option('--team <team>', 'team id or name (default: the team owning what the command names, or the only team)');

@@ -58,7 +58,10 @@ export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false
   return results;
 }
 
-export const renderTable = (props: TableProps) => renderOnce(<Table {...props} />, process.stdout);
+/** The width tables fit into: the terminal's, or none when piped (whole rows for `grep` and `cut`). */
+export const terminalWidth = (stream: NodeJS.WriteStream = process.stdout) => (stream.isTTY ? stream.columns : undefined);
+
+export const renderTable = (props: TableProps) => renderOnce(<Table width={terminalWidth()} {...props} />, process.stdout);
 
 export const renderElement = (element: ReactElement) => renderOnce(element, process.stdout);
 

@@ -7,8 +7,8 @@ const generateRsaKeyPair = promisify(generateKeyPair);
 /** The public half as a DKIM record publishes it: base64 DER (SubjectPublicKeyInfo), one line. */
 export const dkimRecordValue = (publicKeyBase64: string) => `v=DKIM1; k=rsa; p=${publicKeyBase64}`;
 
-/** An SPF record authorising the relay; without a known include, the domain's own A and MX hosts. */
-export const spfRecordValue = (include: string | undefined) => (include ? `v=spf1 include:${include} ~all` : 'v=spf1 a mx ~all');
+/** An SPF record authorising the relay; without a known include (a capture rehearsal), the domain's own A host, so no MX is implied. */
+export const spfRecordValue = (include: string | undefined) => (include ? `v=spf1 include:${include} ~all` : 'v=spf1 a ~all');
 
 /**
  * The setup of a provider that relays what Postlane signs (SMTP, and capture so a sysadmin can

@@ -16,8 +16,9 @@ export interface PostlaneProcess {
 }
 
 /** The compiled CLI (`npm test` builds first) as a real child process with its own environment (and Node options, such as `--cpu-prof`). */
-export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = []): PostlaneProcess {
+export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], user: { uid?: number; gid?: number } = {}): PostlaneProcess {
   const child = spawn(process.execPath, [...nodeOptions, BIN, ...args], {
+    ...user,
     env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -39,9 +40,9 @@ export function spawnPostlane(args: string[], env: Record<string, string>, nodeO
   };
 }
 
-/** Runs a CLI command to completion and returns what it printed. */
-export async function runPostlane(args: string[], env: Record<string, string>) {
-  const proc = spawnPostlane(args, env);
+/** Runs a CLI command to completion (as another user, given one) and returns what it printed. */
+export async function runPostlane(args: string[], env: Record<string, string>, user: { uid?: number; gid?: number } = {}) {
+  const proc = spawnPostlane(args, env, [], user);
   let stdout = '';
   proc.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const { code } = await proc.exited;

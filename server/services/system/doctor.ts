@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Config, ConfigError, configFilePath, loadConfig } from '../../../config/index.js';
+import { type Config, ConfigError, configFileToRead, loadConfig } from '../../../config/index.js';
 import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
 import { createProviders } from '../../providers/index.js';
 import { SecretBox } from '../../security/secret-box.js';
@@ -55,10 +55,10 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
       run: async () => {
         try {
           config = loadConfig(env);
-          return ok(configFilePath(env));
+          return ok(configFileToRead(env));
         } catch (err) {
           if (!(err instanceof ConfigError)) throw err;
-          return fail(err.problems.join('; '), `Fix these in the environment or in ${configFilePath(env)}, then run postlane doctor again.`);
+          return fail(err.problems.join('; '), `Fix these in the environment or in ${configFileToRead(env)}, then run postlane doctor again.`);
         }
       },
     },

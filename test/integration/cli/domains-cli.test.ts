@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { runPostlane } from '../../support/postlane-process.js';
+import { openTerminal } from '../../support/terminal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'postlane-domains-cli-'));
 const database = uniqueDatabaseName('postlane_domains_cli');
@@ -82,6 +84,20 @@ describe('postlane domains', { timeout: 120_000 }, () => {
     expect(fixed.stdout).not.toContain('Hints');
     // check changes nothing: the domain is still pending until verified.
     expect((await json(['domains', 'show', 'shop.example.com'])).status).toBe('pending');
+  });
+
+  it('check fits an 80-column terminal: long verdicts wrap inside their column', async () => {
+    const terminal = openTerminal({ ...env, PATH: `${dirname(fileURLToPath(import.meta.url))}/../../../bin:${process.env.PATH}`, TERM: 'xterm-256color' }, { columns: 80 });
+    try {
+      // capture-pane joins lines the terminal wrapped, so a row wider than the screen shows as a longer line.
+      const { output, code } = await terminal.run('postlane.js domains check shop.example.com');
+      expect(code, output).toBe(0);
+      expect(output).toMatch(/RECORD\s+TYPE\s+NAME/);
+      expect(output).toContain('VERDICT');
+      for (const line of output.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+    } finally {
+      terminal.close();
+    }
   });
 
   it('verify records the result; remove deletes the domain', async () => {

@@ -23,4 +23,20 @@ describe('Table', () => {
     expect(render(<Table columns={['ID', 'NAME']} rows={[['1', 'alpha'], ['22', 'b']]} />).lastFrame()).toBe('ID  NAME\n1   alpha\n22  b');
     expect(render(<Table columns={['ID']} rows={[]} empty="No keys." />).lastFrame()).toBe('No keys.');
   });
+
+  it('narrows the widest column to fit a width, wrapping its cells inside it', () => {
+    const verdict = 'A TXT record is there, but it holds another key: replace it with the expected value.';
+    const frame = render(<Table columns={['RECORD', 'NAME', 'VERDICT']} rows={[['DKIM', 'postlane._domainkey.acme.test', verdict]]} width={60} />).lastFrame()!;
+    const lines = frame.split('\n');
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(60);
+    expect(lines[1]).toMatch(/^DKIM    postlane\._domainkey\.\S*\s+A TXT record is/);
+    const column = lines[0]!.indexOf('VERDICT');
+    expect(lines.slice(1).map((line) => line.slice(column).trim()).join(' ')).toBe(verdict);
+  });
+
+  it('keeps every row on one line without a width (piped output)', () => {
+    // ink-testing-library draws 100 columns wide: the row stays under it, but over what a width would allow.
+    const long = 'x'.repeat(90);
+    expect(render(<Table columns={['A', 'B']} rows={[['1', long]]} />).lastFrame()).toBe(`A  B\n1  ${long}`);
+  });
 });

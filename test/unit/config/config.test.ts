@@ -9,11 +9,17 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       POSTLANE_PORT: 3000,
       POSTLANE_HOST: '127.0.0.1',
-      POSTLANE_PUBLIC_URL: 'http://localhost:3000',
+      POSTLANE_PUBLIC_URL: 'http://127.0.0.1:3000',
       POSTLANE_PROVIDERS: [{ type: 'capture', regions: ['us-east-1'] }],
       POSTLANE_DEFAULT_REGION: 'us-east-1',
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('defaults the public URL to where the API listens, loopback for every interface', () => {
+    expect(loadConfig({ ...base, POSTLANE_HOST: '0.0.0.0', POSTLANE_PORT: '8080' }).POSTLANE_PUBLIC_URL).toBe('http://127.0.0.1:8080');
+    expect(loadConfig({ ...base, POSTLANE_HOST: '::1' }).POSTLANE_PUBLIC_URL).toBe('http://[::1]:3000');
+    expect(loadConfig({ ...base, POSTLANE_HOST: '10.0.0.5' }).POSTLANE_PUBLIC_URL).toBe('http://10.0.0.5:3000');
   });
 
   it('lists every problem at once', () => {

@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest';
+import { createProgram } from '../../../cli/program.js';
+import { cliReference } from '../../../cli/reference.js';
+import { configReference } from '../../../config/reference.js';
+
+// docs/ holds these generated pages; `npm run docs` rewrites them, and this fails while they are stale.
+describe('generated references', () => {
+  it('docs/configuration.md is the configuration schema', async () => {
+    await expect(configReference()).toMatchFileSnapshot('../../../docs/configuration.md');
+  });
+
+  it('docs/cli.md is the commander program', async () => {
+    await expect(cliReference(createProgram())).toMatchFileSnapshot('../../../docs/cli.md');
+  });
+});
