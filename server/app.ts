@@ -23,6 +23,9 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.silent = true;
   app.use(requestId());
   app.use(logRequests(deps.logger, deps.metrics));
+  // Twice: the inner one renders every route's error before the API log records the answer; the
+  // outer one renders anything the API log middleware itself throws, so nothing reaches Koa's plain-text 500.
+  app.use(errorHandler(deps.logger));
   app.use(recordApiLog(deps.apiLogs));
   app.use(errorHandler(deps.logger));
   app.use(metricsEndpoint(deps.metrics, deps.config));

@@ -36,7 +36,7 @@ export function recordApiLog(writer: ApiLogWriter): Middleware<AppState> {
           request_body: jsonBody((ctx.request as { body?: unknown }).body),
           response_body: jsonBody(ctx.body),
           created_at: new Date(started).toISOString(),
-        });
+        }, ctx.state.requestId);
       }
     }
   };
