@@ -46,7 +46,12 @@ let keyId: string;
 let proxied: MikroORM;
 let outage: Outage;
 const lines: Record<string, unknown>[] = [];
-const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => done(null, lines.push(JSON.parse(String(chunk)))) }));
+const logger = createLogger('info', new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  }));
 
 beforeAll(async () => {
   app = await startTestApp();
