@@ -1,14 +1,18 @@
 import type { Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
+import * as v from 'valibot';
 import { validationError } from '../../errors.js';
 import type { AppState } from '../route.js';
+import { TextSchema } from '../schemas/common.schemas.js';
 
 /** Deepest nesting a JSON body may have (the top-level object or array is depth 1); no route needs more than a few levels. */
 export const MAX_JSON_DEPTH = 64;
 
-/** What PostgreSQL refuses in text: NUL, and (in jsonb) the lone surrogates UTF-8 cannot encode (`u` matches a pair as one code point). */
-const UNSTORABLE = /[\0\p{Cs}]/u;
-const storable = (text: string) => !UNSTORABLE.test(text);
+/** Why PostgreSQL could not store this text (NUL, a lone surrogate), or null. */
+function unstorable(text: string): string | null {
+  const result = v.safeParse(TextSchema, text);
+  return result.success ? null : result.issues[0].message;
+}
 
 /**
  * Refuses a parsed body nested deeper than MAX_JSON_DEPTH, or with a string or key PostgreSQL
@@ -18,13 +22,15 @@ function checkJson(root: unknown): void {
   const stack: { value: unknown; path: string[] }[] = [{ value: root, path: [] }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
-    const where = path.length > 0 ? `${path.join('.')}: ` : '';
+    const where = () => (path.length > 0 ? `${path.join('.')}: ` : '');
     if (typeof value === 'string') {
-      if (!storable(value)) throw validationError(`${where}must not contain NUL characters or unpaired surrogates`);
+      const problem = unstorable(value);
+      if (problem) throw validationError(`${where()}${problem}`);
     } else if (value !== null && typeof value === 'object') {
-      if (path.length >= MAX_JSON_DEPTH) throw validationError(`${where}JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (path.length >= MAX_JSON_DEPTH) throw validationError(`${where()}JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       for (const [key, item] of Object.entries(value)) {
-        if (!storable(key)) throw validationError(`${where}keys must not contain NUL characters or unpaired surrogates`);
+        const problem = unstorable(key);
+        if (problem) throw validationError(`${where()}keys ${problem}`);
         stack.push({ value: item, path: [...path, key] });
       }
     }

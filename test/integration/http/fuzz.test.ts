@@ -28,7 +28,7 @@ interface Operation {
 }
 
 const document = (await app.request('GET', '/openapi.json')).body as {
-  paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { examples?: { example: { value: unknown } } }> } }>>;
+  paths: Record<string, Record<string, { operationId: string; parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { examples?: { example: { value: unknown } } }> } }>>;
 };
 const operations: Operation[] = Object.entries(document.paths).flatMap(([path, methods]) =>
   Object.entries(methods)
@@ -139,6 +139,22 @@ function encode(c: Case, example: unknown): { contentType: string | null; body: 
   }
 }
 
+/** Throws, naming the operation, unless the answer is below 500 and every refusal is the error envelope. */
+async function check(label: string, res: Response): Promise<void> {
+  const text = await res.text();
+  const problem = (what: string) => new Error(`${label}: ${what}: ${res.status} ${text.slice(0, 300)}`);
+  if (res.status >= 500) throw problem('server error');
+  if (res.status < 400) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw problem('not JSON');
+  }
+  const { statusCode, name, message, ...rest } = parsed as Record<string, unknown>;
+  if (statusCode !== res.status || typeof name !== 'string' || typeof message !== 'string' || Object.keys(rest).length > 0) throw problem('not the error envelope');
+}
+
 describe('malformed bodies never reach a 5xx', () => {
   for (const op of operations) {
     it(`${op.method} ${op.path} (${op.operationId})`, { timeout: 120_000 }, async () => {
@@ -147,21 +163,38 @@ describe('malformed bodies never reach a 5xx', () => {
           const { contentType, body } = encode(c, op.example);
           const headers: Record<string, string> = { authorization: `Bearer ${token}` };
           if (contentType) headers['content-type'] = contentType;
-          const res = await fetch(`${app.url}${concretePath(op.path)}`, { method: op.method, headers, body });
-          const text = await res.text();
-          const problem = (what: string) => new Error(`${op.method} ${op.path}: ${what}: ${res.status} ${text.slice(0, 300)}`);
-          if (res.status >= 500) throw problem('server error');
-          if (res.status < 400) return;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            throw problem('not JSON');
-          }
-          const { statusCode, name, message, ...rest } = parsed as Record<string, unknown>;
-          if (statusCode !== res.status || typeof name !== 'string' || typeof message !== 'string' || Object.keys(rest).length > 0) throw problem('not the error envelope');
+          await check(`${op.method} ${op.path}`, await fetch(`${app.url}${concretePath(op.path)}`, { method: op.method, headers, body }));
         }),
         { numRuns: RUNS, seed: SEED, endOnFailure: false },
+      );
+    });
+  }
+});
+
+/** Path and query values as sent on the wire (already percent-encoded): NUL, broken UTF-8, a lone surrogate's bytes, traversal, CRLF. */
+const badParams = fc.oneof(
+  fc.string().map(encodeURIComponent),
+  fc.constantFrom('%00', 'a%00b%40example.com', '%ED%A0%80', '%FF', '%', '%25', '.', '..', '%2F', '-1', '0', '99999999999999999999', '1e3', '%0D%0ABcc%3A%20a%40b.c', 'x'.repeat(5000)),
+);
+
+describe('malformed path and query parameters never reach a 5xx', () => {
+  // Never a real id: these operations include deletes.
+  const withParams = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).flatMap(([method, op]) => {
+      const query = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      return path.includes('{') || query.length > 0 ? [{ method: method.toUpperCase(), path, query, operationId: op.operationId }] : [];
+    }),
+  );
+  for (const op of withParams) {
+    it(`${op.method} ${op.path} (${op.operationId})`, { timeout: 60_000 }, async () => {
+      await fc.assert(
+        fc.asyncProperty(badParams, fc.array(badParams, { minLength: op.query.length, maxLength: op.query.length }), async (param, values) => {
+          const query = op.query.map((name, i) => `${name}=${values[i]}`).join('&');
+          const url = `${app.url}${op.path.replace(/\{\w+\}/g, param)}${query ? `?${query}` : ''}`;
+          const body = ['POST', 'PATCH', 'PUT'].includes(op.method) ? '{}' : undefined;
+          await check(`${op.method} ${op.path}`, await fetch(url, { method: op.method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body }));
+        }),
+        { numRuns: Math.ceil(RUNS / 2), seed: SEED, endOnFailure: false },
       );
     });
   }
