@@ -24,9 +24,9 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(requestId());
   app.use(logRequests(deps.logger, deps.metrics));
   // Twice: the inner one renders every route's error before the API log records the answer; the
-  // outer one renders anything the API log middleware itself throws, so nothing reaches Koa's plain-text 500.
+  // outer one stands between everything after request logging and Koa's plain-text 500.
   app.use(errorHandler(deps.logger));
-  app.use(recordApiLog(deps.apiLogs));
+  app.use(recordApiLog(deps.apiLogs, deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(metricsEndpoint(deps.metrics, deps.config));
   app.use(apiReference());

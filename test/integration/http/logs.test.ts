@@ -1,5 +1,5 @@
 import type { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -110,5 +110,14 @@ describe('API log isolation', () => {
     const [log] = await listed(resend);
     expect(log).toMatchObject({ response_status: 422 });
     expect(JSON.stringify((await resend.logs.get(log!.id)).data?.request_body)).toContain('[nested too deep]');
+  });
+
+  it('a log row that cannot be recorded leaves the answer as it was', async () => {
+    const { token } = await client();
+    vi.spyOn(app.deps.apiLogs, 'record').mockImplementationOnce(() => {
+      throw new Error('injected');
+    });
+    const res = await app.request('POST', '/api-keys', { token, body: { name: 'still made' } });
+    expect(res).toMatchObject({ status: 201, body: { id: expect.any(String) } });
   });
 });
