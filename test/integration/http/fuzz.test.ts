@@ -62,6 +62,7 @@ function pathsOf(value: unknown, prefix: string[] = [], depth = 0): string[][] {
   return Object.entries(value).flatMap(([key, item]) => [[...prefix, key], ...pathsOf(item, [...prefix, key], depth + 1)]);
 }
 
+/** A copy with `value` at `path`; defined rather than assigned, so `__proto__` becomes an own key as JSON.parse makes it. */
 function setAt(root: unknown, path: string[], value: unknown): unknown {
   if (path.length === 0) return value;
   const copy = (Array.isArray(root) ? [...root] : { ...(root as object) }) as Record<string, unknown>;
