@@ -112,7 +112,7 @@ export class ApiLogWriter {
         await sqlQuery(this.orm.em, INSERT_API_LOGS, [`[${batch.map((row) => row.json).join(',')}]`]);
         this.recovered();
       } catch (err) {
-        if (isDatabaseUnavailable(err as Error)) {
+        if (err instanceof Error && isDatabaseUnavailable(err)) {
           const unwritten = [batch, ...batches].flat();
           this.backOff(unwritten.length, err);
           this.pending = [...unwritten, ...this.pending];
