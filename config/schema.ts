@@ -153,6 +153,11 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
+    /** Slow clients: longest wait for a request's headers, for the whole request (headers and body), and idle time on a kept-alive connection. */
+    POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: v.optional(Integer(1, 300), 10),
+    POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
+    /** Above a load balancer's own idle timeout (60 s on AWS ALB), so the balancer, not Postlane, closes idle connections first. */
+    POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 65),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
     POSTLANE_SECRET_KEY: v.optional(
@@ -202,6 +207,10 @@ export const ConfigSchema = v.pipe(
       'must be longer than POSTLANE_SEND_LEASE_SECONDS: a drain run claims for the difference, then sends within the lease, so it is never picked up twice',
     ),
     ['POSTLANE_JOB_LOCK_LIFETIME_SECONDS'],
+  ),
+  v.forward(
+    v.check((c) => c.POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS <= c.POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS, 'must not be longer than POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS, which includes the headers'),
+    ['POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS'],
   ),
   v.forward(
     v.check((c) => c.POSTLANE_BOUNCE_WARNING_PERCENT < c.POSTLANE_BOUNCE_PAUSE_PERCENT, 'must be above POSTLANE_BOUNCE_WARNING_PERCENT'),

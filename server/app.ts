@@ -23,7 +23,10 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.silent = true;
   app.use(requestId());
   app.use(logRequests(deps.logger, deps.metrics));
-  app.use(recordApiLog(deps.apiLogs));
+  // Twice: the inner one renders every route's error before the API log records the answer; the
+  // outer one stands between everything after request logging and Koa's plain-text 500.
+  app.use(errorHandler(deps.logger));
+  app.use(recordApiLog(deps.apiLogs, deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(metricsEndpoint(deps.metrics, deps.config));
   app.use(apiReference());

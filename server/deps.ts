@@ -44,6 +44,7 @@ export interface Deps {
 export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
   // Events written in any transaction wake their webhook workers once it commits.
   orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
+  const metrics = new Metrics({ orm });
   return {
     config,
     orm,
@@ -55,8 +56,8 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     emailWriter: new QueuedEmailWriter(orm, jobs),
     sendStates: new SendStateLoader(orm),
     secrets: new SecretBox(config),
-    apiLogs: new ApiLogWriter(orm, logger),
-    metrics: new Metrics({ orm }),
+    apiLogs: new ApiLogWriter(orm, logger, metrics),
+    metrics,
     dns: new DnsResolver(config),
     senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     webhookAgents: new DeliveryAgents(config),

@@ -1,11 +1,12 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/index.js';
 import { createApp, createMetricsApp } from './app.js';
 import { serverPool } from '../config/mikro-orm.js';
 import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
 import { createDeps, type Deps } from './deps.js';
+import { createHttpServer } from './http/http-server.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretBox } from './security/secret-box.js';
@@ -68,8 +69,7 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
     // A worker-only process listens only when asked to, and then serves only its metrics.
     const listening = role !== 'worker' ? { app: createApp(deps), port: config.POSTLANE_PORT } : config.POSTLANE_METRICS_PORT ? { app: createMetricsApp(deps), port: config.POSTLANE_METRICS_PORT } : null;
     if (listening) {
-      server = createServer(listening.app.callback());
-      server.keepAliveTimeout = 65_000;
+      server = createHttpServer(listening.app.callback(), config);
       server.listen(listening.port, config.POSTLANE_HOST);
       await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
       const { port } = server.address() as AddressInfo;

@@ -46,6 +46,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly apiLogRowsDropped = new Counter({
+    name: 'postlane_api_log_rows_dropped_total',
+    help: 'API log rows not written, by reason (refused: PostgreSQL refused the row itself; overflow: the buffer filled while the database was away).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(deps: Pick<Deps, 'orm'>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
     const outbox = new Gauge({

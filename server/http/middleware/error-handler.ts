@@ -14,7 +14,7 @@ interface HttpishError extends Error {
 /** Codes that mean "the database is not there, or not answering in time" rather than "the query is wrong". */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
 
-function isDatabaseUnavailable(err: HttpishError): boolean {
+export function isDatabaseUnavailable(err: HttpishError): boolean {
   const code = err.code ?? (err as { cause?: HttpishError }).cause?.code;
   if (code && UNAVAILABLE_CODES.has(code)) return true;
   return /timeout exceeded when trying to connect|Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error/i.test(err.message);

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { errorFields, type Logger } from '../../logger.js';
 import type { ApiLogWriter } from '../../services/api-logs/api-log-writer.js';
 import { redactBody } from '../../services/api-logs/redact.js';
 import type { AppState } from '../route.js';
@@ -16,8 +17,12 @@ function jsonBody(body: unknown): unknown {
   }
 }
 
-/** Every authenticated request, once the error handler has settled its status and body, for GET /logs. */
-export function recordApiLog(writer: ApiLogWriter): Middleware<AppState> {
+/**
+ * Every authenticated request, once the error handler inside it has settled its status and body, for
+ * GET /logs. A row that cannot be built is logged and skipped: the answer is already decided, and a
+ * client told 500 about a request that succeeded would retry it.
+ */
+export function recordApiLog(writer: ApiLogWriter, logger: Logger): Middleware<AppState> {
   return async function recordApiLog(ctx, next) {
     const started = Date.now();
     try {
@@ -25,18 +30,22 @@ export function recordApiLog(writer: ApiLogWriter): Middleware<AppState> {
     } finally {
       const auth = ctx.state.auth;
       if (auth && !NOT_LOGGED.test(ctx.path)) {
-        writer.record({
-          team_id: auth.teamId,
-          api_key_id: auth.keyId,
-          method: ctx.method,
-          endpoint: ctx.path,
-          response_status: ctx.status,
-          duration_ms: Date.now() - started,
-          user_agent: ctx.get('user-agent') || null,
-          request_body: jsonBody((ctx.request as { body?: unknown }).body),
-          response_body: jsonBody(ctx.body),
-          created_at: new Date(started).toISOString(),
-        });
+        try {
+          writer.record({
+            team_id: auth.teamId,
+            api_key_id: auth.keyId,
+            method: ctx.method,
+            endpoint: ctx.path,
+            response_status: ctx.status,
+            duration_ms: Date.now() - started,
+            user_agent: ctx.get('user-agent') || null,
+            request_body: jsonBody((ctx.request as { body?: unknown }).body),
+            response_body: jsonBody(ctx.body),
+            created_at: new Date(started).toISOString(),
+          }, ctx.state.requestId);
+        } catch (err) {
+          logger.error({ requestId: ctx.state.requestId, err: errorFields(err) }, 'could not record the API log row; skipped');
+        }
       }
     }
   };

@@ -96,7 +96,7 @@ describe('POST /emails', () => {
     [{ ...valid, scheduled_at: '2026-02-31T09:00:00Z' }, 422, 'validation_error', /^scheduled_at: must be an ISO 8601/],
     [{ ...valid, scheduled_at: '0000-01-01T00:00:00Z' }, 422, 'validation_error', /^scheduled_at: must be an ISO 8601/],
     [{ ...valid, scheduled_at: '1 a '.repeat(1000) }, 422, 'validation_error', 'scheduled_at: must be at most 100 characters'],
-    [{ ...valid, headers: { 'X-Broken': 'a \ud800 b' } }, 422, 'validation_error', 'headers: X-Broken must not contain broken characters (a lone UTF-16 surrogate)'],
+    [{ ...valid, headers: { 'X-Broken': 'a \ud800 b' } }, 422, 'validation_error', 'headers.X-Broken: must not contain broken characters (a lone UTF-16 surrogate)'],
     [{ ...valid, headers: { 'List-Unsubscribe': '<https://acme.test/u>' } }, 422, 'validation_error', 'headers: List-Unsubscribe and List-Unsubscribe-Post must be set together'],
     [{ ...valid, headers: { 'List-Unsubscribe': '<mailto:u@acme.test>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }, 422, 'validation_error', 'headers: List-Unsubscribe needs an https target'],
     [{ ...valid, attachments: [{ filename: 'a.pdf', path: 'https://example.com/a.pdf' }] }, 422, 'validation_error', 'attachments.0.path: attachments take inline base64 `content` only; a `path` is never fetched'],

@@ -57,6 +57,26 @@ describe('the error envelope', () => {
     expectError(await app.request('POST', '/emails', { rawBody: '{"broken": ' }), 401, 'missing_api_key');
   });
 
+  it('refuses JSON nested deeper than 64 levels before reading any field', async () => {
+    // The top-level object is level 1; `a` then holds levels 2 to n.
+    const nested = (levels: number) => `{"name":"x","a":${'{"a":'.repeat(levels - 2)}{}${'}'.repeat(levels - 2)}}`;
+    const deepest = await app.request('POST', '/api-keys', { token, rawBody: nested(64) });
+    expectError(deepest, 422, 'validation_error');
+    expect(deepest.body.message).toBe('a: is not a supported field');
+    const deeper = await app.request('POST', '/api-keys', { token, rawBody: nested(65) });
+    expectError(deeper, 422, 'validation_error');
+    expect(deeper.body.message).toBe(`${Array(64).fill('a').join('.')}: JSON nested deeper than 64 levels`);
+  });
+
+  it('refuses a NUL or a lone surrogate anywhere in a body, keys included, and names where', async () => {
+    const nul = await app.request('POST', '/contacts', { token, rawBody: '{"email":"a@example.com","properties":{"plan":"x\\u0000"}}' });
+    expectError(nul, 422, 'validation_error');
+    expect(nul.body.message).toBe('properties.plan: must not contain NUL characters');
+    const key = await app.request('POST', '/contacts', { token, rawBody: '{"email":"a@example.com","properties":{"\\udc00":1}}' });
+    expect(key.body.message).toBe('properties: keys must not contain broken characters (a lone UTF-16 surrogate)');
+    expectError(await app.request('GET', '/contacts/a%00b%40example.com', { token }), 422, 'validation_error');
+  });
+
   it('answers an oversized body with 413', async () => {
     const res = await app.request('POST', '/api-keys', { token, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     expectError(res, 413, 'validation_error');

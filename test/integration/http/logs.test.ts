@@ -1,5 +1,5 @@
 import type { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -80,5 +80,44 @@ describe('API logs', () => {
     const { resend } = await client();
     await app.request('GET', '/emails', { token: 're_nonsense' });
     expect(await listed(resend)).toEqual([]);
+  });
+});
+
+describe('API log isolation', () => {
+  it("a NUL byte or a lone surrogate in one team's request costs no other team's log row", async () => {
+    const a = await client();
+    const b = await client();
+    const requests = Array.from({ length: 40 }, (_, i) => app.request('POST', '/api-keys', { token: a.token, body: { name: `key ${i}` } }));
+    // Raw JSON text: the escapes reach the server as a NUL, lone surrogates, and a NUL in a key.
+    const poison = app.request('POST', '/contacts', { token: b.token, rawBody: '{"email":"x\\u0000@example.com","first_name":"\\ud800","properties":{"k\\u0000":"\\udfff"}}' });
+    const answers = await Promise.all([...requests, poison]);
+    expect(answers.at(-1)).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(answers.slice(0, 40).every((r) => r.status === 201)).toBe(true);
+
+    await app.deps.apiLogs.flush();
+    const logsA = await app.request('GET', '/logs?limit=100', { token: a.token });
+    expect(logsA.body.data).toHaveLength(40);
+    const [logB] = await listed(b.resend);
+    expect(logB).toMatchObject({ endpoint: '/contacts', response_status: 422 });
+    // Stored with U+FFFD in place of what PostgreSQL refuses; the rest is kept as sent.
+    expect((await b.resend.logs.get(logB!.id)).data?.request_body).toEqual({ email: 'x\uFFFD@example.com', first_name: '\uFFFD', properties: { 'k\uFFFD': '\uFFFD' } });
+  });
+
+  it('a JSON body nested 2,000 deep answers 422 in the envelope, and is logged cut short', async () => {
+    const { token, resend } = await client();
+    const res = await app.request('POST', '/api-keys', { token, rawBody: `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}` });
+    expect(res).toMatchObject({ status: 422, body: { statusCode: 422, name: 'validation_error', message: expect.stringContaining('nested deeper than 64 levels') } });
+    const [log] = await listed(resend);
+    expect(log).toMatchObject({ response_status: 422 });
+    expect(JSON.stringify((await resend.logs.get(log!.id)).data?.request_body)).toContain('[nested too deep]');
+  });
+
+  it('a log row that cannot be recorded leaves the answer as it was', async () => {
+    const { token } = await client();
+    vi.spyOn(app.deps.apiLogs, 'record').mockImplementationOnce(() => {
+      throw new Error('injected');
+    });
+    const res = await app.request('POST', '/api-keys', { token, body: { name: 'still made' } });
+    expect(res).toMatchObject({ status: 201, body: { id: expect.any(String) } });
   });
 });

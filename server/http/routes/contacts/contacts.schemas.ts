@@ -91,7 +91,7 @@ export const UpdateContactBodySchema = v.strictObject({
   properties: v.optional(PropertiesSchema),
 });
 
-export const ContactParamSchema = v.object({ id: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(320, 'is too long')) });
+export const ContactParamSchema = v.object({ id: v.pipe(TextSchema, v.minLength(1, 'must not be empty'), v.maxLength(320, 'is too long')) });
 export const ContactSegmentParamSchema = v.object({ id: ContactParamSchema.entries.id, segmentId: UuidSchema });
 export const AudienceContactParamSchema = v.object({ audienceId: UuidSchema, id: ContactParamSchema.entries.id });
 

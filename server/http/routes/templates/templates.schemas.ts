@@ -70,7 +70,7 @@ export const UpdateTemplateBodySchema = v.pipe(
 export type TemplateBodyOutput = v.InferOutput<typeof UpdateTemplateBodySchema>;
 
 /** An id or an alias (the router has already decoded it). */
-export const IdOrAliasParamSchema = v.object({ idOrAlias: v.pipe(v.string(), v.minLength(1), v.maxLength(256, 'must be a template id or alias (at most 256 characters)')) });
+export const IdOrAliasParamSchema = v.object({ idOrAlias: v.pipe(TextSchema, v.minLength(1), v.maxLength(256, 'must be a template id or alias (at most 256 characters)')) });
 
 export const TemplateRefSchema = v.object({ object: v.literal('template'), id: UuidSchema });
 
