@@ -153,10 +153,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
-    /** Slow clients: longest wait for a request's headers, for the whole request (headers and body), and idle time on a kept-alive connection. */
     POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: v.optional(Integer(1, 300), 10),
     POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
-    /** Above a load balancer's own idle timeout (60 s on AWS ALB), so the balancer, not Postlane, closes idle connections first. */
     POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 65),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
@@ -306,5 +304,8 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_SNS_TOPIC_ARNS: { description: "Comma-separated SNS topic ARNs (JSON array in the file) whose messages `POST /ingest/ses` accepts: the topics your SES configuration sets publish events to. Messages of any other topic get 403, and their subscriptions are never confirmed." },
   POSTLANE_DSN_TOKEN: { description: "Bearer token an MTA presents to `POST /ingest/dsn` with a bounce report (32 to 256 printable characters, `openssl rand -hex 32`). Unset, that route does not exist." },
   POSTLANE_INGEST_BODY_LIMIT_KB: { description: "Largest body the ingestion webhook reads, in KB; SNS messages are at most 256 KB before JSON escaping." },
+  POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: { description: "A connection that has not sent a request's complete headers this long after it began is closed (408 when possible). Not longer than the request timeout." },
+  POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: { description: "A request whose headers and body have not all arrived this long after it began is answered 408 and closed: a 40 MB email needs about 5 Mbit/s to make it. Time spent answering does not count." },
+  POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: { description: "An idle kept-alive connection is closed after this long. Behind a load balancer or reverse proxy, keep it above the proxy's own idle timeout (60 s on AWS ALB and in nginx's upstream `keepalive_timeout`), so the proxy, not Postlane, closes idle connections. Node checks the first two limits every second." },
   POSTLANE_STATEMENT_TIMEOUT_SECONDS: { description: "Longest any query of `postlane serve` may run (0 = no limit); a request that hits it answers 503. Migrations and other CLI commands are not bound by it." },
 };
