@@ -1,0 +1,16 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * A skipped or todo test fails the run: a test that cannot run here (a missing tool, the wrong
+ * clock) must say so, not pass green by being left out.
+ */
+export default class NoSkipsReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>) {
+    const skipped = testModules.flatMap((module) =>
+      [...module.children.allTests()].filter((test) => test.result().state === 'skipped').map((test) => `${module.moduleId.replace(`${process.cwd()}/`, '')} > ${test.fullName}`),
+    );
+    if (skipped.length === 0) return;
+    process.stderr.write(`\n${skipped.length} test(s) skipped or todo, which fails the run (no skip, no todo):\n${skipped.map((name) => `  - ${name}`).join('\n')}\n`);
+    process.exitCode = 1;
+  }
+}
