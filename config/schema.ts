@@ -30,19 +30,15 @@ const Url = (protocols: string[]) =>
 /** A DNS name as a record value names it: letters, digits, hyphens and underscores, dotted. */
 const HostName = v.pipe(v.string(), v.regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a DNS name like _spf.relay.example'));
 
-/** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
-const DnsServerList = v.pipe(
-  v.string(),
-  v.transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean)),
-  v.check((servers) => servers.every((s) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i.test(s)), 'must be a comma-separated list of IP addresses with optional :port'),
-);
-
 /** A comma-separated string in the environment, a JSON array in the config file. */
 const List = (item: v.GenericSchema<string, string>, what: string) =>
   v.pipe(
     v.union([v.pipe(v.string(), v.transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))), v.array(v.string())], `must be a comma-separated list of ${what}`),
     v.array(item),
   );
+
+/** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
+const DnsServer = v.pipe(v.string(), v.regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i, 'must list IP addresses with an optional :port, such as 127.0.0.1:5353'));
 
 const Cidr = v.pipe(
   v.string(),
@@ -181,7 +177,7 @@ export const ConfigSchema = v.pipe(
     /** Finished and failed one-off job rows (the outbox tables keep what happened). */
     POSTLANE_JOB_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
     /** DNS servers for domain verification (`127.0.0.1:5353,[::1]`); empty = the system's resolvers. */
-    POSTLANE_DNS_SERVERS: v.optional(DnsServerList, ''),
+    POSTLANE_DNS_SERVERS: v.optional(List(DnsServer, 'IP addresses with an optional :port'), []),
     /** How long one DNS query may take before its record reads `temporary_failure`. */
     POSTLANE_DNS_TIMEOUT_MS: v.optional(Integer(100, 60_000), 5_000),
     /** The DKIM selector of the keys Postlane makes: the record lives at `<selector>._domainkey.<domain>`. */
