@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { configFilePath, parseConfig, readConfigFile } from '../../config/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
@@ -58,8 +58,9 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
           mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
           writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
         }
-        // The file holds the database password: readable by its owner only, also if it existed before.
-        chmodSync(path, 0o600);
+        // The file holds the database password: never readable by others, also if it existed before.
+        // Its group keeps read access: install.sh gives it to the service's user (root:postlane 0640).
+        chmodSync(path, statSync(path).mode & 0o640);
         return partial.config_written;
       },
       detail: (written: boolean) => (written ? 'written' : 'unchanged'),
