@@ -9,12 +9,22 @@
 # (apt, npm) go out through an HTTP proxy: socat in the namespace carries 127.0.0.1:3128 to a unix
 # socket that egress-proxy.mjs serves on the host. Nothing on the host is stopped or reconfigured.
 #
-# Usage (as root, from the checkout):  test/fresh-box/run.sh [--keep]
+# Usage (as root, from the checkout):  test/fresh-box/run.sh [--keep] [--port-taken] [--install-only]
+#   --keep          leave the root in /var/tmp for a look afterwards
+#   --port-taken    something already listens on 5432 in the box (not a PostgreSQL install.sh manages)
+#   --install-only  skip the second command (the tests), for a quick look at install.sh
 # The bootstrapped root is cached in /var/cache/postlane-fresh-box (delete it to rebuild);
 # the full log of the last run is kept there as last.log. Takes 10-30 minutes.
 set -uo pipefail
-KEEP=0
-[ "${1:-}" = --keep ] && KEEP=1
+KEEP=0 PORT_TAKEN=0 INSTALL_ONLY=0
+for arg in "$@"; do
+  case "$arg" in
+    --keep) KEEP=1 ;;
+    --port-taken) PORT_TAKEN=1 ;;
+    --install-only) INSTALL_ONLY=1 ;;
+    *) echo "fresh-box: unknown option $arg (see the header of $0)" >&2; exit 1 ;;
+  esac
+done
 [ "$(id -u)" -eq 0 ] || { echo "fresh-box: run as root (debootstrap, chroot, ip netns)" >&2; exit 1; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(git -C "$HERE" rev-parse --show-toplevel)
@@ -122,12 +132,21 @@ timed() { # $1 label, $2 command: runs it in the root, logs, prints status and d
   return $rc
 }
 
+if [ "$PORT_TAKEN" -eq 1 ]; then
+  ip netns exec "$NS" socat TCP-LISTEN:5432,bind=127.0.0.1,fork,reuseaddr SYSTEM:'echo not-postgres' >>"$LOG" 2>&1 &
+  PIDS+=($!)
+  say "127.0.0.1:5432 in the box is taken by a listener that is not a PostgreSQL"
+fi
 timed "command 1" "${cmds[0]}"; rc1=$?
 h1=$(health)
 say "GET /health: $h1; the service runs as: $(service_user)"
-timed "command 2" "${cmds[1]}"; rc2=$?
-totals=$(sed 's/\x1b\[[0-9;]*m//g' "$LOG" | grep -E '^ +(Test Files|Tests) ' | tail -2 | tr -s ' ' | paste -sd ';' -)
-say "test totals: ${totals:-none printed}"
+say "in the box: $(in_box 'stat -c "%n %U:%G %a" /etc/postlane/config.json /var/lib/postlane; pg_lsclusters -h' 2>&1 | paste -sd ';' -)"
+rc2=0
+if [ "$INSTALL_ONLY" -eq 0 ]; then
+  timed "command 2" "${cmds[1]}"; rc2=$?
+  totals=$(sed 's/\x1b\[[0-9;]*m//g' "$LOG" | grep -E '^ +(Test Files|Tests) ' | tail -2 | tr -s ' ' | paste -sd ';' -)
+  say "test totals: ${totals:-none printed}"
+fi
 
 # --- a config-only re-run: a list setting written as a JSON array, as the README documents -----
 in_box 'node -e '\''const f = "/etc/postlane/config.json", fs = require("fs"); const c = JSON.parse(fs.readFileSync(f)); c.POSTLANE_WEBHOOK_ALLOWED_CIDRS = ["127.0.0.1/32"]; fs.writeFileSync(f, JSON.stringify(c, null, 2))'\''' >>"$LOG" 2>&1
@@ -137,4 +156,4 @@ say "GET /health: $h3; the service runs as: $(service_user)"
 
 [ "$rc1" -eq 0 ] && [ "$h1" = 200 ] && [ "$rc2" -eq 0 ] && [ "$rc3" -eq 0 ] && [ "$h3" = 200 ] ||
   fail "falls short; full log: $CACHE/last.log"
-say "both README commands green on a clean Debian 12"
+say "both README commands green on a clean Debian 12$([ "$INSTALL_ONLY" -eq 1 ] && echo ' (tests not run: --install-only)')"
