@@ -231,7 +231,7 @@ pg_ensure_running() {
     port=5432
     if port_in_use 5432; then
       port=$(free_pg_port)
-      say "Port 5432 is taken by a PostgreSQL this installer does not manage: creating cluster \"main\" on port $port"
+      say "Port 5432 is taken by a server this installer does not manage: creating cluster \"main\" on port $port instead"
     fi
     say "Creating PostgreSQL $ver cluster \"main\" (port $port)"
     pg_createcluster -p "$port" "$ver" main >/dev/null
