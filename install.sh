@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Postlane installer for Debian and Ubuntu: installs what is missing, builds, configures the
-# database, creates the first team and API key, and starts the appliance. Safe to run again:
-# a re-run rebuilds and restarts, and keeps the data, the team, the keys and the database password.
+# database, creates the first team and API key, and starts the appliance as the unprivileged
+# `postlane` user. Safe to run again: a re-run rebuilds (only what changed) and restarts, and keeps
+# the data, the team, the keys and the database password.
 # The inline node scripts use JS template literals: ${...} in single quotes is intended.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -25,8 +26,9 @@ Database: $DATABASE_URL if set, else the one already in the config file, else a 
 PostgreSQL (installed with apt if missing) with a role and database named "postlane".
 
 Config file: $POSTLANE_CONFIG, else /etc/postlane/config.json as root,
-else ~/.config/postlane/config.json. Run as root (sudo ./install.sh) to install
-packages, create the local database and get a systemd service.
+else ~/.config/postlane/config.json. Run it as root (./install.sh as root, or
+sudo ./install.sh from another account) to install packages, create the local
+database and run Postlane as its own unprivileged user, under systemd where it runs.
 EOF
 }
 
@@ -139,14 +141,33 @@ if [ "$IS_ROOT" -ne 1 ] && [ -z "${DATABASE_URL:-}" ]; then
 fi
 
 # --- npm dependencies and build ---------------------------------------------------------------
-say "Installing npm dependencies"
-if [ -f package-lock.json ]; then
-  NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm ci failed"
+# Each step leaves a stamp of what it was made from; a re-run with the same inputs (say, after a
+# config change) skips it. Deleting node_modules or dist removes the stamp with them.
+DEPS_STAMP=node_modules/.postlane-deps-stamp
+BUILD_STAMP=dist/.postlane-build-stamp
+deps_hash=$({ node --version; cat package.json package-lock.json 2>/dev/null; } | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$DEPS_STAMP" 2>/dev/null)" = "$deps_hash" ]; then
+  say "npm dependencies unchanged since the last run"
 else
-  NPM_CONFIG_UPDATE_NOTIFIER=false npm install --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm install failed"
+  say "Installing npm dependencies"
+  if [ -f package-lock.json ]; then
+    NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm ci failed"
+  else
+    NPM_CONFIG_UPDATE_NOTIFIER=false npm install --no-audit --no-fund --loglevel=error </dev/null >&2 || die "npm install failed"
+  fi
+  printf '%s\n' "$deps_hash" >"$DEPS_STAMP"
 fi
-say "Building (tsc)"
-NPM_CONFIG_UPDATE_NOTIFIER=false npm run --silent build </dev/null >&2 || die "npm run build failed"
+build_hash=$({
+  printf '%s\n' "$deps_hash"
+  find tsconfig.json bin cli config server -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+} | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$BUILD_STAMP" 2>/dev/null)" = "$build_hash" ]; then
+  say "Build up to date"
+else
+  say "Building (tsc)"
+  NPM_CONFIG_UPDATE_NOTIFIER=false npm run --silent build </dev/null >&2 || die "npm run build failed"
+  printf '%s\n' "$build_hash" >"$BUILD_STAMP"
+fi
 
 # --- configuration ----------------------------------------------------------------------------
 # The CLI decides where the config file lives; ask it, so both always agree.
@@ -183,23 +204,48 @@ pg_server_installed() { command -v pg_lsclusters >/dev/null 2>&1 && compgen -G '
 pg_main_version() { pg_lsclusters -h 2>/dev/null | awk '$2 == "main" {print $1}' | sort -V | tail -n 1; }
 pg_cluster_field() { pg_lsclusters -h 2>/dev/null | awk -v v="$1" -v f="$2" '$1 == v && $2 == "main" {print $f}'; }
 
+# Something (any server) accepts connections on this loopback port.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# The first port from 5433 that no server listens on and no cluster of this machine is set to.
+free_pg_port() {
+  local port=5433
+  while port_in_use "$port" || pg_lsclusters -h 2>/dev/null | awk -v p="$port" '$3 == p {found = 1} END {exit !found}'; do
+    port=$((port + 1))
+  done
+  printf '%s' "$port"
+}
+
 PG_PORT=""
-# Installs PostgreSQL if needed, makes sure the newest "main" cluster runs, sets PG_PORT.
+# Installs PostgreSQL if needed, makes sure the newest "main" cluster runs, sets PG_PORT. A port
+# held by a server we do not manage (another PostgreSQL, another tenant's) moves our cluster to a
+# free port rather than using or fighting that server.
 pg_ensure_running() {
   if ! pg_server_installed; then
     apt_install postgresql
   fi
-  local ver
+  local ver port
   ver=$(pg_main_version)
   if [ -z "$ver" ]; then
     [ "$IS_ROOT" -eq 1 ] || die "PostgreSQL has no cluster yet; create one as root: sudo pg_createcluster <version> main"
     ver=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
-    say "Creating PostgreSQL $ver cluster \"main\""
-    pg_createcluster "$ver" main >/dev/null
+    port=5432
+    if port_in_use 5432; then
+      port=$(free_pg_port)
+      say "Port 5432 is taken by a server this installer does not manage: creating cluster \"main\" on port $port instead"
+    fi
+    say "Creating PostgreSQL $ver cluster \"main\" (port $port)"
+    pg_createcluster -p "$port" "$ver" main >/dev/null
   fi
   PG_PORT=$(pg_cluster_field "$ver" 3)
   if [ "$(pg_cluster_field "$ver" 4)" != online ]; then
     [ "$IS_ROOT" -eq 1 ] || die "PostgreSQL $ver is not running; start it as root, or run: $(as_root_hint)"
+    # Installing the package made "main" on 5432 and could not start it there: something else listens.
+    if port_in_use "$PG_PORT"; then
+      port=$(free_pg_port)
+      say "Port $PG_PORT is taken by a server this installer does not manage: moving cluster \"main\" to port $port"
+      pg_conftool "$ver" main set port "$port"
+      PG_PORT=$port
+    fi
     say "Starting PostgreSQL $ver"
     if [ "$HAS_SYSTEMD" -eq 1 ]; then
       systemctl enable -q postgresql 2>/dev/null || true
@@ -327,6 +373,29 @@ else
   note "team \"$TEAM_NAME\" exists already: kept its API keys (new key: $CLI keys create --name NAME)"
 fi
 
+# --- the service account ------------------------------------------------------------------------
+# As root, Postlane runs as the system user `postlane`: it owns its state directory and reads the
+# config file through its group (root:postlane 0640), which nobody else can read.
+if [ "$IS_ROOT" -eq 1 ]; then
+  STATE_DIR=/var/lib/postlane
+  if ! getent passwd postlane >/dev/null; then
+    say "Creating the system user postlane"
+    useradd --system --user-group --home-dir "$STATE_DIR" --no-create-home --shell /usr/sbin/nologin \
+      --comment "Postlane email appliance" postlane || die "useradd postlane failed"
+  fi
+  install -d -o postlane -g postlane -m 0750 "$STATE_DIR"
+  if [ "$CONFIG_PATH" = /etc/postlane/config.json ]; then chgrp postlane /etc/postlane && chmod 0750 /etc/postlane; fi
+  chgrp postlane "$CONFIG_PATH"
+  chmod 0640 "$CONFIG_PATH"
+  as_postlane() { setpriv --reuid=postlane --regid=postlane --init-groups -- "$@"; }
+  for needed in "$REPO/bin/postlane.js" "$REPO/dist/cli/index.js" "$CONFIG_PATH"; do
+    as_postlane test -r "$needed" ||
+      die "the postlane user cannot read $needed" "put the checkout where every user can read it (such as /opt/postlane), then run ./install.sh again"
+  done
+else
+  STATE_DIR="${XDG_STATE_HOME:-$HOME/.local/state}/postlane"
+fi
+
 # --- start ------------------------------------------------------------------------------------
 # Where the API answers, from the config file alone (that is all the service sees).
 LISTEN=$(env -i PATH="$PATH" POSTLANE_CONFIG="$CONFIG_PATH" "$NODE" --input-type=module -e '
@@ -336,43 +405,17 @@ LISTEN=$(env -i PATH="$PATH" POSTLANE_CONFIG="$CONFIG_PATH" "$NODE" --input-type
   const host = { "0.0.0.0": "127.0.0.1", "::": "::1" }[c.POSTLANE_HOST] ?? c.POSTLANE_HOST;
   console.log(`http://${host.includes(":") ? `[${host}]` : host}:${c.POSTLANE_PORT}`);' "$REPO")
 
-if [ "$IS_ROOT" -eq 1 ]; then
-  STATE_DIR=/var/lib/postlane
-else
-  STATE_DIR="${XDG_STATE_HOME:-$HOME/.local/state}/postlane"
-fi
-PID_FILE="$STATE_DIR/postlane.pid"
-LOG_FILE="$STATE_DIR/postlane.log"
 UNIT=/etc/systemd/system/postlane.service
-# V8 sizes the old generation from the machine's memory and, with gigabytes to spare, lets a busy
-# process grow to four times what it keeps alive before it collects; a bound of 1.5 GB makes it
-# collect at well under twice (README "Memory"). Every way of starting the service passes it.
-NODE_FLAGS="--max-old-space-size=1536"
+# The Node flags every start passes (README "Memory"), as `postlane service restart` does.
+NODE_FLAGS=$("$NODE" --input-type=module -e '
+  const { pathToFileURL } = await import("node:url");
+  const { SERVICE_NODE_FLAGS } = await import(pathToFileURL(process.argv[1] + "/dist/cli/services/service.js").href);
+  console.log(SERVICE_NODE_FLAGS.join(" "));' "$REPO")
 USE_SYSTEMD=0
 [ "$HAS_SYSTEMD" -eq 1 ] && [ "$IS_ROOT" -eq 1 ] && USE_SYSTEMD=1
+# `postlane service` (cli/services/service.ts) starts, stops and reports the background process.
+service_cli() { POSTLANE_CONFIG=$CONFIG_PATH POSTLANE_STATE_DIR=$STATE_DIR "$NODE" "$REPO/bin/postlane.js" service "$@" </dev/null; }
 
-# Stops a background instance this script started earlier (SIGTERM drains; then waits).
-stop_background() {
-  [ -f "$PID_FILE" ] || return 0
-  local pid
-  pid=$(cat "$PID_FILE")
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'postlane.js serve'; then
-    say "Stopping the running Postlane (pid $pid)"
-    kill -TERM "$pid"
-      for _ in $(seq 1 70); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.5
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      note "still running after 35 s: killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$PID_FILE"
-}
-
-SERVICE_PID=""
 # Something else answering where Postlane should listen would fool the health check.
 ensure_port_free() {
   if curl -sS --max-time 2 -o /dev/null "$LISTEN/health" 2>/dev/null; then
@@ -382,8 +425,12 @@ ensure_port_free() {
 }
 start_service() {
   if [ "$USE_SYSTEMD" -eq 1 ]; then
-    stop_background
+    # A background instance from a run without systemd (the unit does not exist yet) goes first.
+    [ -f "$UNIT" ] || service_cli stop >/dev/null
     systemctl is-active -q postlane || ensure_port_free
+    # A checkout under /home or /root stays readable to the service; everything else it cannot see.
+    local protect_home=yes
+    case "$REPO/" in /home/* | /root/*) protect_home=read-only ;; esac
     local unit
     unit=$(
       cat <<EOF
@@ -395,6 +442,8 @@ Wants=network-online.target
 
 [Service]
 Type=simple
+User=postlane
+Group=postlane
 WorkingDirectory=$REPO
 Environment="POSTLANE_CONFIG=$CONFIG_PATH" "NODE_ENV=production"
 ExecStart="$NODE" $NODE_FLAGS "$REPO/bin/postlane.js" serve
@@ -403,7 +452,31 @@ RestartSec=2
 # SIGTERM drains the API and the running jobs (POSTLANE_SHUTDOWN_GRACE_SECONDS, 25 s by default).
 KillSignal=SIGTERM
 TimeoutStopSec=35
-NoNewPrivileges=true
+# Hardening: it writes only its state directory and talks to PostgreSQL, the relays and webhooks.
+StateDirectory=postlane
+StateDirectoryMode=0750
+ReadWritePaths=$STATE_DIR
+UMask=0027
+NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=$protect_home
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+LockPersonality=yes
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+SystemCallArchitectures=native
+# Only to listen on a port below 1024 (POSTLANE_PORT); V8's JIT rules out MemoryDenyWriteExecute.
+CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+AmbientCapabilities=CAP_NET_BIND_SERVICE
 
 [Install]
 WantedBy=multi-user.target
@@ -412,10 +485,13 @@ EOF
     if [ ! -f "$UNIT" ] || [ "$(cat "$UNIT")" != "$unit" ]; then
       say "Writing $UNIT"
       printf '%s\n' "$unit" >"$UNIT"
+      if command -v systemd-analyze >/dev/null 2>&1; then
+        systemd-analyze verify "$UNIT" >&2 || die "systemd-analyze verify $UNIT failed (above)"
+      fi
       systemctl daemon-reload
     fi
     if systemctl is-active -q postlane; then
-      say "Restarting postlane.service (picks up the new build)"
+      say "Restarting postlane.service (picks up the new build and config)"
       systemctl enable -q postlane
       systemctl restart postlane
     else
@@ -423,17 +499,9 @@ EOF
       systemctl enable -q --now postlane
     fi
   else
-    stop_background
-    ensure_port_free
-    mkdir -p "$STATE_DIR"
-    chmod 0750 "$STATE_DIR"
-    say "Starting Postlane in the background (log: $LOG_FILE)"
-    # Only the config file configures it, as under systemd: a clean environment.
-    setsid nohup env -i PATH="$PATH" HOME="${HOME:-/}" LANG="${LANG:-C.UTF-8}" \
-      POSTLANE_CONFIG="$CONFIG_PATH" NODE_ENV=production \
-      "$NODE" $NODE_FLAGS "$REPO/bin/postlane.js" serve >>"$LOG_FILE" 2>&1 </dev/null &
-    SERVICE_PID=$!
-    echo "$SERVICE_PID" >"$PID_FILE"
+    service_cli status >/dev/null || ensure_port_free
+    say "Starting Postlane in the background as $([ "$IS_ROOT" -eq 1 ] && echo postlane || id -un) (log: $STATE_DIR/postlane.log)"
+    service_cli restart >/dev/null || die "postlane service restart failed"
   fi
 }
 
@@ -442,32 +510,25 @@ service_failed() {
     journalctl -u postlane -n 20 --no-pager >&2 2>/dev/null || true
     die "$1" "see: journalctl -u postlane"
   else
-    tail -n 20 "$LOG_FILE" >&2 2>/dev/null || true
-    die "$1" "see: $LOG_FILE"
+    service_cli logs -n 20 >&2 2>/dev/null || true
+    die "$1" "see: $CLI service logs"
   fi
 }
 
 wait_for_health() {
   for _ in $(seq 1 60); do
     if curl -fsS --max-time 2 -o /dev/null "$LISTEN/health" 2>/dev/null; then return 0; fi
-    if [ -n "$SERVICE_PID" ] && ! kill -0 "$SERVICE_PID" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      service_failed "Postlane exited at start"
-    fi
+    [ "$USE_SYSTEMD" -eq 1 ] || service_cli status >/dev/null || service_failed "Postlane exited at start"
     sleep 0.5
   done
   service_failed "Postlane did not answer $LISTEN/health within 30 s"
 }
 
 if [ "$START" -eq 0 ]; then
-  if { [ "$USE_SYSTEMD" -eq 1 ] && systemctl is-active -q postlane; } || { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }; then
+  if { [ "$USE_SYSTEMD" -eq 1 ] && systemctl is-active -q postlane; } || { [ "$USE_SYSTEMD" -eq 0 ] && service_cli status >/dev/null; }; then
     printf 'Note: the Postlane already running still runs the previous build.\n'
   fi
-  if [ "$USE_SYSTEMD" -eq 1 ]; then
-    printf 'Installed, not started (--no-start). Start with: ./install.sh  (or: systemctl restart postlane)\n'
-  else
-    printf 'Installed, not started (--no-start). Start with: ./install.sh  (or in the foreground: %s serve)\n' "$CLI"
-  fi
+  printf 'Installed, not started (--no-start). Start with: ./install.sh  (or: %s service restart)\n' "$CLI"
   exit 0
 fi
 
@@ -475,6 +536,7 @@ start_service
 wait_for_health
 cat <<EOF
 Postlane is running at $LISTEN  (config: $CONFIG_PATH)
+    $CLI service status|stop|restart|logs
 Next, send a test email with the official SDK (README, "Quickstart"):
     npm i resend
     RESEND_BASE_URL=$LISTEN RESEND_API_KEY=re_... node send.mjs

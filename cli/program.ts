@@ -8,6 +8,7 @@ import { registerMaintenance } from './commands/maintenance.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
+import { registerService } from './commands/service.js';
 import { registerTeams } from './commands/teams.js';
 import { registerUsage } from './commands/usage.js';
 import { registerWebhooks } from './commands/webhooks.js';
@@ -22,6 +23,7 @@ export function createProgram(): Command {
 
   registerInstall(program);
   registerServe(program);
+  registerService(program);
   registerMigrate(program);
   registerKeys(program);
   registerDomains(program);

@@ -71,8 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((key) => [key, env[key]]),
   );
   const path = configFileToRead(env);
-  const fromFile = readConfigFile(path);
-  const result = v.safeParse(ConfigSchema, { ...fromFile, ...fromEnv });
+  return parseConfig({ ...readConfigFile(path), ...fromEnv }, path);
+}
+
+/** Settings as a config file holds them (JSON values, such as a list as an array) or as strings; `path` names the file in messages. */
+export function parseConfig(values: Record<string, unknown>, path: string): Config {
+  const result = v.safeParse(ConfigSchema, values);
   if (!result.success) {
     throw new ConfigError(
       result.issues.map((issue) => {

@@ -30,19 +30,15 @@ const Url = (protocols: string[]) =>
 /** A DNS name as a record value names it: letters, digits, hyphens and underscores, dotted. */
 const HostName = v.pipe(v.string(), v.regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a DNS name like _spf.relay.example'));
 
-/** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
-const DnsServerList = v.pipe(
-  v.string(),
-  v.transform((list) => list.split(',').map((s) => s.trim()).filter(Boolean)),
-  v.check((servers) => servers.every((s) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i.test(s)), 'must be a comma-separated list of IP addresses with optional :port'),
-);
-
 /** A comma-separated string in the environment, a JSON array in the config file. */
 const List = (item: v.GenericSchema<string, string>, what: string) =>
   v.pipe(
     v.union([v.pipe(v.string(), v.transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))), v.array(v.string())], `must be a comma-separated list of ${what}`),
     v.array(item),
   );
+
+/** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
+const DnsServer = v.pipe(v.string(), v.regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i, 'must list IP addresses with an optional :port, such as 127.0.0.1:5353'));
 
 const Cidr = v.pipe(
   v.string(),
@@ -170,7 +166,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_API_LOG_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_CAPTURE_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
     POSTLANE_JOB_RETENTION_DAYS: v.optional(Integer(1, 3650), 7),
-    POSTLANE_DNS_SERVERS: v.optional(DnsServerList, ''),
+    POSTLANE_DNS_SERVERS: v.optional(List(DnsServer, 'IP addresses with an optional :port'), []),
     POSTLANE_DNS_TIMEOUT_MS: v.optional(Integer(100, 60_000), 5_000),
     POSTLANE_DKIM_SELECTOR: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)')), 'postlane'),
     POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),

@@ -91,7 +91,7 @@ export async function list(_options: object, cmd: Command): Promise<void> {
 }
 
 export async function show(id: string | undefined, _options: object, cmd: Command): Promise<void> {
-  const team = presentTeam(await withDatabase(async ({ orm, config }) => describeTeam({ orm, config }, (await resolveTeam(orm, id)).id)));
+  const team = presentTeam(await withDatabase(async ({ orm, config }) => describeTeam({ orm, config, clock: () => new Date() }, (await resolveTeam(orm, id)).id)));
   if (cmd.optsWithGlobals().json) return printJson(team);
   await renderElement(
     <Box flexDirection="column">

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { configFilePath, loadConfig, readConfigFile } from '../../config/index.js';
+import { configFilePath, parseConfig, readConfigFile } from '../../config/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { generateSecretKey } from '../../server/security/secret-box.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
@@ -51,14 +51,16 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
         const next = { POSTLANE_SECRET_KEY: generateSecretKey(), ...existing, ...given };
         partial.config_written = !existsSync(path) || JSON.stringify(next) !== JSON.stringify(existing);
         // Validate and reach the database before writing, so a bad URL is never saved.
-        const candidate = loadConfig({ ...process.env, ...stringValues(next), POSTLANE_CONFIG: '/nonexistent/postlane.json' });
+        // As the service will read it: the file alone, its values as written (a list may be an array).
+        const candidate = parseConfig(next, path);
         await waitForDatabase(candidate, null, 10_000);
         if (partial.config_written) {
           mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
           writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
         }
-        // The file holds the database password: readable by its owner only, also if it existed before.
-        chmodSync(path, 0o600);
+        // The file holds the database password: never readable by others, also if it existed before.
+        // Its group keeps read access: install.sh gives it to the service's user (root:postlane 0640).
+        chmodSync(path, statSync(path).mode & 0o640);
         return partial.config_written;
       },
       detail: (written: boolean) => (written ? 'written' : 'unchanged'),
@@ -92,6 +94,3 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
   ];
   return { tasks, result: () => partial as InstallResult };
 }
-
-const stringValues = (record: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));

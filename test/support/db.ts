@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** The server the tests create their databases on: trust auth on loopback, as CI and install.sh set it up. */
-export const ADMIN_URL = process.env.POSTLANE_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/**
+ * The server the tests create their databases on. The global setup picks it (test-server.ts) and
+ * passes it to the test workers in POSTLANE_TEST_ADMIN_URL; read when used, since it is set after import.
+ */
+const adminUrl = () => process.env.POSTLANE_TEST_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export function databaseUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
+  const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }
 
 export async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  const client = new pg.Client({ connectionString: adminUrl() });
   await client.connect();
   try {
     await client.query(sql);

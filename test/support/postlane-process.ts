@@ -5,8 +5,8 @@ import { TEST_SECRET_KEY } from './secrets.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
-/** The Node flags install.sh starts `postlane serve` with (README "Memory"): benchmarks run the service as installed. */
-export const SERVICE_NODE_FLAGS = ['--max-old-space-size=1536'];
+/** The Node flags the installed service starts with (README "Memory"): benchmarks run the service as installed. */
+export { SERVICE_NODE_FLAGS } from '../../cli/services/service.js';
 
 export interface PostlaneProcess {
   child: ChildProcess;
@@ -19,7 +19,8 @@ export interface PostlaneProcess {
 export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], user: { uid?: number; gid?: number } = {}): PostlaneProcess {
   const child = spawn(process.execPath, [...nodeOptions, BIN, ...args], {
     ...user,
-    env: { PATH: process.env.PATH ?? '', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
+    // TZ passed on: the run's time zone (test/vitest.config.ts) holds for the processes too.
+    env: { PATH: process.env.PATH ?? '', TZ: process.env.TZ ?? 'UTC', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

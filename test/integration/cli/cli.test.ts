@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -51,6 +51,25 @@ describe('postlane CLI', () => {
     expect(again).toMatchObject({ config_written: false, migrations_applied: [], team: { id: teamId, created: false }, api_key: null });
     const keys = await json(['keys', 'list']);
     expect(keys).toHaveLength(1);
+  });
+
+  // Every list (and JSON) setting the README documents, in each form a config file may hold it.
+  const ARN = 'arn:aws:sns:us-east-1:123456789012:ses-events';
+  const PROVIDERS = [{ type: 'capture', regions: ['us-east-1'] }];
+  const PLANS = { free: { quota: 'daily', emails_per_day: 5, domains: 1, contacts: 10 } };
+  it.each([
+    ['JSON values', { POSTLANE_WEBHOOK_ALLOWED_CIDRS: ['127.0.0.1/32', '10.0.0.0/8'], POSTLANE_WEBHOOK_ALLOWED_HOSTS: ['hooks.lan'], POSTLANE_SNS_TOPIC_ARNS: [ARN], POSTLANE_DNS_SERVERS: ['127.0.0.1:5353', '[::1]:53'], POSTLANE_PROVIDERS: PROVIDERS, POSTLANE_PLANS: PLANS }],
+    ['strings', { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32, 10.0.0.0/8', POSTLANE_WEBHOOK_ALLOWED_HOSTS: 'hooks.lan', POSTLANE_SNS_TOPIC_ARNS: ARN, POSTLANE_DNS_SERVERS: '127.0.0.1:5353,[::1]:53', POSTLANE_PROVIDERS: JSON.stringify(PROVIDERS), POSTLANE_PLANS: JSON.stringify(PLANS) }],
+  ])('install run again keeps list settings written in the file as %s', async (_form, settings) => {
+    const before = readFileSync(configPath, 'utf8');
+    try {
+      const written = `${JSON.stringify({ ...JSON.parse(before), ...settings }, null, 2)}\n`;
+      writeFileSync(configPath, written);
+      expect(await json(['install'])).toMatchObject({ config_written: false, team: { id: teamId, created: false } });
+      expect(readFileSync(configPath, 'utf8')).toBe(written);
+    } finally {
+      writeFileSync(configPath, before);
+    }
   });
 
   it('migrate reports an up-to-date schema', async () => {

@@ -13,7 +13,7 @@ beforeAll(async () => {
   teamId = team.teamId;
   const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
   await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
-  await sql(`INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, current_date - 1, 0, 12)`, [teamId]);
+  await sql(`INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, (now() AT TIME ZONE 'UTC')::date - 1, 0, 12)`, [teamId]);
   for (const [type, age] of [['email.delivered', '0'], ['email.delivered', '0'], ['email.bounced', '0'], ['email.complained', '1'], ['email.sent', '0']]) {
     await sql(`INSERT INTO event (id, created_at, team_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, '{}')`, [Number(age), teamId, type]);
   }

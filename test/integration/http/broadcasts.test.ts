@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
 import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
+import { CLOCK_INSTANTS, utcMidnightAfter } from '../../support/clock-instants.js';
 import { queryDatabase } from '../../support/db.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
@@ -213,6 +214,13 @@ describe('capacity and estimates', () => {
   afterAll(async () => {
     await slow.close();
   });
+  // A test on an injected clock leaves no broadcast queued: at another instant it would sit "ahead" of the next one.
+  let clockedTeam: string | null = null;
+  afterEach(async () => {
+    slow.deps.clock = () => new Date();
+    if (clockedTeam) await query(slow, 'DELETE FROM broadcast WHERE team_id = $1', [clockedTeam]);
+    clockedTeam = null;
+  });
 
   const onPlan = async (plan: 'free' | 'pro' | 'scale') => {
     const auth = await slow.createTeamWithKey();
@@ -222,17 +230,24 @@ describe('capacity and estimates', () => {
   const send = (auth: { token: string }, segmentId: string) =>
     slow.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });
 
-  it('answers with an estimate, paced by the quota, and refuses more than 24 days with 422 broadcast_too_large', async () => {
+  // The estimate counts in UTC days: at each instant, on the app's injected clock (CLOCK_INSTANTS).
+  it.each(CLOCK_INSTANTS)('at %j: answers with an estimate, paced by the quota, and refuses more than 24 days with 422 broadcast_too_large', async (now) => {
+    slow.deps.clock = () => now;
     const auth = await onPlan('free');
+    clockedTeam = auth.teamId;
     const fits = await send(auth, await bulkSegment(slow, auth, 3, 'fits'));
     expect(fits.status).toBe(201);
     expect(fits.body.warning).toBeUndefined();
-    expect(Date.parse(fits.body.finishes_at) - Date.now()).toBeLessThan(10_000);
+    expect(Date.parse(fits.body.finishes_at) - now.getTime()).toBeLessThan(10_000);
 
+    // 7 at 2 a day: 3 today (150 %), 2 tomorrow, and the last 2 at 1 a second from the day after's midnight.
     const paced = await send(auth, await bulkSegment(slow, auth, 7, 'paced'));
     expect(paced.status).toBe(201);
-    expect(paced.body.warning).toMatchObject({ code: 'paced', days: expect.any(Number) });
-    expect(paced.body.warning.days).toBeGreaterThan(1);
+    const finishesAt = new Date(utcMidnightAfter(now, 2).getTime() + 2_000);
+    expect(paced.body.finishes_at).toBe(finishesAt.toISOString());
+    const days = Math.round(((finishesAt.getTime() - now.getTime()) / 86_400_000) * 10) / 10;
+    expect(paced.body.warning).toMatchObject({ code: 'paced', days });
+    expect(paced.body.warning.days).toBeGreaterThanOrEqual(1);
     expect(paced.body.warning.message).toMatch(/days/);
 
     const tooLarge = await send(auth, await bulkSegment(slow, auth, 60, 'large'));
@@ -253,15 +268,16 @@ describe('capacity and estimates', () => {
     expect(Date.parse(behind.body.finishes_at)).toBeGreaterThan(Date.parse(ahead.body.finishes_at));
   });
 
-  it('parks a broadcast past a monthly quota without overage until renewal, rather than refusing it', async () => {
+  it.each(CLOCK_INSTANTS)('at %j: parks a broadcast past a monthly quota without overage until renewal, rather than refusing it', async (now) => {
+    slow.deps.clock = () => now;
     const auth = await onPlan('scale');
+    clockedTeam = auth.teamId;
     const segmentId = await bulkSegment(slow, auth, 5, 'renewal');
     const draft = await slow.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x' } });
-    // Straight to the queue: whether the estimate accepts a wait until renewal depends on today's date.
+    // Straight to the queue: whether the estimate accepts a wait until renewal depends on the date.
     await query(slow, `UPDATE broadcast SET status = 'queued', audience_size = 5, sent_at = now() - interval '1 hour' WHERE id = $1`, [draft.body.id]);
     await slow.run(() => runBroadcast(slow.deps, draft.body.id));
     const [row] = await query<{ status: string; next_batch_at: Date; expanded_count: number }>(slow, 'SELECT status, next_batch_at, expanded_count FROM broadcast WHERE id = $1', [draft.body.id]);
-    const now = new Date();
     expect(row).toEqual({ status: 'queued', expanded_count: 0, next_batch_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) });
     expect(await query(slow, 'SELECT 1 FROM email WHERE broadcast_id = $1', [draft.body.id])).toHaveLength(0);
   });

@@ -1,0 +1,66 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPostlane } from '../../support/postlane-process.js';
+import { TEST_SECRET_KEY } from '../../support/secrets.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
+
+let app: TestApp;
+let dir: string;
+let env: Record<string, string>;
+let port: number;
+// As root the service drops to an unprivileged user (install.sh makes `postlane`; here `nobody`).
+const expectedUser = userInfo().uid === 0 ? 'nobody' : userInfo().username;
+
+const cli = async (args: string[]) => {
+  const result = await runPostlane(['service', ...args], env);
+  return { ...result, json: args.includes('--json') ? JSON.parse(result.stdout) : null };
+};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  dir = mkdtempSync(join(tmpdir(), 'postlane-service-'));
+  chmodSync(dir, 0o755);
+  const probe = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => probe.once('listening', resolve));
+  port = (probe.address() as { port: number }).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ DATABASE_URL: app.databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }), { mode: 0o644 });
+  env = { POSTLANE_CONFIG: config, POSTLANE_STATE_DIR: join(dir, 'state'), POSTLANE_SERVICE_USER: 'nobody' };
+});
+afterAll(async () => {
+  await cli(['stop']);
+  rmSync(dir, { recursive: true, force: true });
+  await app.close();
+});
+
+describe('postlane service (background mode)', () => {
+  it('status, restart, logs and stop', async () => {
+    const before = await cli(['status', '--json']);
+    expect(before.code).toBe(3);
+    expect(before.json).toEqual({ mode: 'background', running: false, pid: null, user: null, log: join(dir, 'state', 'postlane.log') });
+
+    const started = await cli(['restart', '--json']);
+    expect(started.code, started.output).toBe(0);
+    expect(started.json).toMatchObject({ mode: 'background', running: true, pid: expect.any(Number), user: expectedUser });
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200, 30_000);
+
+    const again = await cli(['restart', '--json']);
+    expect(again.json.pid).not.toBe(started.json.pid);
+    expect(() => process.kill(started.json.pid, 0)).toThrow();
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200, 30_000);
+
+    const logs = await cli(['logs', '-n', '200']);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toContain('postlane started');
+
+    const stopped = await cli(['stop', '--json']);
+    expect(stopped.json).toMatchObject({ running: false, pid: null });
+    expect(() => process.kill(again.json.pid, 0)).toThrow();
+    expect((await cli(['status'])).stdout).toMatch(/stopped \(background\); log: /);
+  }, 180_000);
+});

@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+
+/** A setup failure the run reports as one line: what is missing and what to do about it. */
+export class TestSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TestSetupError';
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+const onPath = (command: string) => {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Installs Debian packages when we are root with apt; otherwise fails saying what to install. */
+export function aptInstall(packages: string[], what: string): void {
+  const line = `apt-get install -y --no-install-recommends ${packages.join(' ')}`;
+  if (userInfo().uid !== 0 || !onPath('apt-get')) throw new TestSetupError(`the tests need ${what}: install it with  sudo ${line}`);
+  process.stderr.write(`[test] installing ${what}: ${line}\n`);
+  try {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  } catch {
+    throw new TestSetupError(`installing ${what} failed: run  ${line}`);
+  }
+}
+
+/**
+ * What the tests drive besides Node: headless Chromium (preference page, API reference), tmux (the
+ * journey test types into a real terminal) and pg_dump (the erasure test searches a full dump).
+ * Missing ones are installed when possible; a test is never skipped for want of them.
+ */
+export function ensureTestTools(): void {
+  const needed = [
+    { present: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', what: 'Chromium (/usr/bin/chromium)' },
+    { present: () => onPath('tmux'), pkg: 'tmux', what: 'tmux' },
+    { present: () => onPath('pg_dump'), pkg: 'postgresql-client', what: 'pg_dump' },
+  ];
+  const missing = needed.filter((tool) => !tool.present());
+  if (missing.length === 0) return;
+  aptInstall(missing.map((tool) => tool.pkg), missing.map((tool) => tool.what).join(', '));
+  const still = missing.filter((tool) => !tool.present());
+  if (still.length > 0) throw new TestSetupError(`still missing after apt-get install: ${still.map((tool) => tool.what).join(', ')}`);
+}
