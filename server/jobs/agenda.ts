@@ -5,6 +5,7 @@ import { Agenda } from 'agenda';
 import pg from 'pg';
 import type { Config } from '../../config/index.js';
 import type { Deps } from '../deps.js';
+import { retryWhileUnavailable } from '../db/unavailable.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
@@ -107,8 +108,14 @@ export class AgendaJobs implements JobQueue {
       this.agenda.define(
         job.name,
         async (agendaJob) => {
-          // A fresh EntityManager per run, like a request gets one.
-          await RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {}));
+          // A fresh EntityManager per run, like a request gets one. Through a database outage the run
+          // waits and starts over (every handler is safe to run twice, pitfall A6) rather than failing:
+          // Agenda could not record a failure then either, and the job would sit locked for a lock lifetime.
+          await retryWhileUnavailable(() => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})), {
+            logger: this.logger,
+            what: `job ${job.name}`,
+            signal: this.stopping,
+          });
         },
         options,
       );
