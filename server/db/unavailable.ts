@@ -44,3 +44,33 @@ export async function retryWhileUnavailable<T>(work: () => Promise<T>, { logger,
     }
   }
 }
+
+/** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
+export function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
+  let suppressed = 0;
+  let last = 0;
+  return (err: Error) => {
+    const now = Date.now();
+    if (now - last < windowMs) {
+      suppressed += 1;
+      return;
+    }
+    logger.error({ err: { message: err.message, code: (err as { code?: string }).code }, repeated: suppressed }, what);
+    suppressed = 0;
+    last = now;
+  };
+}
+
+/**
+ * Knex's own logging (MikroORM's driver): it prints a line on stderr for every pooled connection an
+ * outage kills. Into our log instead, one line per 10 s with a count.
+ */
+export function knexLog(logger: Logger) {
+  const dropped = throttledErrorLog(logger, 'database connection dropped from the pool');
+  return {
+    warn: (message: string) => (/^Connection Error/.test(message) ? dropped(new Error(message)) : logger.warn({ err: message }, 'database driver warning')),
+    error: (message: string) => logger.error({ err: message }, 'database driver error'),
+    deprecate: (method: string, alternative: string) => logger.debug({ method, alternative }, 'database driver deprecation'),
+    debug: () => {},
+  };
+}

@@ -5,29 +5,13 @@ import { Agenda } from 'agenda';
 import pg from 'pg';
 import type { Config } from '../../config/index.js';
 import type { Deps } from '../deps.js';
-import { retryWhileUnavailable } from '../db/unavailable.js';
+import { retryWhileUnavailable, throttledErrorLog } from '../db/unavailable.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
 
 /** Agenda's LISTEN/NOTIFY channel (the backend's default); a NOTIFY there makes workers fill their queues at once. */
 const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';
-
-/** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
-function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
-  let suppressed = 0;
-  let last = 0;
-  return (err: Error) => {
-    const now = Date.now();
-    if (now - last < windowMs) {
-      suppressed += 1;
-      return;
-    }
-    logger.error({ err: { message: err.message, code: (err as { code?: string }).code }, repeated: suppressed }, what);
-    suppressed = 0;
-    last = now;
-  };
-}
 
 /**
  * Agenda on our Postgres, with the mitigations of reliability-notes §1: our own pool with error

@@ -34,6 +34,7 @@ const result = await runChaos({
   seed,
   downMs: Number(args['down-seconds']) * 1000,
   timeoutMs: Number(args.timeout) * 1000,
+  webhooks: true,
   progress,
 });
 const loadAfter = Number(loadavg()[0]!.toFixed(2));

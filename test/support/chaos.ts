@@ -38,6 +38,11 @@ export interface ChaosOptions {
   downMs: number;
   /** Longest the whole run may take before it gives up waiting for the drain. */
   timeoutMs: number;
+  /**
+   * Whether an endpoint gets each email's `email.sent` webhook. A SIGKILLed worker keeps the
+   * endpoint's drain lease until it expires (minutes), so with kills this sets the drain time.
+   */
+  webhooks: boolean;
   /** Extra environment for both Postlane processes. */
   env?: Record<string, string>;
   progress?: (line: string) => void;
@@ -150,28 +155,44 @@ async function statusOf(url: string, init: RequestInit = {}): Promise<number> {
   }
 }
 
-export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
-  const progress = options.progress ?? (() => {});
-  const rand = random(options.seed);
+export type ChaosStack = Awaited<ReturnType<typeof startStack>>;
+
+/**
+ * Everything but the faults: a throwaway cluster with a migrated `postlane` database, a team with a
+ * verified domain and a key, the SMTP sink, the webhook receiver, and spawners for the compiled API
+ * (on a fixed port, so one started again answers where clients already send) and worker.
+ */
+export async function startStack(extraEnv: Record<string, string> = {}) {
   const cluster = await createThrowawayCluster();
-  const sink = await startSink();
-  const receiver = await startReceiver();
+  const closers: (() => Promise<void> | void)[] = [() => cluster.remove()];
   const processes: PostlaneProcess[] = [];
-  const killed = new Set<PostlaneProcess>();
-  const admin = new pg.Pool({ connectionString: cluster.url('postgres'), max: 1 });
-  admin.on('error', () => {});
+  const close = async () => {
+    for (const proc of processes) {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+    for (const closer of closers.reverse()) await closer();
+  };
   try {
+    const sink = await startSink();
+    closers.push(sink.close);
+    const receiver = await startReceiver();
+    closers.push(receiver.close);
+    const admin = new pg.Client({ connectionString: cluster.url('postgres') });
+    await admin.connect();
     await admin.query('CREATE DATABASE postlane');
+    await admin.end();
     const databaseUrl = cluster.url('postlane');
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // The harness's own connections die with each restart too; it retries its reads.
     db.on('error', () => {});
+    closers.push(() => db.end());
     const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
       for (let attempt = 0; ; attempt += 1) {
         try {
           return (await db.query<T>(sql, params)).rows;
         } catch (err) {
-          if (attempt >= 100) throw err;
+          if (attempt >= 300) throw err;
           await sleep(200);
         }
       }
@@ -188,7 +209,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       POSTLANE_SWEEP_AFTER_SECONDS: '3',
       POSTLANE_SWEEP_INTERVAL_SECONDS: '3',
       POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '5',
-      ...options.env,
+      ...extraEnv,
     };
     const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env });
     const orm = await initOrm(config);
@@ -208,20 +229,60 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await orm.close();
     }
 
-    // A fixed port, so an API restarted after a death answers where the clients already send.
     const apiUrl = `http://127.0.0.1:${await freePort()}`;
-    const startApi = async () => {
-      const proc = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: new URL(apiUrl).port });
+    const spawn = (role: 'api' | 'worker') => {
+      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, POSTLANE_PORT: new URL(apiUrl).port } : env);
       processes.push(proc);
+      return proc;
+    };
+    const started = async (proc: PostlaneProcess) => {
       await proc.waitForOutput(/postlane started/, 60_000);
       return proc;
     };
-    const startWorker = async () => {
-      const proc = spawnPostlane(['serve', '--role', 'worker'], env);
-      processes.push(proc);
-      await proc.waitForOutput(/postlane started/, 60_000);
-      return proc;
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    const emailBody = (i: number) => JSON.stringify({ from: 'Chaos <news@chaos.test>', to: [`reader${i}@example.com`], subject: `Chaos ${i}`, text: 'Hello' });
+    return {
+      cluster,
+      config,
+      sink,
+      receiver,
+      query,
+      apiUrl,
+      headers,
+      emailBody,
+      processes,
+      /** Spawns a process; `startApi`/`startWorker` also wait until it has started. */
+      spawn,
+      startApi: () => started(spawn('api')),
+      startWorker: () => started(spawn('worker')),
+      /** One endpoint for `email.sent`, through the API (which must be up). */
+      async createWebhook() {
+        const created = await fetch(`${apiUrl}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }) });
+        if (!created.ok) throw new Error(`could not create the webhook: ${created.status} ${await created.text()}`);
+      },
+      /** Sends one email; the status, or 0 when the connection failed. */
+      send: (i: number, idempotencyKey?: string) =>
+        statusOf(`${apiUrl}/emails`, {
+          method: 'POST',
+          headers: idempotencyKey ? { ...headers, 'idempotency-key': idempotencyKey } : headers,
+          body: emailBody(i),
+        }),
+      close,
     };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const progress = options.progress ?? (() => {});
+  const rand = random(options.seed);
+  const stack = await startStack(options.env);
+  const { cluster, sink, receiver, query, apiUrl, headers, processes } = stack;
+  const killed = new Set<PostlaneProcess>();
+  try {
+    const { startApi, startWorker } = stack;
     let [api, worker] = await Promise.all([startApi(), startWorker()]);
     // A process that dies unasked is a failure of the run; it is started again (as systemd would)
     // so the run can still count what was lost and duplicated.
@@ -237,9 +298,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         worker = await startWorker();
       }
     };
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-    const created = await fetch(`${apiUrl}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }) });
-    if (!created.ok) throw new Error(`could not create the webhook: ${created.status} ${await created.text()}`);
+    if (options.webhooks) await stack.createWebhook();
 
     // Sends: 16 clients, each email with its own Idempotency-Key, retried until accepted (a 503 or a
     // cut connection during an outage is the client's cue to retry, as with Resend).
@@ -254,7 +313,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             const res = await fetch(`${apiUrl}/emails`, {
               method: 'POST',
               headers: { ...headers, 'idempotency-key': `chaos-${options.seed}-${i}` },
-              body: JSON.stringify({ from: 'Chaos <news@chaos.test>', to: [`reader${i}@example.com`], subject: `Chaos ${i}`, text: 'Hello' }),
+              body: stack.emailBody(i),
               signal: AbortSignal.timeout(30_000),
             });
             const body = (await res.json()) as { id?: string };
@@ -315,9 +374,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           await cluster.stop();
           for (const until = Date.now() + options.downMs; Date.now() < until; await sleep(250)) {
             outage.health.push(await statusOf(`${apiUrl}/health`));
-            outage.send.push(
-              await statusOf(`${apiUrl}/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': `chaos-outage-${outage.send.length}` }, body: JSON.stringify({ from: 'news@chaos.test', to: ['probe@example.com'], subject: 'probe', text: 'x' }) }),
-            );
+            outage.send.push(await stack.send(options.emails + outage.send.length));
           }
           await cluster.start();
         }
@@ -353,7 +410,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const webhookLost = deliveries.filter((row) => !receiver.seen.has(row.message_id)).length;
     let webhookDuplicates = 0;
     for (const count of receiver.seen.values()) webhookDuplicates += Math.max(0, count - 1);
-    await db.end();
 
     const alive = (proc: PostlaneProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
     const logs = processes.map((proc) => proc.output());
@@ -370,16 +426,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
       logs,
-      sendBatchSize: config.POSTLANE_SEND_BATCH_SIZE,
+      sendBatchSize: stack.config.POSTLANE_SEND_BATCH_SIZE,
     };
   } finally {
-    for (const proc of processes) {
-      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
-    await admin.end().catch(() => {});
-    await receiver.close();
-    sink.close();
-    await cluster.remove();
+    await stack.close();
   }
 }
