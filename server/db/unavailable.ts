@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../logger.js';
+import { errorFields, type Logger } from '../logger.js';
 
 /**
  * Codes that mean "the database is not there, or not answering in time" rather than "the query is
@@ -38,7 +38,8 @@ export async function retryWhileUnavailable<T>(work: () => Promise<T>, { logger,
       if (!isDatabaseUnavailable(err) || (err as { code?: string }).code === '57014' || signal?.aborted) throw err;
       if (since === null) {
         since = Date.now();
-        logger.warn({ what, err: (err as Error).message }, 'database unavailable; waiting for it');
+        // Only the reason: knex prefixes the SQL, bound values (addresses) included, even to connection errors.
+        logger.warn({ what, err: errorFields(err).message.split(' - ').at(-1) }, 'database unavailable; waiting for it');
       }
       await sleep(outageBackoffMs(attempt), undefined, { signal }).catch(() => {});
     }

@@ -71,6 +71,8 @@ export interface ChaosResult {
   duplicates: number;
   faults: FaultRecord[];
   drainMs: number;
+  /** Emails and webhook deliveries still unsettled when the run gave up waiting (both 0 once drained). */
+  undrained: { emails: number; webhooks: number };
   webhooks: { expected: number; delivered: number; lost: number; duplicates: number };
   survived: { api: boolean; workers: boolean };
   /** Processes that died without being killed, and how each went (restarted at once, as a supervisor would). */
@@ -389,13 +391,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     // Drained: every accepted email settled and nothing left to send or re-send.
     progress('waiting for the drain…');
+    let undrained = { emails: 0, webhooks: 0 };
     for (const deadline = started + options.timeoutMs; ; await sleep(200)) {
       await supervise();
-      const [row] = await query<{ open: string; webhooks: string }>(
-        `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS open,
+      const [row] = await query<{ emails: string; webhooks: string }>(
+        `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
                 (SELECT count(*) FROM webhook_delivery WHERE status IN ('pending', 'retry', 'sending')) AS webhooks`,
       );
-      if ((Number(row!.open) === 0 && Number(row!.webhooks) === 0) || Date.now() > deadline) break;
+      undrained = { emails: Number(row!.emails), webhooks: Number(row!.webhooks) };
+      if ((undrained.emails === 0 && undrained.webhooks === 0) || Date.now() > deadline) break;
     }
     const stats = await sink.stats();
     const drainMs = Math.max(stats.lastAt, Date.now()) - started;
@@ -421,6 +425,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       duplicates: stats.duplicates,
       faults: faults.map(({ at: _at, ...fault }) => fault),
       drainMs,
+      undrained,
       webhooks: { expected: deliveries.length, delivered: deliveries.length - webhookLost, lost: webhookLost, duplicates: webhookDuplicates },
       survived: { api: !deaths.some((death) => death.startsWith('api')) && alive(api), workers: !deaths.some((death) => death.startsWith('worker')) && alive(worker) },
       deaths,

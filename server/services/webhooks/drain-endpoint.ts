@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
+import { errorFields } from '../../logger.js';
 import { decideOutcome, type DeliveryOutcome, expiresAt, WEBHOOK_DISABLE_AFTER, WEBHOOK_FAILING_NOTICE_AFTER, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RATE_PER_SECOND } from '../../webhooks/delivery-policy.js';
 import { type AttemptResult, postWebhook } from '../../webhooks/post-webhook.js';
 import { decodeSigningSecret, signatureHeaders } from '../../webhooks/signing.js';
@@ -220,7 +221,7 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
         (err: Error) => {
           settling.delete(written);
           // The lease runs out and the delivery is attempted again: at least once, never lost.
-          deps.logger.error({ endpointId: endpoint.id, deliveryId: row.id, err: err.message }, 'could not record a webhook delivery outcome');
+          deps.logger.error({ endpointId: endpoint.id, deliveryId: row.id, err: errorFields(err).message }, 'could not record a webhook delivery outcome');
         },
       );
       settling.add(written);

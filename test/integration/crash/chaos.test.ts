@@ -12,6 +12,7 @@ it('loses nothing and re-sends only what was in flight through a worker kill and
 
   expect(result.accepted).toBe(500);
   expect(result.lost).toBe(0);
+  expect(result.undrained).toEqual({ emails: 0, webhooks: 0 });
   expect(result.faults.map((fault) => fault.kind).sort()).toEqual(['kill', 'restart']);
   // A re-send can only be of an email claimed and not yet settled when the fault struck.
   for (const fault of result.faults) expect(fault.duplicates).toBeLessThanOrEqual(fault.inFlight);
