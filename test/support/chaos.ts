@@ -68,6 +68,8 @@ export interface ChaosResult {
   accepted: number;
   delivered: number;
   lost: number;
+  /** Accepted, not delivered yet, still due (a retry booked past the end of the run): delayed, not lost. */
+  delayed: number;
   duplicates: number;
   faults: FaultRecord[];
   drainMs: number;
@@ -403,9 +405,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     const stats = await sink.stats();
     const drainMs = Math.max(stats.lastAt, Date.now()) - started;
-    const stored = await query<{ id: string; message_id: string }>(`SELECT id, message_id FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
+    const stored = await query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
     const arrived = new Set(stats.ids);
-    const lost = accepted.size - stored.filter((row) => arrived.has(row.message_id)).length;
+    const missing = stored.filter((row) => !arrived.has(row.message_id));
+    // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
+    const delayed = missing.filter((row) => row.status === 'queued' || row.status === 'sending').length;
+    const lost = accepted.size - stored.length + missing.length - delayed;
     for (const { copies, firstAt } of stats.duplicated) {
       const blamed = faults.find((fault) => fault.at >= firstAt);
       if (blamed) blamed.duplicates += copies;
@@ -422,6 +427,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       accepted: accepted.size,
       delivered: stats.distinct,
       lost,
+      delayed,
       duplicates: stats.duplicates,
       faults: faults.map(({ at: _at, ...fault }) => fault),
       drainMs,
