@@ -1,11 +1,14 @@
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import { createApp, createMetricsApp } from './app.js';
 import { serverPool } from '../config/mikro-orm.js';
 import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
+import { knexLog } from './db/unavailable.js';
 import { createDeps, type Deps } from './deps.js';
+import { serviceUnavailable } from './errors.js';
 import { createHttpServer } from './http/http-server.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
@@ -33,30 +36,52 @@ export class PendingMigrationsError extends Error {
  */
 export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
   SecretBox.requireKey(config);
-  await waitForDatabase(config, logger);
-  const orm = await initOrm(config, { pool: serverPool(config) });
-  const pending = await pendingMigrations(orm);
-  if (pending.length > 0) {
-    await orm.close();
-    throw new PendingMigrationsError(pending);
-  }
-  const jobs = new AgendaJobs(config, logger, role);
-  await jobs.ready();
-  const deps = createDeps({ config, orm, jobs, logger });
-  const { providers } = deps;
+  // Listen first: a port that is taken stops the process at once, and while the database is away
+  // callers get 503 service_unavailable rather than a refused connection. A worker-only process
+  // listens only when asked to, and then serves only its metrics.
+  const port = role !== 'worker' ? config.POSTLANE_PORT : config.POSTLANE_METRICS_PORT || null;
+  let handle: RequestListener = answerUnavailable;
   let server: Server | null = null;
   let url: string | null = null;
+  if (port !== null) {
+    server = createHttpServer((req, res) => handle(req, res), config);
+    server.listen(port, config.POSTLANE_HOST);
+    await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
+    url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${(server.address() as AddressInfo).port}`;
+  }
+  const closeServer = async () => {
+    if (!server) return;
+    const closed = new Promise((resolve) => server!.close(resolve));
+    server.closeIdleConnections();
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    server.closeAllConnections();
+  };
+
+  let orm: MikroORM;
+  let jobs: AgendaJobs;
+  try {
+    // A service starts before its database as often as after it: wait for as long as it takes.
+    await waitForDatabase(config, logger, Number.POSITIVE_INFINITY);
+    orm = await initOrm(config, { pool: serverPool(config), driverOptions: { log: knexLog(logger) } });
+    const pending = await pendingMigrations(orm);
+    if (pending.length > 0) {
+      await orm.close();
+      throw new PendingMigrationsError(pending);
+    }
+    jobs = new AgendaJobs(config, logger, role);
+    await jobs.ready();
+  } catch (err) {
+    await closeServer();
+    throw err;
+  }
+  const deps = createDeps({ config, orm, jobs, logger });
+  const { providers } = deps;
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info({ role }, 'shutting down');
-      if (server) {
-        const closed = new Promise((resolve) => server!.close(resolve));
-        server.closeIdleConnections();
-        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
-        server.closeAllConnections();
-      }
+      await closeServer();
       await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
       await providers.close();
       await deps.apiLogs.flush();
@@ -65,24 +90,21 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
     })());
 
   try {
-    // Listen first: a port that is taken must stop the process, not leave a worker running without its API.
-    // A worker-only process listens only when asked to, and then serves only its metrics.
-    const listening = role !== 'worker' ? { app: createApp(deps), port: config.POSTLANE_PORT } : config.POSTLANE_METRICS_PORT ? { app: createMetricsApp(deps), port: config.POSTLANE_METRICS_PORT } : null;
-    if (listening) {
-      server = createHttpServer(listening.app.callback(), config);
-      server.listen(listening.port, config.POSTLANE_HOST);
-      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
-      const { port } = server.address() as AddressInfo;
-      url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${port}`;
-    }
+    if (server) handle = (role !== 'worker' ? createApp(deps) : createMetricsApp(deps)).callback();
     if (role !== 'api') await jobs.start(deps, jobDefinitions);
   } catch (err) {
-    if (!server?.listening) server = null;
     await shutdown().catch(() => {});
     throw err;
   }
   logger.info({ role, url, regions: providers.regions, worker: jobs.name }, 'postlane started');
   return { deps, url, shutdown };
+}
+
+/** What the port answers until the database does: the error envelope, and when to try again. */
+function answerUnavailable(_req: IncomingMessage, res: ServerResponse): void {
+  const err = serviceUnavailable();
+  res.writeHead(err.statusCode, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(err.retryAfterSeconds) });
+  res.end(JSON.stringify(err.toJSON()));
 }
 
 /** SIGTERM and SIGINT drain and exit 0; an unhandled rejection exits 1 so the supervisor restarts us. */

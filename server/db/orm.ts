@@ -16,7 +16,7 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** Retries with backoff until the database answers; nothing that needs it is constructed before. */
+/** Retries with backoff until the database answers (`timeoutMs` may be infinite); nothing that needs it is constructed before. */
 export async function waitForDatabase(config: Pick<Config, 'DATABASE_URL'>, logger: Logger | null, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1, delay = 250; ; attempt += 1, delay = Math.min(delay * 2, 5_000)) {
@@ -28,7 +28,8 @@ export async function waitForDatabase(config: Pick<Config, 'DATABASE_URL'>, logg
       return;
     } catch (err) {
       if (Date.now() + delay > deadline) throw new DatabaseUnavailableError(err as Error);
-      logger?.warn({ attempt, retryInMs: delay, err: (err as Error).message }, 'waiting for the database');
+      // Attempts 1, 2, 4, 8…: a long wait (a service started before its database) logs a few lines, not one per try.
+      if ((attempt & (attempt - 1)) === 0) logger?.warn({ attempt, retryInMs: delay, err: (err as Error).message }, 'waiting for the database');
       await sleep(delay);
     } finally {
       await client.end().catch(() => {});

@@ -5,28 +5,13 @@ import { Agenda } from 'agenda';
 import pg from 'pg';
 import type { Config } from '../../config/index.js';
 import type { Deps } from '../deps.js';
+import { retryWhileUnavailable, throttledErrorLog } from '../db/unavailable.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
 import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
 
 /** Agenda's LISTEN/NOTIFY channel (the backend's default); a NOTIFY there makes workers fill their queues at once. */
 const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';
-
-/** One log line per window for errors that repeat every few milliseconds during an outage (pitfall A2). */
-function throttledErrorLog(logger: Logger, what: string, windowMs = 10_000) {
-  let suppressed = 0;
-  let last = 0;
-  return (err: Error) => {
-    const now = Date.now();
-    if (now - last < windowMs) {
-      suppressed += 1;
-      return;
-    }
-    logger.error({ err: { message: err.message, code: (err as { code?: string }).code }, repeated: suppressed }, what);
-    suppressed = 0;
-    last = now;
-  };
-}
 
 /**
  * Agenda on our Postgres, with the mitigations of reliability-notes §1: our own pool with error
@@ -107,8 +92,14 @@ export class AgendaJobs implements JobQueue {
       this.agenda.define(
         job.name,
         async (agendaJob) => {
-          // A fresh EntityManager per run, like a request gets one.
-          await RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {}));
+          // A fresh EntityManager per run, like a request gets one. Through a database outage the run
+          // waits and starts over (every handler is safe to run twice, pitfall A6) rather than failing:
+          // Agenda could not record a failure then either, and the job would sit locked for a lock lifetime.
+          await retryWhileUnavailable(() => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})), {
+            logger: this.logger,
+            what: `job ${job.name}`,
+            signal: this.stopping,
+          });
         },
         options,
       );

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 const seen = new Map<string, number>();
+/** When each Message-ID first arrived: the chaos benchmark blames a duplicate on the first fault after it. */
+const firstAt = new Map<string, number>();
 let received = 0;
 let lastAt = 0;
 
@@ -28,6 +30,7 @@ const server = new SMTPServer({
     stream.on('end', () => {
       const id = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1] ?? '(none)';
       seen.set(id, (seen.get(id) ?? 0) + 1);
+      if (!firstAt.has(id)) firstAt.set(id, Date.now());
       received += 1;
       lastAt = Date.now();
       callback();
@@ -40,13 +43,19 @@ server.on('error', () => {});
 process.on('message', (message: { type: string }) => {
   if (message.type === 'reset') {
     seen.clear();
+    firstAt.clear();
     received = 0;
     lastAt = 0;
     process.send!({ type: 'reset' });
   } else if (message.type === 'stats') {
     let duplicates = 0;
-    for (const count of seen.values()) if (count > 1) duplicates += count - 1;
-    process.send!({ type: 'stats', received, distinct: seen.size, duplicates, lastAt, ids: [...seen.keys()] });
+    const duplicated: { id: string; copies: number; firstAt: number }[] = [];
+    for (const [id, count] of seen) {
+      if (count < 2) continue;
+      duplicates += count - 1;
+      duplicated.push({ id, copies: count - 1, firstAt: firstAt.get(id)! });
+    }
+    process.send!({ type: 'stats', received, distinct: seen.size, duplicates, duplicated, lastAt, ids: [...seen.keys()] });
   }
 });
 process.on('disconnect', () => process.exit(0));

@@ -1,5 +1,6 @@
-import { DriverException, NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Middleware } from 'koa';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { errorFields, type Logger } from '../../logger.js';
 import { ApiError, applicationError, conflict, methodNotAllowed, routeNotFound, serviceUnavailable, validationError } from '../../errors.js';
 import type { AppState } from '../route.js';
@@ -9,15 +10,6 @@ interface HttpishError extends Error {
   expose?: boolean;
   code?: string;
   type?: string;
-}
-
-/** Codes that mean "the database is not there, or not answering in time" rather than "the query is wrong". */
-const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
-
-export function isDatabaseUnavailable(err: HttpishError): boolean {
-  const code = err.code ?? (err as { cause?: HttpishError }).cause?.code;
-  if (code && UNAVAILABLE_CODES.has(code)) return true;
-  return /timeout exceeded when trying to connect|Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error/i.test(err.message);
 }
 
 /** Every failure leaves as `{statusCode, name, message}` JSON; nothing unexpected is echoed. */
@@ -30,7 +22,7 @@ export function toApiError(err: HttpishError): ApiError {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', 'Resource not found');
   // Raw SQL (bulk contact writes) surfaces the driver's error, not MikroORM's wrapper.
   if (err instanceof UniqueConstraintViolationException || err.code === '23505') return conflict();
-  if (isDatabaseUnavailable(err) || (err instanceof DriverException && isDatabaseUnavailable(err))) return serviceUnavailable();
+  if (isDatabaseUnavailable(err)) return serviceUnavailable();
   if (err.expose && err.status && err.status >= 400 && err.status < 500) return validationError(err.message, err.status);
   return applicationError();
 }

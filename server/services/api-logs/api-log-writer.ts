@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { pgSafeJson } from '../../db/pg-safe-json.js';
 import { sqlQuery } from '../../db/query.js';
-import { isDatabaseUnavailable } from '../../http/middleware/error-handler.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { errorFields, type Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
@@ -83,8 +83,13 @@ export class ApiLogWriter {
     this.pending.push(row);
     this.pendingBytes += row.json.length;
     this.dropOverflow();
-    if (this.backoffMs === 0 && this.pending.length >= this.maxRows) void this.flush();
+    if (this.backoffMs === 0 && this.pending.length >= this.maxRows) this.flushInBackground();
     else this.schedule(this.backoffMs || this.flushMs);
+  }
+
+  /** `flush` never rejects; the catch is the last guard between a bug in it and a dead process. */
+  private flushInBackground(): void {
+    this.flush().catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'API log flush failed'));
   }
 
   /** Writes whatever is waiting; resolves (never rejects) once every earlier write has finished. */
@@ -99,7 +104,7 @@ export class ApiLogWriter {
   }
 
   private schedule(ms: number): void {
-    this.timer ??= setTimeout(() => void this.flush(), ms).unref();
+    this.timer ??= setTimeout(() => this.flushInBackground(), ms).unref();
   }
 
   private async write(rows: PendingRow[]): Promise<void> {

@@ -55,7 +55,7 @@ export class DeliverySettler {
   settle(record: SettleRecord): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ record, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) this.flush().catch((err: Error) => this.failAll(err));
     });
   }
 
@@ -74,5 +74,11 @@ export class DeliverySettler {
       }
     }
     this.flushing = false;
+  }
+
+  /** flush() hands each statement's error to its batch; anything else reaching here fails every waiter. */
+  private failAll(err: Error): void {
+    this.flushing = false;
+    for (const b of this.queue.splice(0)) b.reject(err);
   }
 }

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
+import { errorFields } from '../../logger.js';
 import { decideOutcome, type DeliveryOutcome, expiresAt, WEBHOOK_DISABLE_AFTER, WEBHOOK_FAILING_NOTICE_AFTER, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RATE_PER_SECOND } from '../../webhooks/delivery-policy.js';
 import { type AttemptResult, postWebhook } from '../../webhooks/post-webhook.js';
 import { decodeSigningSecret, signatureHeaders } from '../../webhooks/signing.js';
@@ -103,7 +105,13 @@ export async function drainEndpoint(deps: Deps, endpointId: string): Promise<voi
     try {
       outOfTime = await drainClaimed(deps, endpoint, limiter, runUntil);
     } finally {
-      await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]);
+      // Released once the database is back if it is away now: a lease left behind would hold the
+      // endpoint for minutes after the database's return.
+      await retryWhileUnavailable(() => deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]), {
+        logger: deps.logger,
+        what: 'webhook drain lease release',
+        signal: deps.jobs.stopping,
+      });
     }
     if (outOfTime) return deps.jobs.enqueue('webhook.deliver', { endpointId });
     if (!(await hasDueDeliveries(deps, endpointId))) break;
@@ -158,23 +166,32 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
   const state: DrainState = { streak: endpoint.consecutive_exhausted, stopped: false, disabled: false };
   const buffer: ClaimedRow[] = [];
   let claiming: Promise<void> | null = null;
+  let claimFailed: unknown = null;
   let outOfTime = false;
 
-  /** Claims the next batch in the background while the lanes still have work, so they never wait on the database. */
+  /**
+   * Claims the next batch in the background while the lanes still have work, so they never wait on
+   * the database. A failed claim (the database went away) stops claiming: the lanes send what they
+   * hold, then the run fails with it and the job runner waits for the database.
+   */
   const refill = () => {
     if (claiming || state.stopped) return;
     if (Date.now() >= runUntil) {
       outOfTime = true;
       return;
     }
-    claiming = claim(deps, endpoint.id)
-      .then((rows) => {
+    claiming = claim(deps, endpoint.id).then(
+      (rows) => {
+        claiming = null;
         if (rows.length === 0) state.stopped = true;
         buffer.push(...rows);
-      })
-      .finally(() => {
+      },
+      (err: unknown) => {
         claiming = null;
-      });
+        claimFailed = err;
+        state.stopped = true;
+      },
+    );
   };
   // Claimed rows are always sent (or dropped, once disabled) before the run ends, never left claimed.
   const next = async (): Promise<ClaimedRow | null> => {
@@ -193,16 +210,26 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
     for (let row = await next(); row; row = await next()) {
       await limiter.take();
       const attempt = await attemptDelivery(deps, endpoint, row, keys, state);
-      const written = settle(deps, endpoint, row, state, attempt).catch((err: Error) =>
-        // The lease runs out and the delivery is attempted again: at least once, never lost.
-        deps.logger.error({ endpointId: endpoint.id, deliveryId: row.id, err: err.message }, 'could not record a webhook delivery outcome'),
+      // Through an outage the outcome waits for the database (the write is fenced by the lease, so a
+      // late one changes nothing); otherwise the receiver would get the delivery again.
+      const written: Promise<void> = retryWhileUnavailable(() => settle(deps, endpoint, row, state, attempt), {
+        logger: deps.logger,
+        what: 'webhook delivery outcome',
+        signal: deps.jobs.stopping,
+      }).then(
+        () => void settling.delete(written),
+        (err: Error) => {
+          settling.delete(written);
+          // The lease runs out and the delivery is attempted again: at least once, never lost.
+          deps.logger.error({ endpointId: endpoint.id, deliveryId: row.id, err: errorFields(err).message }, 'could not record a webhook delivery outcome');
+        },
       );
       settling.add(written);
-      void written.finally(() => settling.delete(written));
     }
   };
   await Promise.all(Array.from({ length: WEBHOOK_MAX_IN_FLIGHT }, lane));
   await Promise.all(settling);
+  if (claimFailed) throw claimFailed;
   return outOfTime;
 }
 

@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const PG_BIN = process.env.POSTLANE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/** A port nobody listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface ThrowawayCluster {
+  /** postgres://postgres@127.0.0.1:port/<name> */
+  url: (database: string) => string;
+  port: number;
+  /** `pg_ctl restart -m fast`: every connection is cut, the server is back when this resolves. */
+  restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the server if it runs and removes its folder. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A PostgreSQL cluster of our own in a temp folder on a free loopback port, for tests and benchmarks
+ * that stop and restart the database: never the machine's shared server. PostgreSQL refuses to run
+ * as root, so as root the binaries run as the `postgres` user.
+ */
+export async function createThrowawayCluster(): Promise<ThrowawayCluster> {
+  const asRoot = process.getuid?.() === 0;
+  const dir = await mkdtemp(join(tmpdir(), 'postlane-pg-'));
+  const data = join(dir, 'data');
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    await chown(dir, Number(stdout), Number(gid));
+  }
+  await chmod(dir, 0o700);
+  const exec = (bin: string, args: string[]) => run(asRoot ? 'runuser' : join(PG_BIN, bin), asRoot ? ['-u', 'postgres', '--', join(PG_BIN, bin), ...args] : args, { cwd: dir });
+  await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  const port = await freePort();
+  // Durability does not matter for a throwaway: fsync off keeps the shared disk quiet.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const ctl = (action: string, ...extra: string[]) => exec('pg_ctl', [action, '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), ...extra]);
+  const start = async () => void (await ctl('start', '-o', options));
+  await start();
+  let removed = false;
+  return {
+    port,
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    restart: async () => void (await ctl('restart', '-m', 'fast', '-o', options)),
+    stop: async () => void (await ctl('stop', '-m', 'fast')),
+    start,
+    async remove() {
+      if (removed) return;
+      removed = true;
+      await ctl('stop', '-m', 'immediate').catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
