@@ -32,26 +32,35 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
  * Rows locked but not taken are free again when the statement ends. Each row comes back with the
  * recipients still owed a delivery (those accepted or refused for good are not sent again) and
  * whether it has attachments, so a batch is one round trip.
+ *
+ * The outbox is nearly all settled rows, so the planner may expect one due row, or none: the plan
+ * must be cheap whatever it expects. The due rows come off the partial index `email_due_idx` with
+ * the LIMIT inside; everything after joins that small set (materialized, so nothing is re-run per
+ * row of a larger input) and no subquery is correlated to a row.
  */
 const claimSql = (only: boolean) => `
   WITH due AS MATERIALIZED (
     SELECT id, send_after FROM email
      WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
      ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED),
-  sized AS (
+  attached AS MATERIALIZED (
+    SELECT a.email_id, sum(a.size) AS size FROM due d JOIN email_attachment a ON a.email_id = d.id GROUP BY a.email_id),
+  sized AS MATERIALIZED (
     SELECT d.id,
            row_number() OVER running AS n,
-           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0)
-               + coalesce((SELECT sum(a.size) FROM email_attachment a WHERE a.email_id = d.id), 0)) OVER running AS held
-      FROM due d JOIN email e ON e.id = d.id
-    WINDOW running AS (ORDER BY d.send_after, d.id))
-  UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
-    FROM sized WHERE e.id = sized.id AND (sized.n = 1 OR sized.held <= ?) AND e.status = 'queued'
-  RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
-            e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error,
-            (SELECT coalesce(json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)), '[]')
-               FROM email_recipient r WHERE r.email_id = e.id AND r.status = 'pending') AS owed,
-            EXISTS (SELECT 1 FROM email_attachment a WHERE a.email_id = e.id) AS has_attachments`;
+           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0) + coalesce(t.size, 0)) OVER running AS held
+      FROM due d JOIN email e ON e.id = d.id LEFT JOIN attached t ON t.email_id = d.id
+    WINDOW running AS (ORDER BY d.send_after, d.id)),
+  claimed AS (
+    UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
+      FROM sized WHERE e.id = sized.id AND (sized.n = 1 OR sized.held <= ?) AND e.status = 'queued'
+    RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
+              e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error),
+  owed AS (
+    SELECT r.email_id, json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)) AS owed
+      FROM claimed c JOIN email_recipient r ON r.email_id = c.id WHERE r.status = 'pending' GROUP BY r.email_id)
+  SELECT c.*, coalesce(o.owed, '[]') AS owed, t.email_id IS NOT NULL AS has_attachments
+    FROM claimed c LEFT JOIN owed o ON o.email_id = c.id LEFT JOIN attached t ON t.email_id = c.id`;
 
 /** The columns the claim returns: those the writer wrote, and what sending has added since. */
 interface ClaimedRow
