@@ -6,8 +6,10 @@
  * `postlane serve --role api` (run `npm run build` first):
  *
  * - accepted POST /emails per second (autocannon, as the emails benchmark) and WAL bytes per
- *   accepted email (`pg_current_wal_lsn()` before and after: the server's whole WAL, so other
- *   databases' writes on a shared server count too);
+ *   accepted email: the WAL between `pg_current_wal_lsn()` before and after, read back with
+ *   `pg_walinspect` and kept to the records that touch this database and their transactions' commits
+ *   (a shared server writes other databases' WAL meanwhile; a temporary replication slot keeps
+ *   the segments until they are read, and goes with its connection);
  * - `GET /emails` first page and a page from the middle, `GET /segments/{id}` (a filtered
  *   `contact_count`), `GET /contacts/{email}`;
  * - the outbox claim (the worker's statement, prepared as the worker prepares it) over a backlog
@@ -233,6 +235,33 @@ try {
       progress(`\n-- ${label}\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
     };
 
+    await query('CREATE EXTENSION pg_walinspect');
+    const { oid } = await one<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = current_database()');
+    /** Opens a window on the WAL; `written()` closes it and answers the bytes this database wrote in it. */
+    const walWindow = async () => {
+      const client = new pg.Client({ connectionString: config.DATABASE_URL });
+      await client.connect();
+      const first = async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows[0] as T;
+      await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [`postlane_growth_${process.pid}`]);
+      const { from } = await first<{ from: string }>('SELECT pg_current_wal_lsn() AS from');
+      return {
+        async written() {
+          try {
+            const { to } = await first<{ to: string }>('SELECT pg_current_wal_lsn() AS to');
+            const { bytes } = await first<{ bytes: string }>(
+              `WITH r AS (SELECT xid, resource_manager, record_length, block_ref FROM pg_get_wal_records_info($1, $2)),
+                    ours AS (SELECT DISTINCT xid FROM r WHERE block_ref LIKE $3)
+               SELECT coalesce(sum(record_length), 0) AS bytes FROM r WHERE block_ref LIKE $3 OR (resource_manager = 'Transaction' AND xid IN (SELECT xid FROM ours))`,
+              [from, to, `%/${oid}/%`],
+            );
+            return Number(bytes);
+          } finally {
+            await client.end();
+          }
+        },
+      };
+    };
+
     let emails = 1;
     let contacts = 0;
     const results: Measured[] = [];
@@ -271,11 +300,11 @@ try {
       progress(`measure at ${emails.toLocaleString('en')} emails: POST /emails, ${args.warmup} s warm-up and ${args.duration} s at ${args.connections} connections…`);
       const post = (duration: number) => autocannon({ url: `${url}/emails`, method: 'POST', headers: auth, body: PAYLOAD, connections: Number(args.connections), duration, workers: 1 });
       await post(Number(args.warmup));
-      const { lsn } = await one<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn');
+      const wal = await walWindow();
       const posted = await post(Number(args.duration));
       // Requests autocannon dropped at its stop still commit: wait a moment before reading the WAL position.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const { wal } = await one<{ wal: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS wal', [lsn]);
+      const walBytes = await wal.written();
 
       progress(`measure at ${emails.toLocaleString('en')} emails: the claim over ${BACKLOG.toLocaleString('en')} due emails (not analyzed)…`);
       await addBacklog();
@@ -301,7 +330,7 @@ try {
         fillSeconds: Math.round(fillSeconds),
         postPerSecond: Math.round(posted['2xx'] / posted.duration),
         postNon2xx: posted.non2xx,
-        walBytesPerEmail: Math.round(Number(wal) / Math.max(1, posted['2xx'])),
+        walBytesPerEmail: Math.round(walBytes / Math.max(1, posted['2xx'])),
         firstPage,
         middlePage,
         segmentCount,
