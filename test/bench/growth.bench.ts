@@ -248,6 +248,11 @@ try {
         async written() {
           try {
             const { to } = await first<{ to: string }>('SELECT pg_current_wal_lsn() AS to');
+            // pg_walinspect reads only flushed WAL; the WAL writer flushes within moments.
+            for (let tries = 0; !(await first<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1 AS flushed', [to])).flushed; tries += 1) {
+              if (tries > 100) throw new Error(`the WAL was not flushed up to ${to}`);
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
             const { bytes } = await first<{ bytes: string }>(
               `WITH r AS (SELECT xid, resource_manager, record_length, block_ref FROM pg_get_wal_records_info($1, $2)),
                     ours AS (SELECT DISTINCT xid FROM r WHERE block_ref LIKE $3)
