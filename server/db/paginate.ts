@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import { type EntityName, type FilterQuery, raw } from '@mikro-orm/core';
 import { validationError } from '../errors.js';
 
 export interface PageQuery {
@@ -16,6 +16,9 @@ export interface Page<T> {
 /**
  * The one list helper: newest first by (created_at, id). A cursor must be an id this same list
  * returned (same filter, so another team's id is refused like an unknown one); `before` pages back.
+ * The page seeks with a row value, `(created_at, id) < (x, y)`, which an index on
+ * `(owner, created_at, id)` answers as a range; the same condition spelled with `OR` is applied
+ * as a filter over every newer row, so a page deep in a list of millions read them all.
  */
 export async function paginate<T extends { id: string; createdAt: Date }>(
   em: EntityManager,
@@ -30,10 +33,9 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   if (cursorId) {
     const cursor = await em.findOne(entity, { $and: [where, { id: cursorId }] } as FilterQuery<T>, { fields: ['id', 'createdAt'] as never });
     if (!cursor) throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
-    const op = page.after ? '$lt' : '$gt';
-    filter = {
-      $and: [where, { $or: [{ createdAt: { [op]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [op]: cursor.id } }] }],
-    } as FilterQuery<T>;
+    const op = page.after ? '<' : '>';
+    const seek = raw((alias: string) => `(${alias}.created_at, ${alias}.id) ${op} (?, ?)`, [cursor.createdAt, cursor.id]);
+    filter = { $and: [where, { [seek]: [] }] } as FilterQuery<T>;
   }
   const direction = page.before ? 'asc' : 'desc';
   const rows = await em.find(entity, filter, { orderBy: { createdAt: direction, id: direction } as never, limit: page.limit + 1, exclude: exclude as never });

@@ -4,7 +4,10 @@
  * keep-alive HTTP through the SSRF filter, settle writes) to 10 loopback receivers, beside a
  * baseline measured in the same run: the same number of signed POSTs sent straight from a loop
  * (no database, no caps) over the same kind of agent. Also checks the 50/s and 8-in-flight caps at
- * the receivers.
+ * the receivers. The engine is a real worker process (`postlane serve --role worker`, compiled, so
+ * run `npm run build` first), stopped with SIGTERM as a supervisor would: Agenda leaves a timer of
+ * half a job's lock lifetime (up to 15 minutes) behind each job run, which kept this process alive
+ * long after its report when the worker ran in it.
  *
  *   node --import tsx test/bench/webhooks.bench.ts [--json] [--endpoints-per-receiver 4] [--events 400]
  */
@@ -16,7 +19,7 @@ import { loadConfig } from '../../config/index.js';
 import { serverPool } from '../../config/mikro-orm.js';
 import { initOrm, migrate } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
-import { AgendaJobs, jobDefinitions } from '../../server/jobs/index.js';
+import { AgendaJobs } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
 import { emitEvent } from '../../server/services/events/emit-event.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
@@ -26,6 +29,7 @@ import { postWebhook } from '../../server/webhooks/post-webhook.js';
 import { createMessageId, decodeSigningSecret, signatureHeaders } from '../../server/webhooks/signing.js';
 import { DeliveryAgents } from '../../server/webhooks/ssrf.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
+import { SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { startReceivers } from './webhook-receivers.js';
 
@@ -62,20 +66,20 @@ const receivers = await startReceivers(RECEIVERS);
 const dbName = uniqueDatabaseName('postlane_bench');
 try {
   await adminQuery(`CREATE DATABASE "${dbName}"`);
-  const config = loadConfig({
-    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+  // The worker's environment; this process reads the same, for the baseline's agents and the queueing.
+  const env = {
     DATABASE_URL: databaseUrl(dbName),
     DATABASE_POOL_SIZE: '30',
-    POSTLANE_LOG_LEVEL: 'silent',
-    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
     POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     POSTLANE_WEBHOOK_WORKERS: String(endpointCount),
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
-  });
+  };
+  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(orm);
-  const jobs = new AgendaJobs(config, logger, 'worker');
+  // Enqueue only: the deliveries' drain jobs wait for the worker process.
+  const jobs = new AgendaJobs(config, logger, 'api');
   await jobs.ready();
   const deps = createDeps({ config, orm, jobs, logger });
   try {
@@ -123,17 +127,25 @@ try {
         }),
       );
     }
-    progress('postlane: delivering…');
+    progress('postlane: delivering (worker process)…');
     const engineStart = performance.now();
-    await jobs.start(deps, jobDefinitions);
-    while ((await receivers.count()) < expected) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      if (performance.now() - engineStart > 300_000) throw new Error(`only ${await receivers.count()} of ${expected} delivered after 5 minutes`);
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'warn' }, SERVICE_NODE_FLAGS);
+    try {
+      while ((await receivers.count()) < expected) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output()}`);
+        if (performance.now() - engineStart > 300_000) throw new Error(`only ${await receivers.count()} of ${expected} delivered after 5 minutes`);
+      }
+      // Let the last settles commit before counting rows.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
     }
-    const engineSeconds = (performance.now() - engineStart) / 1000;
     const received = await receivers.report();
-    // Let the last settles commit before counting rows.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // From the first arrival to the last, on the receivers' clock: the worker's start-up is not delivery.
+    const times = Object.values(received.arrivals).flat();
+    const engineSeconds = (Math.max(...times) - Math.min(...times)) / 1000;
     const [{ delivered }] = (await orm.em.getConnection().execute(`SELECT count(*)::int AS delivered FROM webhook_delivery WHERE status = 'delivered'`)) as [{ delivered: number }];
 
     const secrets = new Map(endpoints.map((e) => [new URL(e.url).pathname, e.secret]));
@@ -147,7 +159,7 @@ try {
     const maxInFlight = Math.max(...Object.values(received.maxOpen));
     report({
       baselinePerSecond: expected / baselineSeconds,
-      enginePerSecond: expected / engineSeconds,
+      enginePerSecond: (expected - 1) / engineSeconds,
       ceilingPerSecond: endpointCount * WEBHOOK_RATE_PER_SECOND,
       perEndpointBusiestSecond,
       perEndpointAverage,
@@ -156,7 +168,7 @@ try {
       verifiedSamples: verified ? received.samples.length : 0,
     });
   } finally {
-    await jobs.stop(5_000);
+    await jobs.stop(1_000);
     deps.webhookAgents.destroy();
     await deps.providers.close();
     await orm.close();

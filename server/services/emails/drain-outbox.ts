@@ -26,32 +26,55 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
 /**
  * Due now by the database's clock (the writer compares against the same clock). Rows are taken
  * in due order with SKIP LOCKED, so any number of runs, in any number of processes, claim disjoint
- * batches; the compare-and-set on `status` makes a claim of a row another run just took impossible.
+ * batches; FOR UPDATE rechecks `status` on the latest version of each row it locks, so a claim of
+ * a row another run just took is impossible.
  * A batch also ends where its bodies and attachments pass POSTLANE_SEND_BATCH_MB (it always takes
  * its first email): a count alone would let 250 emails of 30 MB each into the worker's memory.
  * Rows locked but not taken are free again when the statement ends. Each row comes back with the
  * recipients still owed a delivery (those accepted or refused for good are not sent again) and
  * whether it has attachments, so a batch is one round trip.
+ *
+ * The outbox is nearly all settled rows, so the planner may expect one due row, or none: the plan
+ * must be cheap whatever it expects. The due rows come off the partial index `email_due_idx` with
+ * the LIMIT inside, and everything after is driven by that small set, one index probe per row
+ * (attachments and owed recipients by `email_id`, the update by primary key); no join between
+ * two sets whose sizes the planner guesses. The update names the rows by id alone (`due` holds
+ * them locked, still queued): a `status` condition there would let the planner drive the update
+ * from `email_due_idx` on a stale estimate of one row and probe the batch for each of 100k due rows.
  */
 const claimSql = (only: boolean) => `
   WITH due AS MATERIALIZED (
     SELECT id, send_after FROM email
      WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
      ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED),
-  sized AS (
-    SELECT d.id,
+  sized AS MATERIALIZED (
+    SELECT d.id, t.size IS NOT NULL AS has_attachments,
            row_number() OVER running AS n,
-           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0)
-               + coalesce((SELECT sum(a.size) FROM email_attachment a WHERE a.email_id = d.id), 0)) OVER running AS held
+           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0) + coalesce(t.size, 0)) OVER running AS held
       FROM due d JOIN email e ON e.id = d.id
-    WINDOW running AS (ORDER BY d.send_after, d.id))
-  UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
-    FROM sized WHERE e.id = sized.id AND (sized.n = 1 OR sized.held <= ?) AND e.status = 'queued'
-  RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
-            e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error,
-            (SELECT coalesce(json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)), '[]')
-               FROM email_recipient r WHERE r.email_id = e.id AND r.status = 'pending') AS owed,
-            EXISTS (SELECT 1 FROM email_attachment a WHERE a.email_id = e.id) AS has_attachments`;
+      LEFT JOIN LATERAL (SELECT sum(a.size) AS size FROM email_attachment a WHERE a.email_id = d.id HAVING count(*) > 0) t ON true
+    WINDOW running AS (ORDER BY d.send_after, d.id)),
+  claimed AS (
+    UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
+      FROM sized s WHERE e.id = s.id AND (s.n = 1 OR s.held <= ?)
+    RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
+              e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error, s.has_attachments)
+  SELECT c.*, coalesce(o.owed, '[]') AS owed
+    FROM claimed c
+    LEFT JOIN LATERAL (SELECT json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)) AS owed
+                         FROM email_recipient r WHERE r.email_id = c.id AND r.status = 'pending') o ON true`;
+
+/** The claim of one batch as SQL and bindings: what `deliverDue` runs, and what the growth benchmark times and explains. */
+export function claimStatement(config: Config, region: string, only?: readonly string[]): { sql: string; bindings: unknown[] } {
+  const bindings = [
+    region,
+    ...(only ? [`{${only.join(',')}}`] : []),
+    config.POSTLANE_SEND_BATCH_SIZE,
+    config.POSTLANE_SEND_LEASE_SECONDS,
+    config.POSTLANE_SEND_BATCH_MB * 1024 * 1024,
+  ];
+  return { sql: claimSql(Boolean(only)), bindings };
+}
 
 /** The columns the claim returns: those the writer wrote, and what sending has added since. */
 interface ClaimedRow
@@ -130,14 +153,8 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const provider = deps.providers.forRegion(region);
   const em = deps.orm.em.fork();
   const { config } = deps;
-  const bindings = [
-    region,
-    ...(only ? [`{${only.join(',')}}`] : []),
-    config.POSTLANE_SEND_BATCH_SIZE,
-    config.POSTLANE_SEND_LEASE_SECONDS,
-    config.POSTLANE_SEND_BATCH_MB * 1024 * 1024,
-  ];
-  const rows = await sqlQuery<ClaimedRow>(em, claimSql(Boolean(only)), bindings, only ? undefined : 'postlane_claim_emails');
+  const claim = claimStatement(config, region, only);
+  const rows = await sqlQuery<ClaimedRow>(em, claim.sql, claim.bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
   const [attachments, senders] = await Promise.all([attachmentsOf(em, rows), senderDomainsForEmails(deps, rows.map((row) => ({ team: { id: row.team_id }, from: row.from })))]);
   const emails = rows.map((row) => toClaimedEmail(row, attachments.get(row.id) ?? []));

@@ -165,6 +165,24 @@ describe('GET /emails', () => {
       ['bcc', 'cc', 'created_at', 'from', 'id', 'last_event', 'message_id', 'reply_to', 'scheduled_at', 'subject', 'to'].sort(),
     );
   });
+
+  it('pages through emails sharing one creation time each once, after and before (the seek on created_at and id)', async () => {
+    const own = await app.createTeamWithKey();
+    const sent = await app.request('POST', '/emails/batch', { token: own.token, body: Array.from({ length: 5 }, (_, i) => ({ ...valid, subject: `tie ${i}` })) });
+    await app.deps.orm.em.fork().getConnection().execute(`UPDATE email SET created_at = '2026-01-02T03:04:05.678Z' WHERE team_id = ?`, [own.teamId]);
+    const newestFirst = sent.body.data.map((e: { id: string }) => e.id).sort().reverse();
+    const seen: string[] = [];
+    let page = await app.request('GET', '/emails?limit=2', { token: own.token });
+    for (;;) {
+      seen.push(...page.body.data.map((e: { id: string }) => e.id));
+      if (!page.body.has_more) break;
+      page = await app.request('GET', `/emails?limit=2&after=${seen.at(-1)}`, { token: own.token });
+    }
+    expect(seen).toEqual(newestFirst);
+    const back = await app.request('GET', `/emails?limit=2&before=${newestFirst[3]}`, { token: own.token });
+    expect(back.body.data.map((e: { id: string }) => e.id)).toEqual(newestFirst.slice(1, 3));
+    expect(back.body.has_more).toBe(true);
+  });
 });
 
 describe('team isolation', () => {
