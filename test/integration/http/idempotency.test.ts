@@ -96,4 +96,12 @@ describe('Idempotency-Key on POST /emails', () => {
     );
     expect(jobs).toHaveLength(1);
   });
+
+  it('answers two concurrent requests with one key and different bodies: one is sent, the other refused (409)', async () => {
+    const key = crypto.randomUUID();
+    const results = await Promise.all([send(key, { ...valid, subject: 'Race A' }), send(key, { ...valid, subject: 'Race B' })]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(results.find((r) => r.status === 409)!.body.name).toBe('invalid_idempotent_request');
+    expect((await countEmails('Race A')) + (await countEmails('Race B'))).toBe(1);
+  });
 });
