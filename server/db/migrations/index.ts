@@ -18,6 +18,7 @@ import { Migration20261204000000_event_team_unchecked } from './Migration2026120
 import { Migration20261202000000_tracking } from './Migration20261202000000_tracking.js';
 import { Migration20261130000000_email_drain } from './Migration20261130000000_email_drain.js';
 import { Migration20261201000000_ingestion } from './Migration20261201000000_ingestion.js';
+import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_v7.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -41,4 +42,5 @@ export const migrationsList = [
   { name: 'Migration20261202000000_tracking', class: Migration20261202000000_tracking },
   { name: 'Migration20261130000000_email_drain', class: Migration20261130000000_email_drain },
   { name: 'Migration20261201000000_ingestion', class: Migration20261201000000_ingestion },
+  { name: 'Migration20261209000000_uuid_v7', class: Migration20261209000000_uuid_v7 },
 ];

@@ -76,11 +76,11 @@ const INSERT_QUEUED_EMAILS = `
       SET accepted = team_daily_usage.accepted + excluded.accepted, parked = team_daily_usage.parked + excluded.parked
   ), recipients AS (
     INSERT INTO email_recipient (id, created_at, email_id, kind, address, status)
-    SELECT gen_random_uuid(), i.created_at, i.id, r.kind, r.address, 'pending'
+    SELECT postlane_uuid_v7(), i.created_at, i.id, r.kind, r.address, 'pending'
       FROM admitted i, jsonb_to_recordset(i.recipients) AS r(kind text, address text)
   ), attachments AS (
     INSERT INTO email_attachment (id, created_at, email_id, position, filename, content_type, content, size)
-    SELECT gen_random_uuid(), i.created_at, i.id, a.position - 1, a.filename, a.content_type, decode(a.content, 'base64'),
+    SELECT postlane_uuid_v7(), i.created_at, i.id, a.position - 1, a.filename, a.content_type, decode(a.content, 'base64'),
            octet_length(decode(a.content, 'base64'))
       FROM admitted i,
            ROWS FROM (jsonb_to_recordset(i.attachments) AS (filename text, content_type text, content text))

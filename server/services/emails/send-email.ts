@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../errors.js';
 import type { IEmail } from '../../entities/index.js';
@@ -44,7 +44,7 @@ export type AdmittedEmail = SendEmailInput & { subject: string };
 
 /** The outbox row of an admitted email, with a fresh id and Message-ID. */
 export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
-  const id = randomUUID();
+  const id = newId();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
     id,
