@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { concurrentIdempotentRequests, invalidIdempotencyKey, invalidIdempotentRequest } from '../../errors.js';
 import { IdempotencyKeyTaken } from '../../services/emails/queued-email-writer.js';
 import type { IdempotentAnswer } from '../../services/emails/send-email.js';
+import type { StoredKey } from '../../services/idempotency/stored-key-reader.js';
 import type { AppContext, AppState } from '../route.js';
 
 /** JSON with object keys sorted at every depth, array order kept: whitespace and key order do not matter. */
@@ -15,24 +15,6 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-interface StoredKey {
-  request_hash: Buffer;
-  state: string;
-  status_code: number;
-  response: unknown;
-}
-
-/** The key's row unless it is older than 24 hours, which counts as absent. */
-async function readKey(deps: Deps, teamId: string, key: string): Promise<StoredKey | undefined> {
-  const [stored] = await preparedQuery<StoredKey>(
-    deps.orm,
-    'postlane_idempotency_read',
-    `SELECT request_hash, state, status_code, response FROM idempotency_key WHERE team_id = ? AND key = ? AND created_at >= now() - interval '24 hours'`,
-    [teamId, key],
-  );
-  return stored;
 }
 
 /**
@@ -62,7 +44,7 @@ export function idempotency(deps: Deps, route: string, statusCode: number): Midd
       ctx.body = stored.response;
       ctx.set('idempotent-replayed', 'true');
     };
-    const stored = await readKey(deps, teamId, key);
+    const stored = await deps.idempotencyKeys.read(teamId, key);
     if (stored) return answer(stored);
     ctx.state.idempotency = { teamId, key, requestHash, statusCode };
     try {
@@ -70,7 +52,7 @@ export function idempotency(deps: Deps, route: string, statusCode: number): Midd
     } catch (err) {
       if (!(err instanceof IdempotencyKeyTaken)) throw err;
       ctx.state.idempotency = undefined;
-      answer(await readKey(deps, teamId, key));
+      answer(await deps.idempotencyKeys.read(teamId, key));
     }
   };
 }
