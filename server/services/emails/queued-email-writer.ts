@@ -39,7 +39,9 @@ const USAGE_SHARDS = 8;
  * such a job is already waiting (a running drain is locked, so it does not count: it may be about
  * to finish). Agenda cannot join our transaction (it enqueues on its own pool), so we write its
  * rows ourselves, in the shape of the DDL our migration owns: a committed email always has a
- * drain coming, and the sweeper is the backstop.
+ * drain coming, and the sweeper is the backstop. Idempotent requests' keys are stored in it too;
+ * the emails of a request whose key another request holds are not written, and the statement
+ * answers those keys.
  */
 const INSERT_QUEUED_EMAILS = `
   WITH input AS (
@@ -54,7 +56,8 @@ const INSERT_QUEUED_EMAILS = `
     -- A key older than 24 hours counts as absent: the row is taken over. A fresh one (or one another
     -- statement is committing: the insert waits for it) keeps its emails out of this statement.
     INSERT INTO idempotency_key (team_id, key, request_hash, state, status_code, response, created_at)
-    SELECT team_id, key, decode(request_hash, 'hex'), 'done', status_code, response, now() FROM keys
+    -- In one order in every statement, so two statements waiting on each other's keys cannot deadlock.
+    SELECT team_id, key, decode(request_hash, 'hex'), 'done', status_code, response, now() FROM keys ORDER BY team_id, key
     ON CONFLICT (team_id, key) DO UPDATE
       SET request_hash = EXCLUDED.request_hash, state = 'done', status_code = EXCLUDED.status_code, response = EXCLUDED.response, created_at = now()
       WHERE idempotency_key.created_at < now() - interval '24 hours'
