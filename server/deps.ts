@@ -11,6 +11,7 @@ import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
 import { SendStateLoader } from './services/emails/send-state-loader.js';
+import { StoredKeyReader } from './services/idempotency/stored-key-reader.js';
 import { SnsVerifier } from './services/ingest/sns.js';
 import { DeliverySettler } from './services/webhooks/delivery-settler.js';
 import { WebhookWaker } from './services/webhooks/webhook-waker.js';
@@ -27,6 +28,7 @@ export interface Deps {
   authCache: AuthCache;
   emailWriter: QueuedEmailWriter;
   sendStates: SendStateLoader;
+  idempotencyKeys: StoredKeyReader;
   secrets: SecretBox;
   apiLogs: ApiLogWriter;
   metrics: Metrics;
@@ -55,6 +57,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),
     sendStates: new SendStateLoader(orm),
+    idempotencyKeys: new StoredKeyReader(orm),
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger, metrics),
     metrics,

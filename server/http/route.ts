@@ -2,6 +2,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import * as v from 'valibot';
 import type { Deps } from '../deps.js';
 import type { Auth } from '../services/api-keys/authenticate-api-key.js';
+import type { IdempotencyClaim } from '../services/emails/send-email.js';
 import { authenticate } from './middleware/authenticate.js';
 import { body } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
@@ -51,6 +52,8 @@ export interface AppState {
   requestId: string;
   auth?: Auth;
   input?: { params: unknown; query: unknown; body: unknown };
+  /** An idempotent request whose key is not stored yet: its send stores it (idempotentAnswer). */
+  idempotency?: IdempotencyClaim;
 }
 
 export type AppContext = ParameterizedContext<AppState>;
@@ -79,7 +82,7 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
       // Parsed only after the key is checked: an anonymous client cannot make us inflate and parse megabytes.
       ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),
-      ...(spec.idempotent ? [idempotency(deps, `${spec.method.toUpperCase()} ${spec.path}`)] : []),
+      ...(spec.idempotent ? [idempotency(deps, `${spec.method.toUpperCase()} ${spec.path}`, Number(status))] : []),
       async function handle(ctx: AppContext) {
         const response = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
         if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, response);

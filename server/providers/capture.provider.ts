@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { newId } from '../db/ids.js';
 import { sqlQuery } from '../db/query.js';
 import { MimeThreads } from '../mail/mime-threads.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
@@ -39,7 +39,7 @@ export class CaptureProvider implements EmailProvider {
     const rows = messages.flatMap((message, at) => {
       const mime = built[at]!;
       if (mime instanceof ProviderError) return [];
-      return [{ id: randomUUID(), region, message_id: message.messageId, envelope_from: mime.envelope.from, envelope_to: mime.envelope.to, subject: message.subject, raw: mime.raw, created_at: createdAt }];
+      return [{ id: newId(), region, message_id: message.messageId, envelope_from: mime.envelope.from, envelope_to: mime.envelope.to, subject: message.subject, raw: mime.raw, created_at: createdAt }];
     });
     // One parameter, not values inlined into the SQL text by the ORM (escaping every raw message on the event loop).
     if (rows.length > 0) await sqlQuery(this.orm.em.fork(), INSERT_CAPTURED, [JSON.stringify(rows)], 'postlane_capture_messages');

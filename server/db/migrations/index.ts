@@ -19,6 +19,7 @@ import { Migration20261202000000_tracking } from './Migration20261202000000_trac
 import { Migration20261130000000_email_drain } from './Migration20261130000000_email_drain.js';
 import { Migration20261201000000_ingestion } from './Migration20261201000000_ingestion.js';
 import { Migration20261208000000_growth_plans } from './Migration20261208000000_growth_plans.js';
+import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_v7.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -43,4 +44,5 @@ export const migrationsList = [
   { name: 'Migration20261130000000_email_drain', class: Migration20261130000000_email_drain },
   { name: 'Migration20261201000000_ingestion', class: Migration20261201000000_ingestion },
   { name: 'Migration20261208000000_growth_plans', class: Migration20261208000000_growth_plans },
+  { name: 'Migration20261209000000_uuid_v7', class: Migration20261209000000_uuid_v7 },
 ];

@@ -34,7 +34,7 @@ export interface ApiLogWriterOptions {
 
 const INSERT_API_LOGS = `
   INSERT INTO api_log (id, created_at, team_id, api_key_id, method, endpoint, response_status, duration_ms, user_agent, request_body, response_body)
-  SELECT gen_random_uuid(), created_at, team_id, api_key_id, method, endpoint, response_status, duration_ms, user_agent, request_body, response_body
+  SELECT postlane_uuid_v7(), created_at, team_id, api_key_id, method, endpoint, response_status, duration_ms, user_agent, request_body, response_body
     FROM jsonb_to_recordset(?::jsonb) AS r(created_at timestamptz, team_id uuid, api_key_id uuid, method text, endpoint text,
          response_status smallint, duration_ms int, user_agent text, request_body jsonb, response_body jsonb)`;
 

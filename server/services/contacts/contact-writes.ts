@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import type { PlanName } from '../../../config/plans.js';
+import { newId } from '../../db/ids.js';
 import { sqlQuery } from '../../db/query.js';
 import type { TopicSubscription } from '../../entities/index.js';
 import { emitEvents, type EventInput } from '../events/emit-event.js';
@@ -44,7 +44,7 @@ export async function insertContacts(em: EntityManager, teamId: string, contacts
   const rows: Record<string, unknown>[] = [];
   for (const contact of contacts) {
     const record: ContactRecord = {
-      id: randomUUID(), email: contact.email, firstName: contact.firstName, lastName: contact.lastName, unsubscribed: contact.unsubscribed, properties: contact.properties, createdAt: now, updatedAt: now,
+      id: newId(), email: contact.email, firstName: contact.firstName, lastName: contact.lastName, unsubscribed: contact.unsubscribed, properties: contact.properties, createdAt: now, updatedAt: now,
     };
     records.push(record);
     // Only keys with values: an undefined one takes JSON.stringify off its fast path.
@@ -182,7 +182,7 @@ export async function deleteContactRecords(em: EntityManager, teamId: string, co
   if (erase) {
     await sqlQuery(
       em,
-      `INSERT INTO erasure_request (id, team_id, email, created_at) SELECT gen_random_uuid(), ?, email, ? FROM jsonb_array_elements_text(?::jsonb) AS email`,
+      `INSERT INTO erasure_request (id, team_id, email, created_at) SELECT postlane_uuid_v7(), ?, email, ? FROM jsonb_array_elements_text(?::jsonb) AS email`,
       [teamId, now, JSON.stringify(contacts.map((c) => c.email))],
     );
   }

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { Domain, type IDomain, Team } from '../../entities/index.js';
 import { planLimitReached, validationError } from '../../errors.js';
@@ -33,7 +33,7 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
   const limit = (await teamPlan(deps, teamId))?.plan.domains ?? null;
   if (limit !== null && (await em.count(Domain, { team: teamId })) >= limit) throw planLimitReached(limit, 'domains');
 
-  const id = randomUUID();
+  const id = newId();
   const setup = await deps.providers.forRegion(region).setUpDomain({ id, name });
   const tracking = { openTracking: input.openTracking ?? false, clickTracking: input.clickTracking ?? false, trackingSubdomain: input.trackingSubdomain ?? 'links' };
   const now = deps.clock();

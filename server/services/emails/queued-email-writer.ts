@@ -39,7 +39,9 @@ const USAGE_SHARDS = 8;
  * such a job is already waiting (a running drain is locked, so it does not count: it may be about
  * to finish). Agenda cannot join our transaction (it enqueues on its own pool), so we write its
  * rows ourselves, in the shape of the DDL our migration owns: a committed email always has a
- * drain coming, and the sweeper is the backstop.
+ * drain coming, and the sweeper is the backstop. Idempotent requests' keys are stored in it too;
+ * the emails of a request whose key another request holds are not written, and the statement
+ * answers those keys.
  */
 const INSERT_QUEUED_EMAILS = `
   WITH input AS (
@@ -47,51 +49,94 @@ const INSERT_QUEUED_EMAILS = `
       id uuid, team_id uuid, "from" text, "to" text[], cc text[], bcc text[], reply_to text[], subject text,
       html text, text text, headers jsonb, tags jsonb, attachments jsonb, region text, message_id text,
       created_at timestamptz, scheduled_at timestamptz, topic_id uuid, park_until timestamptz, recipients jsonb,
-      broadcast_id uuid, not_before timestamptz)
+      broadcast_id uuid, not_before timestamptz, idempotency_key text)
+  ), keys AS (
+    SELECT * FROM jsonb_to_recordset(?::jsonb) AS k(team_id uuid, key text, request_hash text, status_code int, response jsonb)
+  ), claimed AS (
+    -- A key older than 24 hours counts as absent: the row is taken over. A fresh one (or one another
+    -- statement is committing: the insert waits for it) keeps its emails out of this statement.
+    INSERT INTO idempotency_key (team_id, key, request_hash, state, status_code, response, created_at)
+    -- In one order in every statement, so two statements waiting on each other's keys cannot deadlock.
+    SELECT team_id, key, decode(request_hash, 'hex'), 'done', status_code, response, now() FROM keys ORDER BY team_id, key
+    ON CONFLICT (team_id, key) DO UPDATE
+      SET request_hash = EXCLUDED.request_hash, state = 'done', status_code = EXCLUDED.status_code, response = EXCLUDED.response, created_at = now()
+      WHERE idempotency_key.created_at < now() - interval '24 hours'
+    RETURNING team_id, key
+  ), admitted AS (
+    SELECT * FROM input i WHERE i.idempotency_key IS NULL OR (i.team_id, i.idempotency_key) IN (SELECT team_id, key FROM claimed)
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
                        headers, tags, topic_id, broadcast_id, region, message_id, status, last_event, scheduled_at, send_after, attempts)
     -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
            headers, tags, topic_id, broadcast_id, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
-           scheduled_at, coalesce(greatest(scheduled_at, park_until, not_before), least(created_at, now())), 0 FROM input
+           scheduled_at, coalesce(greatest(scheduled_at, park_until, not_before), least(created_at, now())), 0 FROM admitted
     RETURNING region, send_after
   ), usage AS (
     INSERT INTO team_daily_usage (team_id, day, shard, accepted, parked)
-    SELECT team_id, (coalesce(park_until, created_at) AT TIME ZONE 'UTC')::date, ?, count(*), count(park_until) FROM input GROUP BY 1, 2
+    SELECT team_id, (coalesce(park_until, created_at) AT TIME ZONE 'UTC')::date, ?, count(*), count(park_until) FROM admitted GROUP BY 1, 2
     ON CONFLICT (team_id, day, shard) DO UPDATE
       SET accepted = team_daily_usage.accepted + excluded.accepted, parked = team_daily_usage.parked + excluded.parked
   ), recipients AS (
     INSERT INTO email_recipient (id, created_at, email_id, kind, address, status)
-    SELECT gen_random_uuid(), i.created_at, i.id, r.kind, r.address, 'pending'
-      FROM input i, jsonb_to_recordset(i.recipients) AS r(kind text, address text)
+    SELECT postlane_uuid_v7(), i.created_at, i.id, r.kind, r.address, 'pending'
+      FROM admitted i, jsonb_to_recordset(i.recipients) AS r(kind text, address text)
   ), attachments AS (
     INSERT INTO email_attachment (id, created_at, email_id, position, filename, content_type, content, size)
-    SELECT gen_random_uuid(), i.created_at, i.id, a.position - 1, a.filename, a.content_type, decode(a.content, 'base64'),
+    SELECT postlane_uuid_v7(), i.created_at, i.id, a.position - 1, a.filename, a.content_type, decode(a.content, 'base64'),
            octet_length(decode(a.content, 'base64'))
-      FROM input i,
+      FROM admitted i,
            ROWS FROM (jsonb_to_recordset(i.attachments) AS (filename text, content_type text, content text))
              WITH ORDINALITY AS a(filename, content_type, content, position)
+  ), jobs AS (
+    INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
+    SELECT 'email.drain', 0, 'normal', d.due, jsonb_build_object('region', d.region)
+      FROM (SELECT region, min(send_after) AS due FROM email GROUP BY region) d
+     WHERE NOT EXISTS (SELECT 1 FROM agenda_jobs j
+                        WHERE j.name = 'email.drain' AND j.data->>'region' = d.region AND j.locked_at IS NULL AND j.next_run_at <= d.due)
   )
-  INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
-  SELECT 'email.drain', 0, 'normal', d.due, jsonb_build_object('region', d.region)
-    FROM (SELECT region, min(send_after) AS due FROM email GROUP BY region) d
-   WHERE NOT EXISTS (SELECT 1 FROM agenda_jobs j
-                      WHERE j.name = 'email.drain' AND j.data->>'region' = d.region AND j.locked_at IS NULL AND j.next_run_at <= d.due)`;
+  -- The keys another request holds: their emails were not written.
+  SELECT k.team_id, k.key FROM keys k WHERE (k.team_id, k.key) NOT IN (SELECT team_id, key FROM claimed)`;
+
+/**
+ * An Idempotency-Key stored with the emails of the request that sent them, and the answer a repeat
+ * of that request gets: committed in the same statement, or neither (reliability-notes §3).
+ */
+export interface IdempotencyRecord {
+  teamId: string;
+  key: string;
+  requestHash: Buffer;
+  statusCode: number;
+  response: unknown;
+}
+
+/** Another request holds the Idempotency-Key: none of this request's emails were written. */
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('The Idempotency-Key is stored already');
+  }
+}
 
 interface Waiting {
   /** The row as JSON, serialised once, on the request's own turn. */
   json: string;
+  /** The request's key row as JSON, and the key it names. */
+  record?: { json: string; name: string };
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+const keyJson = (record: IdempotencyRecord) =>
+  JSON.stringify({ team_id: record.teamId, key: record.key, request_hash: record.requestHash.toString('hex'), status_code: record.statusCode, response: record.response });
 
 /**
  * Group commit for POST /emails. A write starts at once while fewer than `maxInFlight` are
  * running; requests that arrive meanwhile share the next statement, up to `maxBatchBytes` of
  * rows (a larger row goes alone). Alone, a request waits for nothing; under load, many share one
  * round trip, one plan and one WAL flush. If a shared statement fails, its rows are written one by
- * one, so only a row that fails on its own fails its request.
+ * one, so only a row that fails on its own fails its request. An idempotent request's key row
+ * joins the statement too; two requests with one key never share a statement, so the second
+ * waits for the first's and finds the key taken.
  */
 export class QueuedEmailWriter {
   private readonly waiting: Waiting[] = [];
@@ -106,24 +151,29 @@ export class QueuedEmailWriter {
   ) {}
 
   /**
-   * Inside a transaction (an idempotent request) the row is written there and then, with a wake-up
-   * Postgres delivers at commit; otherwise it joins the next shared statement.
+   * Inside a transaction (a send under a quota) the row is written there and then, with a wake-up
+   * after it ends; otherwise it joins the next shared statement. Rejects with IdempotencyKeyTaken
+   * when `record`'s key is another request's.
    */
-  async write(row: QueuedEmailRow): Promise<void> {
-    if (this.orm.em.isInTransaction()) return this.writeTogether([row]);
+  async write(row: QueuedEmailRow, record?: IdempotencyRecord): Promise<void> {
+    if (this.orm.em.isInTransaction()) return this.writeTogether([row], record);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ json: JSON.stringify(row), resolve, reject });
+      const keyed = record ? { ...row, idempotency_key: record.key } : row;
+      this.waiting.push({ json: JSON.stringify(keyed), record: record && { json: keyJson(record), name: `${record.teamId} ${record.key}` }, resolve, reject });
       this.drain();
     });
   }
 
   /**
-   * All the rows in one statement of their own: they commit together or not at all (a batch send).
-   * Inside a transaction, workers are woken once it has ended (a NOTIFY inside it would take
-   * Postgres' global notify lock at every commit; a wake-up after a rollback finds nothing, harmlessly).
+   * All the rows (and `record`, even with no rows) in one statement of their own: they commit
+   * together or not at all (a batch send). Inside a transaction, workers are woken once it has
+   * ended (a NOTIFY inside it would take Postgres' global notify lock at every commit; a wake-up
+   * after a rollback finds nothing, harmlessly).
    */
-  async writeTogether(rows: QueuedEmailRow[]): Promise<void> {
-    await this.insertRows(JSON.stringify(rows));
+  async writeTogether(rows: QueuedEmailRow[], record?: IdempotencyRecord): Promise<void> {
+    const keyed = record ? rows.map((row) => ({ ...row, idempotency_key: record.key })) : rows;
+    const taken = await this.insertRows(JSON.stringify(keyed), record ? `[${keyJson(record)}]` : '[]');
+    if (taken.length > 0) throw new IdempotencyKeyTaken();
     const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
     if (!transaction?.executionPromise) return this.jobs.wake('email.drain');
     transaction.executionPromise.then(() => this.jobs.wake('email.drain'), () => {});
@@ -134,8 +184,7 @@ export class QueuedEmailWriter {
       const batch = this.takeBatch();
       this.inFlight += 1;
       this.insert(batch)
-        .then(
-          () => batch.forEach((w) => w.resolve()),
+        .catch(
           // Only a row's own data can fail it alone (SQLSTATE classes 22 and 23); anything else, such
           // as a lost connection after a commit, must not be retried row by row.
           (err: unknown) => (batch.length > 1 && /^2[23]/.test((err as { code?: string }).code ?? '') ? this.insertOneByOne(batch) : batch.forEach((w) => w.reject(err))),
@@ -147,27 +196,39 @@ export class QueuedEmailWriter {
     }
   }
 
-  private insertRows(rowsJson: string): Promise<unknown> {
+  /** The keys of `keysJson` that other requests hold. */
+  private insertRows(rowsJson: string, keysJson: string): Promise<{ team_id: string; key: string }[]> {
     this.shard = (this.shard + 1) % USAGE_SHARDS;
-    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [rowsJson, this.shard]);
+    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [rowsJson, keysJson, this.shard]);
   }
 
+  /** The next rows in order, up to the byte budget and short of a key already among them. */
   private takeBatch(): Waiting[] {
     let bytes = this.waiting[0]!.json.length;
     let count = 1;
-    while (count < this.waiting.length && bytes + this.waiting[count]!.json.length <= this.maxBatchBytes) {
-      bytes += this.waiting[count]!.json.length;
+    const keys = new Set(this.waiting[0]!.record ? [this.waiting[0]!.record.name] : []);
+    while (count < this.waiting.length) {
+      const next = this.waiting[count]!;
+      if (bytes + next.json.length > this.maxBatchBytes || (next.record && keys.has(next.record.name))) break;
+      if (next.record) keys.add(next.record.name);
+      bytes += next.json.length;
       count += 1;
     }
     return this.waiting.splice(0, count);
   }
 
+  /** Settles every request of the batch: written, or its key taken. */
   private async insert(batch: Waiting[]): Promise<void> {
-    await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`);
+    const records = batch.flatMap((w) => (w.record ? [w.record.json] : []));
+    const taken = new Set((await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`, `[${records.join(',')}]`)).map((k) => `${k.team_id} ${k.key}`));
     this.jobs.wake('email.drain');
+    for (const w of batch) {
+      if (w.record && taken.has(w.record.name)) w.reject(new IdempotencyKeyTaken());
+      else w.resolve();
+    }
   }
 
   private async insertOneByOne(batch: Waiting[]): Promise<void> {
-    for (const waiting of batch) await this.insert([waiting]).then(waiting.resolve, waiting.reject);
+    for (const waiting of batch) await this.insert([waiting]).catch(waiting.reject);
   }
 }

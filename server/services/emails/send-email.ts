@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../errors.js';
 import type { IEmail } from '../../entities/index.js';
@@ -7,7 +7,7 @@ import { createMessageId } from '../../mail/mime.js';
 import { authorizeSenders, type Sender } from '../domains/authorize-sender.js';
 import { withTeamQuota } from '../usage/team-quota.js';
 import { admitSends } from './admit-sends.js';
-import type { QueuedEmailRow } from './queued-email-writer.js';
+import type { IdempotencyRecord, QueuedEmailRow } from './queued-email-writer.js';
 
 export interface SendEmailInput {
   from: Mailbox;
@@ -27,12 +27,24 @@ export interface SendEmailInput {
   template: { id: string; variables: Record<string, string | number> } | null;
 }
 
+/** An idempotent request's key, not stored yet. */
+export type IdempotencyClaim = Omit<IdempotencyRecord, 'response'>;
+
+/** The key a send stores with its emails, and the answer a repeat gets, made from the send's result before it is written. */
+export type IdempotentAnswer<T> = IdempotencyClaim & { present: (result: T) => unknown };
+
+const recordOf = <T>(answer: IdempotentAnswer<T> | undefined, result: T): IdempotencyRecord | undefined => {
+  if (!answer) return undefined;
+  const { present, ...claim } = answer;
+  return { ...claim, response: present(result) };
+};
+
 /** An email as it will be written: its template rendered, its subject settled. */
 export type AdmittedEmail = SendEmailInput & { subject: string };
 
 /** The outbox row of an admitted email, with a fresh id and Message-ID. */
 export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
-  const id = randomUUID();
+  const id = newId();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
     id,
@@ -61,14 +73,15 @@ export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: Ad
 type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains' | 'sendStates'>;
 
 /** Commits the email, its recipients and a drain job for its region together; workers are woken after the commit. */
-export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput): Promise<Pick<IEmail, 'id'>> {
+export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput, idempotent?: IdempotentAnswer<Pick<IEmail, 'id'>>): Promise<Pick<IEmail, 'id'>> {
   const [authorized] = await authorizeSenders(deps, sender, [input.from.address]);
   return withTeamQuota(deps, sender.teamId, async (admit) => {
     const [admitted] = await admitSends(deps, sender.teamId, [input]);
     if (admitted instanceof ApiError) throw admitted;
     const row = toQueuedRow(deps, sender.teamId, admitted!, authorized!.region, await admit(1));
-    await deps.emailWriter.write(row);
-    return { id: row.id };
+    const sent = { id: row.id };
+    await deps.emailWriter.write(row, recordOf(idempotent, sent));
+    return sent;
   });
 }
 
@@ -78,12 +91,17 @@ export interface BatchItem {
   input: SendEmailInput;
 }
 
+export interface SentEmails {
+  sent: Pick<IEmail, 'id'>[];
+  refused: { index: number; error: ApiError }[];
+}
+
 /**
  * A batch. A `from` the sender may not use refuses the whole batch. Then, `strict`: the first
  * refused email refuses the batch, named by its index, and every other email commits together
  * or none does; `permissive`: refused emails are listed and skipped.
  */
-export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchItem[], mode: 'strict' | 'permissive'): Promise<{ sent: Pick<IEmail, 'id'>[]; refused: { index: number; error: ApiError }[] }> {
+export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchItem[], mode: 'strict' | 'permissive', idempotent?: IdempotentAnswer<SentEmails>): Promise<SentEmails> {
   const senders = await authorizeSenders(deps, sender, items.map((item) => item.input.from.address), { batchIndexes: items.map((item) => item.index) });
   return withTeamQuota(deps, sender.teamId, async (admit) => {
     const admitted = await admitSends(deps, sender.teamId, items.map((item) => item.input));
@@ -96,8 +114,10 @@ export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchIte
     // The quota takes or refuses the batch as a whole.
     const parkUntil = await admit(accepted.length);
     const rows = accepted.map(({ input, region }) => toQueuedRow(deps, sender.teamId, input, region, parkUntil));
-    if (rows.length > 0) await deps.emailWriter.writeTogether(rows);
-    return { sent: rows.map((row) => ({ id: row.id })), refused };
+    const result = { sent: rows.map((row) => ({ id: row.id })), refused };
+    // A key is stored even when every email was refused: a repeat gets the same list of refusals.
+    if (rows.length > 0 || idempotent) await deps.emailWriter.writeTogether(rows, recordOf(idempotent, result));
+    return result;
   });
 }
 

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { preparedQuery } from '../../db/query.js';
+import { SharedQuery } from '../../db/shared-query.js';
 
 export interface SendStateRequest {
   teamId: string;
@@ -37,50 +38,16 @@ const SEND_STATES = `
     FROM jsonb_to_recordset(?::jsonb) AS r(req int, team_id uuid, hashes jsonb, topics jsonb, emails jsonb)
     JOIN team t ON t.id = r.team_id`;
 
-interface Waiting {
-  request: SendStateRequest;
-  resolve: (state: TeamSendState) => void;
-  reject: (err: unknown) => void;
-}
-
-/**
- * What every send must know before it is accepted, looked up for many concurrent sends at once:
- * a lookup starts at once while fewer than `maxInFlight` run, and the sends that arrive meanwhile
- * share the next one (as the email writer shares its insert). Inside a transaction the lookup
- * runs there and then, so it sees what that transaction holds.
- */
+/** What every send must know before it is accepted, looked up for many concurrent sends at once. */
 export class SendStateLoader {
-  private readonly waiting: Waiting[] = [];
-  private inFlight = 0;
+  private readonly shared: SharedQuery<SendStateRequest, TeamSendState>;
 
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly maxInFlight = 4,
-    private readonly maxBatch = 200,
-  ) {}
-
-  async load(request: SendStateRequest): Promise<TeamSendState> {
-    if (this.orm.em.isInTransaction()) return (await this.query([request]))[0]!;
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ request, resolve, reject });
-      this.drain();
-    });
+  constructor(private readonly orm: MikroORM) {
+    this.shared = new SharedQuery(orm, (requests) => this.query(requests));
   }
 
-  private drain(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
-      this.inFlight += 1;
-      this.query(batch.map((w) => w.request))
-        .then(
-          (states) => batch.forEach((w, at) => w.resolve(states[at]!)),
-          (err: unknown) => batch.forEach((w) => w.reject(err)),
-        )
-        .finally(() => {
-          this.inFlight -= 1;
-          this.drain();
-        });
-    }
+  load(request: SendStateRequest): Promise<TeamSendState> {
+    return this.shared.load(request);
   }
 
   /** The states in request order; the team of an authenticated key always has its row. */

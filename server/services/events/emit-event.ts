@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../../db/ids.js';
 import { sqlQuery } from '../../db/query.js';
 import { Event, type IEvent } from '../../entities/index.js';
 import { type DeliveryEndpoint, deliveryEndpointsQuery, type InsertedEvent, queueDeliveries, queueDeliveriesMany } from '../webhooks/queue-deliveries.js';
@@ -61,7 +61,7 @@ export async function emitEvents(em: EntityManager, inputs: readonly EventInput[
     const events: InsertedEvent[] = [];
     const rows: Record<string, unknown>[] = [];
     for (const input of inputs.slice(start, start + CHUNK)) {
-      const event = { id: randomUUID(), teamId: input.teamId, type: input.type, data: input.data, createdAt: input.createdAt ?? new Date() };
+      const event = { id: newId(), teamId: input.teamId, type: input.type, data: input.data, createdAt: input.createdAt ?? new Date() };
       events.push(event);
       rows.push({ id: event.id, team_id: event.teamId, email_id: input.emailId ?? null, type: event.type, payload: event.data, created_at: event.createdAt.toISOString() });
     }

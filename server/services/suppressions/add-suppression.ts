@@ -26,7 +26,7 @@ export async function addSuppressions(deps: Pick<Deps, 'secrets'>, em: EntityMan
   const rows = [...new Map(emails.map((email, at) => [email, { email, hash: hashes[at]!.toString('hex') }])).values()];
   const inserted = await em.getConnection().execute<{ id: string }[]>(
     `INSERT INTO suppression (id, created_at, team_id, email, address_hash, origin, source, source_id)
-     SELECT gen_random_uuid(), now(), ?, r.email, decode(r.hash, 'hex'), ?, ?, ?
+     SELECT postlane_uuid_v7(), now(), ?, r.email, decode(r.hash, 'hex'), ?, ?, ?
        FROM jsonb_to_recordset(?::jsonb) AS r(email text, hash text)
      ON CONFLICT (team_id, address_hash) DO NOTHING RETURNING id`,
     [input.teamId, input.origin, input.source, input.sourceId ?? null, JSON.stringify(rows)],

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { type ITemplate, Team, Template, type TemplateVariable } from '../../entities/index.js';
 import { validationError } from '../../errors.js';
@@ -21,7 +21,7 @@ export async function createTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: 
   const template = em.create(Template, {
     ...fields,
     team: em.getReference(Team, teamId),
-    currentVersionId: randomUUID(),
+    currentVersionId: newId(),
     published: null,
     publishedAt: null,
     createdAt: now,
@@ -36,7 +36,7 @@ export async function updateTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: 
   const template = await getTemplate(deps, teamId, idOrAlias);
   const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<TemplateFields>;
   if (Object.keys(given).length === 0) return template;
-  deps.orm.em.assign(template, { ...given, currentVersionId: randomUUID(), updatedAt: deps.clock() });
+  deps.orm.em.assign(template, { ...given, currentVersionId: newId(), updatedAt: deps.clock() });
   await flushOwningAlias(deps, given.alias ?? null);
   return template;
 }

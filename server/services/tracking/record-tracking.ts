@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
+import { newId } from '../../db/ids.js';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { Email, type EmailLastEvent, type IEmail } from '../../entities/index.js';
@@ -133,7 +133,7 @@ export async function recordClick(deps: Pick<Deps, 'config' | 'clock'>, em: Enti
       tx,
       `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, ip_address, user_agent, outcome, opened_at, previous_last_event, previous_last_event_at)
        VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [randomUUID(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt, previous?.last_event ?? null, previous?.last_event_at ?? null],
+      [newId(), email.id, request.link, at, request.ipAddress, request.userAgent, reason ? 'prefetched' : 'clicked', clickOpenedAt, previous?.last_event ?? null, previous?.last_event_at ?? null],
     );
     return reason ? 'prefetched' : 'clicked';
   });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { WebhookEndpoint } from '../../entities/index.js';
 import { validationError } from '../../errors.js';
@@ -18,7 +18,7 @@ export async function createWebhook(
   input: { url: string; events: string[]; signingSecret?: string },
 ): Promise<WebhookWithSecret> {
   await assertDeliverableUrl(deps, input.url);
-  const id = randomUUID();
+  const id = newId();
   const signingSecret = input.signingSecret ?? generateSigningSecret();
   const endpoint = deps.orm.em.create(WebhookEndpoint, {
     id,

@@ -35,7 +35,7 @@ const SETTLE_MANY = `
     RETURNING d.id
   ), attempts AS (
     INSERT INTO webhook_attempt (id, created_at, delivery_id, status_code, latency_ms, error_class, response, counted)
-    SELECT gen_random_uuid(), (i.attempt->>'sentAt')::timestamptz, i.id, (i.attempt->>'statusCode')::int, (i.attempt->>'latencyMs')::int,
+    SELECT postlane_uuid_v7(), (i.attempt->>'sentAt')::timestamptz, i.id, (i.attempt->>'statusCode')::int, (i.attempt->>'latencyMs')::int,
            i.attempt->>'errorClass', i.attempt->>'response', i.counted
       FROM input i JOIN settled s ON s.id = i.id
      WHERE i.attempt IS NOT NULL

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../../db/ids.js';
 import { sqlQuery } from '../../db/query.js';
 import { type IEvent, WebhookDelivery, WebhookEndpoint } from '../../entities/index.js';
 import { createMessageId } from '../../webhooks/signing.js';
@@ -95,7 +95,7 @@ export async function queueDeliveriesMany(em: EntityManager, events: readonly In
     const body = envelope(event.type, event.createdAt, event.data);
     const at = event.createdAt.toISOString();
     for (const endpoint of receivers) {
-      rows.push({ id: randomUUID(), team_id: event.teamId, endpoint_id: endpoint.id, event_id: event.id, type: event.type, message_id: createMessageId(), body, at });
+      rows.push({ id: newId(), team_id: event.teamId, endpoint_id: endpoint.id, event_id: event.id, type: event.type, message_id: createMessageId(), body, at });
       woken.add(endpoint.id);
     }
   }

@@ -71,4 +71,16 @@ describe('POST /emails/batch', () => {
     const otherMode = await batch([email('idem-batch')], { 'idempotency-key': key, 'x-batch-validation': 'permissive' });
     expect(otherMode.status).toBe(409);
   });
+
+  it('stores a permissive batch that sent nothing under its key, and answers a repeat with the same list of errors', async () => {
+    const headers = { 'idempotency-key': crypto.randomUUID(), 'x-batch-validation': 'permissive' };
+    const body = [email('idem-none-1', 'not an address'), email('idem-none-2', 'nor this')];
+    const first = await batch(body, headers);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toEqual([]);
+    expect(first.body.errors).toHaveLength(2);
+    const again = await batch(body, headers);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
 });

@@ -96,4 +96,31 @@ describe('Idempotency-Key on POST /emails', () => {
     );
     expect(jobs).toHaveLength(1);
   });
+
+  it('answers two concurrent requests with one key and different bodies: one is sent, the other refused (409)', async () => {
+    const key = crypto.randomUUID();
+    const results = await Promise.all([send(key, { ...valid, subject: 'Race A' }), send(key, { ...valid, subject: 'Race B' })]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(results.find((r) => r.status === 409)!.body.name).toBe('invalid_idempotent_request');
+    expect((await countEmails('Race A')) + (await countEmails('Race B'))).toBe(1);
+  });
+});
+
+describe('Idempotency-Key under a cloud plan (sends decided in a transaction that holds the team)', () => {
+  let cloud: TestApp;
+  beforeAll(async () => {
+    const plans = JSON.stringify({ free: { quota: 'monthly', emails_per_month: 100, overage_usd_per_1k: 0.9, domains: null, contacts: null } });
+    cloud = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: plans } });
+  });
+  afterAll(() => cloud.close());
+
+  it('sends concurrent identical requests once, counts one email, and answers the others alike', async () => {
+    const team = await cloud.createTeamWithKey();
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    const body = { ...valid, subject: 'Cloud once' };
+    const results = await Promise.all(Array.from({ length: 10 }, () => cloud.request('POST', '/emails', { token: team.token, body, headers })));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(new Set(results.map((r) => r.text)).size).toBe(1);
+    expect((await cloud.request('GET', '/usage', { token: team.token })).body.accepted_today).toBe(1);
+  });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { QueuedEmailRow } from '../../../server/services/emails/queued-email-writer.js';
+import { type IdempotencyRecord, IdempotencyKeyTaken, QueuedEmailWriter, type QueuedEmailRow } from '../../../server/services/emails/queued-email-writer.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -83,5 +83,29 @@ describe('QueuedEmailWriter', () => {
     await sql(`UPDATE agenda_jobs SET locked_at = now() WHERE name = 'email.drain' AND next_run_at <= now()`);
     await app.deps.emailWriter.write(row(teamId));
     expect((await drains()).map(([, locked]) => locked).sort()).toEqual([false, false, true]);
+  });
+
+  it('writes one of two requests with one key queued for the same statement, and refuses the other whole', async () => {
+    // One statement at a time, the first busy: both keyed rows wait for the next one.
+    const writer = new QueuedEmailWriter(app.deps.orm, { wake: () => {} }, 1);
+    const key = randomUUID();
+    const record = (response: unknown): IdempotencyRecord => ({ teamId, key, requestHash: Buffer.alloc(32), statusCode: 200, response });
+    const [first, second] = [row(teamId), row(teamId)];
+    const results = await Promise.allSettled([writer.write(row(teamId)), writer.write(first, record({ id: first.id })), writer.write(second, record({ id: second.id }))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(IdempotencyKeyTaken);
+    const sql = app.deps.orm.em.fork().getConnection();
+    expect(await sql.execute('SELECT id FROM email WHERE id IN (?, ?)', [first.id, second.id])).toEqual([{ id: first.id }]);
+    expect(await sql.execute('SELECT state, response FROM idempotency_key WHERE key = ?', [key])).toEqual([{ state: 'done', response: { id: first.id } }]);
+  });
+
+  it('counts only the emails it wrote in the day\'s usage', async () => {
+    const team = await app.createTeamWithKey();
+    const key = randomUUID();
+    const record: IdempotencyRecord = { teamId: team.teamId, key, requestHash: Buffer.alloc(32), statusCode: 200, response: {} };
+    await app.deps.emailWriter.writeTogether([row(team.teamId), row(team.teamId)], record);
+    await expect(app.deps.emailWriter.writeTogether([row(team.teamId)], record)).rejects.toBeInstanceOf(IdempotencyKeyTaken);
+    const [usage] = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT sum(accepted) AS n FROM team_daily_usage WHERE team_id = ?', [team.teamId]);
+    expect(Number(usage!.n)).toBe(2);
   });
 });

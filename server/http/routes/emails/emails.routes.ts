@@ -5,7 +5,8 @@ import { deleteEmail } from '../../../services/emails/delete-email.js';
 import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
-import { type BatchItem, type SendEmailInput, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
+import { type BatchItem, type SendEmailInput, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
+import { idempotentAnswer } from '../../middleware/idempotency.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
@@ -59,7 +60,7 @@ export const emailRoutes = [
       permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
       examples: { request: SEND_EMAIL_REQUEST, response: { id: ID.email } },
     },
-    async ({ input: { body }, auth, deps }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body))),
+    async ({ input: { body }, auth, deps, ctx }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body), idempotentAnswer(ctx, presentEmailRef))),
   ),
   defineRoute(
     {
@@ -71,10 +72,12 @@ export const emailRoutes = [
       const mode = v.safeParse(BatchValidationHeaderSchema, ctx.get('x-batch-validation') || undefined);
       if (!mode.success) throw validationError(`x-batch-validation: ${mode.issues[0].message}`);
       const { accepted, errors } = validateBatch(body, mode.output);
-      const { sent, refused } = await sendEmails(deps, auth, accepted, mode.output);
-      if (mode.output === 'strict') return { data: sent.map(presentEmailRef) };
-      const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort((a, b) => a.index - b.index);
-      return { data: sent.map(presentEmailRef), errors: allErrors };
+      const present = ({ sent, refused }: SentEmails) => {
+        if (mode.output === 'strict') return { data: sent.map(presentEmailRef) };
+        const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort((a, b) => a.index - b.index);
+        return { data: sent.map(presentEmailRef), errors: allErrors };
+      };
+      return present(await sendEmails(deps, auth, accepted, mode.output, idempotentAnswer(ctx, present)));
     },
   ),
   defineRoute(
