@@ -1,3 +1,5 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
 /** A parsed mailbox: providers get the parts, never a string they would parse again their own way. */
 export interface Address {
   name: string | null;
@@ -57,6 +59,12 @@ export interface RecipientResult {
 export interface SendResult {
   providerMessageId: string;
   recipients: RecipientResult[];
+  /**
+   * What a provider that stores rather than relays (capture) has yet to write: `commit` writes it
+   * in the transaction that records this outcome, so the message is stored exactly when its
+   * outcome is, and exactly once.
+   */
+  staged?: unknown;
 }
 
 /** `transient` failures are retried with backoff; the others fail the email for good. */
@@ -74,15 +82,25 @@ export class ProviderError extends Error {
 /** One message's outcome within a batch: its verdicts, or why the whole message failed. */
 export type BatchOutcome = SendResult | ProviderError;
 
+/**
+ * Called with each message's outcome (by its position in the batch) as soon as it is known, so the
+ * caller records it then rather than at the end of the batch: a crash re-sends only what was in
+ * flight, not the whole batch.
+ */
+export type OnOutcome = (at: number, outcome: BatchOutcome) => void;
+
 export interface EmailProvider {
   readonly type: string;
   readonly regions: readonly string[];
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**
-   * Many messages at once, an outcome per message in the same order (one failing does not fail
-   * the others). Optional: `sendBatch` below falls back to `send` per message.
+   * Many messages at once, an outcome per message (one failing does not fail the others), each
+   * reported through `onOutcome` as it comes and all returned in order at the end. Optional:
+   * `sendBatch` below falls back to `send` per message.
    */
-  sendBatch?(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]>;
+  sendBatch?(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]>;
+  /** Writes the `staged` part of these outcomes in the caller's transaction, the one recording them. */
+  commit?(tx: EntityManager, outcomes: readonly SendResult[]): Promise<void>;
   /**
    * A domain was added in one of this provider's regions. Relays return the records Postlane signs
    * for (DKIM key, SPF include); a provider with its own identities (SES) creates one here and
@@ -100,30 +118,41 @@ export interface EmailProvider {
 const FALLBACK_CONCURRENCY = 8;
 
 /** Hands messages to a provider: its own batch method, or `send` per message with bounded concurrency. */
-export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
-  if (provider.sendBatch) return provider.sendBatch(messages, signal);
-  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message) => provider.send(message, signal), signal);
+export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome = () => {}): Promise<BatchOutcome[]> {
+  if (provider.sendBatch) return provider.sendBatch(messages, signal, onOutcome);
+  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message, laneSignal) => provider.send(message, laneSignal), signal, onOutcome);
 }
 
 /**
- * Runs `fn` over the items, at most `limit` at a time, an outcome per item. An error that is not a
- * ProviderError (a bug, a lost socket) counts as transient; items not started when `signal` aborts
- * fail as transient without being tried, so they are retried rather than sent past the lease.
+ * Runs `fn` over the items, at most `limit` at a time, an outcome per item, each reported to
+ * `onOutcome` as it settles. An error that is not a ProviderError (a bug, a lost socket) counts as
+ * transient; items not started when `signal` aborts fail as transient without being tried, so they
+ * are retried rather than sent past the lease. Each lane passes `fn` a signal of its own that
+ * follows `signal` (AbortSignal.any adds no listener to it): transports add listeners per call
+ * (nodemailer two), and `limit` calls on one shared signal passed Node's limit of 10 listeners.
  */
-export async function mapConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<SendResult>, signal: AbortSignal): Promise<BatchOutcome[]> {
+export async function mapConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, signal: AbortSignal) => Promise<SendResult>,
+  signal: AbortSignal,
+  onOutcome: OnOutcome = () => {},
+): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(items.length);
   let next = 0;
   const lane = async () => {
+    const laneSignal = AbortSignal.any([signal]);
     for (let at = next++; at < items.length; at = next++) {
       if (signal.aborted) {
         outcomes[at] = new ProviderError('not attempted before the send timeout', true);
-        continue;
+      } else {
+        try {
+          outcomes[at] = await fn(items[at]!, laneSignal);
+        } catch (err) {
+          outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
+        }
       }
-      try {
-        outcomes[at] = await fn(items[at]!);
-      } catch (err) {
-        outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
-      }
+      onOutcome(at, outcomes[at]!);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

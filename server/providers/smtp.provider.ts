@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OnOutcome, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
 
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 
@@ -71,8 +71,8 @@ export class SmtpProvider implements EmailProvider {
    * Keeps every pooled connection busy: twice as many messages in hand as connections, so each
    * connection finds the next one queued the moment it finishes one.
    */
-  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
-    return mapConcurrently(messages, this.maxConnections * 2, (message) => this.send(message, signal), signal);
+  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
+    return mapConcurrently(messages, this.maxConnections * 2, (message, laneSignal) => this.send(message, laneSignal), signal, onOutcome);
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
@@ -93,6 +93,9 @@ export class SmtpProvider implements EmailProvider {
 /** 5xx is permanent; 4xx, timeouts and connection trouble are worth another try. */
 const isTransient = (code: number | undefined) => code === undefined || code < 500;
 
+/** nodemailer's codes for a message that cannot be built (an attachment, a body it refuses): the same message fails the same way every time. */
+const UNBUILDABLE = new Set(['ESTREAM', 'EFILEACCESS', 'EURLACCESS', 'EMAXRECIPIENTS']);
+
 const refusal = (err: SmtpFailure) => ({
   address: err.recipient ?? '',
   accepted: false,
@@ -101,5 +104,6 @@ const refusal = (err: SmtpFailure) => ({
 });
 
 function classify(err: SmtpFailure): ProviderError {
+  if (err.code && UNBUILDABLE.has(err.code)) return new ProviderError(`the message could not be built: ${err.message}`, false);
   return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode);
 }
