@@ -57,7 +57,7 @@ export class CaptureProvider implements EmailProvider {
       const staged: CapturedRow = { id: randomUUID(), region, message_id: message.messageId, envelope_from: mime.envelope.from, envelope_to: mime.envelope.to, subject: message.subject, raw: mime.raw, created_at: createdAt };
       return { providerMessageId: staged.id, recipients: mime.envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })), staged };
     });
-    outcomes.forEach((outcome, at) => onOutcome(at, outcome));
+    outcomes.forEach((outcome, at) => void onOutcome(at, outcome));
     return outcomes;
   }
 

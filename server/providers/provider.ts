@@ -85,9 +85,11 @@ export type BatchOutcome = SendResult | ProviderError;
 /**
  * Called with each message's outcome (by its position in the batch) as soon as it is known, so the
  * caller records it then rather than at the end of the batch: a crash re-sends only what was in
- * flight, not the whole batch.
+ * flight, not the whole batch. A caller that records outcomes a little later returns a promise
+ * that settles once this one is recorded (never rejecting), so a provider can bound how many
+ * messages it has taken whose outcome is not recorded yet.
  */
-export type OnOutcome = (at: number, outcome: BatchOutcome) => void;
+export type OnOutcome = (at: number, outcome: BatchOutcome) => void | Promise<void>;
 
 export interface EmailProvider {
   readonly type: string;
@@ -124,8 +126,37 @@ export function sendBatch(provider: EmailProvider, messages: readonly OutboundMe
 }
 
 /**
+ * Messages taken from the caller and not yet recorded by it, across all of a provider's batches:
+ * those a crash can send twice. A message takes a place before it is sent and gives it back once
+ * its outcome is recorded, so however many batches are in flight, no more than `size` are ever
+ * taken and unrecorded.
+ */
+export class Unrecorded {
+  private taken = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  async take(): Promise<void> {
+    if (this.taken < this.size) {
+      this.taken += 1;
+      return;
+    }
+    // The place is handed over by `give` without being given back in between.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.taken -= 1;
+  }
+}
+
+/**
  * Runs `fn` over the items, at most `limit` at a time, an outcome per item, each reported to
- * `onOutcome` as it settles. An error that is not a ProviderError (a bug, a lost socket) counts as
+ * `onOutcome` as it settles (and, with `unrecorded`, each taking a place there until the caller
+ * has recorded it). An error that is not a ProviderError (a bug, a lost socket) counts as
  * transient; items not started when `signal` aborts fail as transient without being tried, so they
  * are retried rather than sent past the lease. Each lane passes `fn` a signal of its own that
  * follows `signal` (AbortSignal.any adds no listener to it): transports add listeners per call
@@ -137,12 +168,14 @@ export async function mapConcurrently<T>(
   fn: (item: T, signal: AbortSignal) => Promise<SendResult>,
   signal: AbortSignal,
   onOutcome: OnOutcome = () => {},
+  unrecorded?: Unrecorded,
 ): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(items.length);
   let next = 0;
   const lane = async () => {
     const laneSignal = AbortSignal.any([signal]);
     for (let at = next++; at < items.length; at = next++) {
+      await unrecorded?.take();
       if (signal.aborted) {
         outcomes[at] = new ProviderError('not attempted before the send timeout', true);
       } else {
@@ -152,7 +185,8 @@ export async function mapConcurrently<T>(
           outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
         }
       }
-      onOutcome(at, outcomes[at]!);
+      const recorded = onOutcome(at, outcomes[at]!);
+      if (unrecorded) void Promise.resolve(recorded).finally(() => unrecorded.give());
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

@@ -249,14 +249,14 @@ async function sendClaimed(
   const positions: number[] = [];
   emails.forEach((email, at) => {
     const sender = senders[at]!;
-    if (email.owed.length === 0) return onOutcome(at, { providerMessageId: '', recipients: [] });
+    if (email.owed.length === 0) return void onOutcome(at, { providerMessageId: '', recipients: [] });
     // Transient: restoring the key lets the retries through; the attempts cap ends the email otherwise.
-    if (sender.unusable) return onOutcome(at, new ProviderError(sender.unusable, true));
+    if (sender.unusable) return void onOutcome(at, new ProviderError(sender.unusable, true));
     try {
       messages.push(withTracking(deps, { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim }, sender.tracking));
       positions.push(at);
     } catch (err) {
-      onOutcome(at, err instanceof ProviderError ? err : new ProviderError((err as Error).message, false));
+      void onOutcome(at, err instanceof ProviderError ? err : new ProviderError((err as Error).message, false));
     }
   });
   if (messages.length === 0) return;
@@ -264,12 +264,12 @@ async function sendClaimed(
   try {
     await sendBatch(provider, messages, signal, (i, outcome) => {
       reported.add(i);
-      onOutcome(positions[i]!, outcome);
+      return onOutcome(positions[i]!, outcome);
     });
   } catch (err) {
     // The batch as a whole failed (the capture's MIME threads gone): what it did not report is tried again.
     const failure = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
-    positions.forEach((at, i) => reported.has(i) || onOutcome(at, failure));
+    positions.forEach((at, i) => reported.has(i) || void onOutcome(at, failure));
   }
 }
 

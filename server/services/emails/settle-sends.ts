@@ -67,8 +67,8 @@ const SETTLE = `
 
 /** Outcomes wait at most this long for others to share their transaction… */
 const SETTLE_WITHIN_MS = 10;
-/** …or until this many wait. */
-const SETTLE_AT = 50;
+/** …or until this many wait (a crash can send again what was sent and not yet written). */
+const SETTLE_AT = 10;
 
 /**
  * Group commit of one claimed batch's outcomes: each is written within SETTLE_WITHIN_MS of the
@@ -79,6 +79,8 @@ const SETTLE_AT = 50;
  */
 export class SettleQueue {
   private waiting: { email: ClaimedEmail; outcome: BatchOutcome }[] = [];
+  /** Settles when the write that takes what is waiting now has ended. */
+  private next: { promise: Promise<void>; done: () => void } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private chained = false;
   private writes: Promise<void> = Promise.resolve();
@@ -90,13 +92,20 @@ export class SettleQueue {
     private readonly provider: EmailProvider,
   ) {}
 
-  add(email: ClaimedEmail, outcome: BatchOutcome): void {
+  /** Resolves once this outcome's write has ended (written, or failed: then its lease brings the email back). */
+  add(email: ClaimedEmail, outcome: BatchOutcome): Promise<void> {
     this.waiting.push({ email, outcome });
+    if (!this.next) {
+      let done!: () => void;
+      const promise = new Promise<void>((resolve) => (done = resolve));
+      this.next = { promise, done };
+    }
     if (this.waiting.length >= SETTLE_AT) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), SETTLE_WITHIN_MS);
+    return this.next.promise;
   }
 
-  /** Writes what is waiting and everything still to be written; rethrows the first write that failed (its emails keep their lease and are sent again when it ends). */
+  /** Writes what is waiting and everything still to be written; rethrows the first write that failed. */
   async close(): Promise<void> {
     this.flush();
     await this.writes;
@@ -117,11 +126,15 @@ export class SettleQueue {
 
   private async write(): Promise<void> {
     const items = this.waiting.splice(0);
+    const group = this.next;
+    this.next = null;
     if (items.length === 0) return;
     try {
       await settleSends(this.deps, this.em, items.map((i) => i.email), items.map((i) => i.outcome), this.provider);
     } catch (err) {
       this.failure ??= err;
+    } finally {
+      group?.done();
     }
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../../server/providers/index.js';
+import { type BatchOutcome, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, sendBatch, Unrecorded } from '../../../server/providers/index.js';
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/emails/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -71,7 +71,7 @@ describe('a provider without a batch method', () => {
       return { providerMessageId: `p-${m.emailId}`, recipients: [] };
     });
     const reported: [number, BatchOutcome][] = [];
-    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal, (at, outcome) => reported.push([at, outcome]));
+    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal, (at, outcome) => void reported.push([at, outcome]));
     expect(most).toBe(8);
     // Each outcome was reported once, as it came, and is the one returned.
     expect(reported.map(([at]) => at).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -99,6 +99,37 @@ describe('a provider without a batch method', () => {
   });
 });
 
+describe('messages taken and not yet recorded', () => {
+  it('never pass their bound, however many lanes send, and each recording lets the next one go', async () => {
+    const unrecorded = new Unrecorded(3);
+    let started = 0;
+    const record: (() => void)[] = [];
+    const run = mapConcurrently(
+      Array.from({ length: 10 }, (_, i) => message(i)),
+      8,
+      async (m) => {
+        started += 1;
+        return { providerMessageId: m.emailId, recipients: [] };
+      },
+      new AbortController().signal,
+      () => new Promise<void>((resolve) => record.push(resolve)),
+      unrecorded,
+    );
+    // Everything here moves in microtasks: by the next macrotask, every lane that can go has gone.
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect(started).toBe(3);
+    record.splice(0, 2).forEach((recorded) => recorded());
+    await settle();
+    expect(started).toBe(5);
+    while (started < 10 || record.length > 0) {
+      record.splice(0).forEach((recorded) => recorded());
+      await settle();
+    }
+    expect(await run).toHaveLength(10);
+  });
+});
+
 describe('the SMTP provider', () => {
   it('sends a batch over many pooled connections without piling listeners onto the batch’s abort signal', async () => {
     const sink = await startSmtpSink();
@@ -108,7 +139,7 @@ describe('the SMTP provider', () => {
     process.on('warning', onWarning);
     try {
       const reported: number[] = [];
-      const outcomes = await sendBatch(provider, Array.from({ length: 60 }, (_, i) => message(i)), AbortSignal.timeout(30_000), (at) => reported.push(at));
+      const outcomes = await sendBatch(provider, Array.from({ length: 60 }, (_, i) => message(i)), AbortSignal.timeout(30_000), (at) => void reported.push(at));
       expect(outcomes.every((o) => !(o instanceof ProviderError))).toBe(true);
       expect(reported).toHaveLength(60);
       expect(sink.received).toHaveLength(60);
