@@ -126,30 +126,38 @@ export function sendBatch(provider: EmailProvider, messages: readonly OutboundMe
 }
 
 /**
- * Messages taken from the caller and not yet recorded by it, across all of a provider's batches:
- * those a crash can send twice. A message takes a place before it is sent and gives it back once
- * its outcome is recorded, so however many batches are in flight, no more than `size` are ever
- * taken and unrecorded.
+ * Messages a provider has taken from the caller and whose outcome the caller has not recorded yet,
+ * across all its batches: those a crash can send twice. A message takes a place before it is handed
+ * to the transport and gives it back once its outcome is recorded, so no more than `size` are ever
+ * unrecorded; of those, at most `inHand` are with the transport (on a connection or queued for
+ * one), so the rest of the places are left to outcomes waiting for their commit.
  */
 export class Unrecorded {
-  private taken = 0;
+  private handed = 0;
+  private unrecorded = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    readonly inHand: number,
+  ) {}
 
   async take(): Promise<void> {
-    if (this.taken < this.size) {
-      this.taken += 1;
-      return;
-    }
-    // The place is handed over by `give` without being given back in between.
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    while (this.handed >= this.inHand || this.unrecorded >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.handed += 1;
+    this.unrecorded += 1;
   }
 
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.taken -= 1;
+  /** The transport gave its outcome. */
+  sent(): void {
+    this.handed -= 1;
+    this.waiting.shift()?.();
+  }
+
+  /** The caller recorded it. */
+  recorded(): void {
+    this.unrecorded -= 1;
+    this.waiting.shift()?.();
   }
 }
 
@@ -185,8 +193,9 @@ export async function mapConcurrently<T>(
           outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
         }
       }
+      unrecorded?.sent();
       const recorded = onOutcome(at, outcomes[at]!);
-      if (unrecorded) void Promise.resolve(recorded).finally(() => unrecorded.give());
+      if (unrecorded) void Promise.resolve(recorded).finally(() => unrecorded.recorded());
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

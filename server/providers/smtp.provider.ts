@@ -7,8 +7,8 @@ import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrentl
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 
 /**
- * The duplicate window after a crash, per pooled connection: one message in its SMTP transaction,
- * one queued for it, and those sent in the last few milliseconds whose outcome is still being
+ * The duplicate window after a crash, per pooled connection: its message in an SMTP transaction,
+ * one queued for it, and three sent in the last few milliseconds whose outcome is still being
  * written (README "Delivery guarantees": 25 with the default 5 connections).
  */
 export const UNRECORDED_PER_CONNECTION = 5;
@@ -34,7 +34,7 @@ export class SmtpProvider implements EmailProvider {
   constructor(config: SmtpConfig, timeoutMs: number, dkimSelector: string) {
     this.regions = config.regions;
     this.maxConnections = config.max_connections;
-    this.unrecorded = new Unrecorded(config.max_connections * UNRECORDED_PER_CONNECTION);
+    this.unrecorded = new Unrecorded(config.max_connections * UNRECORDED_PER_CONNECTION, config.max_connections * 2);
     const url = new URL(config.url);
     this.domainOptions = { selector: dkimSelector, spfInclude: config.spf_include ?? url.hostname };
     this.transport = nodemailer.createTransport({
@@ -78,9 +78,9 @@ export class SmtpProvider implements EmailProvider {
   }
 
   /**
-   * Keeps every pooled connection busy: twice as many messages in hand as connections, so each
-   * connection finds the next one queued the moment it finishes one; and, across all batches, no
-   * more than UNRECORDED_PER_CONNECTION per connection taken and not yet recorded by the caller.
+   * Keeps every pooled connection busy: twice as many messages in hand as connections (across all
+   * batches), so each connection finds the next one queued the moment it finishes one; and no more
+   * than UNRECORDED_PER_CONNECTION per connection taken and not yet recorded by the caller.
    */
   sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
     return mapConcurrently(messages, this.maxConnections * 2, (message, laneSignal) => this.send(message, laneSignal), signal, onOutcome, this.unrecorded);

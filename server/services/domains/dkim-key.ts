@@ -17,7 +17,8 @@ export interface FromDomainSettings {
   tracking?: DomainTracking;
   /**
    * Why the domain's sealed DKIM key did not open (POSTLANE_SECRET_KEY changed, a restore): its
-   * emails fail rather than go out unsigned, and the others of their batch go out as usual.
+   * emails are held back (retried, then failed at the attempts cap) rather than sent unsigned,
+   * and the others of their batch go out as usual.
    */
   unusable?: string;
 }

@@ -238,7 +238,7 @@ async function attachmentsOf(em: EntityManager, rows: ClaimedRow[]): Promise<Map
  * does not open, a stored address does not split) fails alone, and the rest of the batch goes.
  */
 async function sendClaimed(
-  deps: Pick<Deps, 'config' | 'secrets'>,
+  deps: Pick<Deps, 'config' | 'secrets' | 'logger'>,
   provider: EmailProvider,
   emails: ClaimedEmail[],
   senders: FromDomainSettings[],
@@ -250,8 +250,11 @@ async function sendClaimed(
   emails.forEach((email, at) => {
     const sender = senders[at]!;
     if (email.owed.length === 0) return void onOutcome(at, { providerMessageId: '', recipients: [] });
-    // Transient: restoring the key lets the retries through; the attempts cap ends the email otherwise.
-    if (sender.unusable) return void onOutcome(at, new ProviderError(sender.unusable, true));
+    if (sender.unusable) {
+      // Transient: restoring the key lets the retries through; the attempts cap ends the email otherwise.
+      deps.logger.warn({ emailId: email.id, attempt: email.attempts, err: sender.unusable }, 'send held back: its sender domain cannot sign');
+      return void onOutcome(at, new ProviderError(sender.unusable, true));
+    }
     try {
       messages.push(withTracking(deps, { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim }, sender.tracking));
       positions.push(at);

@@ -101,7 +101,7 @@ describe('a provider without a batch method', () => {
 
 describe('messages taken and not yet recorded', () => {
   it('never pass their bound, however many lanes send, and each recording lets the next one go', async () => {
-    const unrecorded = new Unrecorded(3);
+    const unrecorded = new Unrecorded(3, 8);
     let started = 0;
     const record: (() => void)[] = [];
     const run = mapConcurrently(
@@ -151,5 +151,24 @@ describe('the SMTP provider', () => {
       await provider.close();
       await sink.close();
     }
+  });
+});
+
+describe('messages with the transport', () => {
+  it('never pass their bound across batches, while outcomes waiting for their commit keep the other places', async () => {
+    const unrecorded = new Unrecorded(10, 2);
+    let inHand = 0;
+    let most = 0;
+    const send = async (m: OutboundMessage) => {
+      inHand += 1;
+      most = Math.max(most, inHand);
+      await new Promise((resolve) => setImmediate(resolve));
+      inHand -= 1;
+      return { providerMessageId: m.emailId, recipients: [] };
+    };
+    const batch = (from: number) =>
+      mapConcurrently(Array.from({ length: 5 }, (_, i) => message(from + i)), 4, send, new AbortController().signal, () => undefined, unrecorded);
+    expect((await Promise.all([batch(0), batch(5)])).flat()).toHaveLength(10);
+    expect(most).toBe(2);
   });
 });
