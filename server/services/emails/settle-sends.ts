@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
+import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { IEmailRecipient } from '../../entities/index.js';
 import { type BatchOutcome, type EmailProvider, ProviderError, type RecipientResult, type SendResult } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
@@ -130,7 +131,13 @@ export class SettleQueue {
     this.next = null;
     if (items.length === 0) return;
     try {
-      await settleSends(this.deps, this.em, items.map((i) => i.email), items.map((i) => i.outcome), this.provider);
+      // Through an outage the outcomes wait for the database (the write is fenced by the claim, so a
+      // late one changes nothing); otherwise the mail would go out again once its lease ran out.
+      await retryWhileUnavailable(() => settleSends(this.deps, this.em, items.map((i) => i.email), items.map((i) => i.outcome), this.provider), {
+        logger: this.deps.logger,
+        what: 'email outcomes',
+        signal: this.deps.jobs.stopping,
+      });
     } catch (err) {
       this.failure ??= err;
     } finally {
