@@ -9,7 +9,7 @@
 /** How one character of an address may be written in a kind of stored text. */
 export interface Encoding {
   name: string;
-  /** Regex sources (case-insensitive, hex included) for one character given as UTF-8 bytes. */
+  /** Regex sources (used case-insensitively) for one character in one letter case, also given as UTF-8 bytes. */
   forms: (char: string, bytes: readonly string[]) => string[];
   /** What may sit between two characters (quoted-printable's soft line break). */
   between?: string;
@@ -20,11 +20,7 @@ export interface Encoding {
 const hex = (bytes: readonly string[], prefix: string) => bytes.map((b) => `${prefix}${b}`).join('');
 const codeUnits = (char: string) => [...char].flatMap((c) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i).toString(16).padStart(4, '0')));
 
-export const LITERAL: Encoding = {
-  name: 'literal, any letter case',
-  // Explicit case variants: Postgres folds case by the database's locale, which may stop at ASCII.
-  forms: (char) => [...new Set([char, char.toLowerCase(), char.toUpperCase()])].map(escapeRegex),
-};
+export const LITERAL: Encoding = { name: 'literal, any letter case', forms: (char) => [escapeRegex(char)] };
 export const PERCENT: Encoding = { name: 'percent-encoding (%40, %2B, any hex case, fully encoded)', forms: (_, bytes) => [hex(bytes, '%')], marker: '%[0-9a-f]{2}' };
 /** In a form-encoded value a space is `+`, so a decoded `+` tag reads as a space, or `%20`. */
 export const FORM: Encoding = { name: '+ form-encoding', forms: (char) => (char === '+' ? [' ', '%20'] : []) };
@@ -54,8 +50,14 @@ function addressSource(address: string, encodings: readonly Encoding[]): string 
   const between = encodings.map((e) => e.between).find(Boolean) ?? '';
   return [...address]
     .map((char) => {
-      const bytes = [...Buffer.from(char, 'utf8')].map((b) => b.toString(16).padStart(2, '0'));
-      return `(?:${[...new Set(encodings.flatMap((e) => e.forms(char, bytes)))].join('|')})`;
+      // Every encoding of every letter case: `%C3%89` is É, not é, whatever the hex digits' case;
+      // and Postgres folds case by the database's locale, which may stop at ASCII.
+      const variants = [...new Set([char, char.toLowerCase(), char.toUpperCase()])];
+      const forms = variants.flatMap((variant) => {
+        const bytes = [...Buffer.from(variant, 'utf8')].map((b) => b.toString(16).padStart(2, '0'));
+        return encodings.flatMap((e) => e.forms(variant, bytes));
+      });
+      return `(?:${[...new Set(forms)].join('|')})`;
     })
     .join(between);
 }
