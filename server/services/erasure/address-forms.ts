@@ -6,6 +6,9 @@
  * rewrite them exactly, with the boundaries).
  */
 
+import type { SecretBox } from '../../security/secret-box.js';
+import { readPreferenceToken } from '../preferences/preference-token.js';
+
 /** How one character of an address may be written in a kind of stored text. */
 export interface Encoding {
   name: string;
@@ -41,6 +44,21 @@ export const QUOTED_PRINTABLE: Encoding = { name: 'quoted-printable, soft line b
 export const TEXT_ENCODINGS: readonly Encoding[] = [LITERAL, PERCENT, FORM, JSON_ESCAPE, HTML_ENTITY];
 /** Raw MIME: all of the above, plus quoted-printable. */
 export const MIME_ENCODINGS: readonly Encoding[] = [...TEXT_ENCODINGS, QUOTED_PRINTABLE];
+
+/** A token that embeds an address unreadably but for us: found by its pattern, read with the key. */
+export interface EmbeddedToken {
+  name: string;
+  /** Global; group 1 is the token. */
+  pattern: RegExp;
+  reads: (secrets: SecretBox, token: string) => string | null;
+}
+
+/** The sealed token of an unsubscribe or preference link (`/unsubscribe/<token>`, `/preferences/<token>`). */
+export const PREFERENCE_TOKEN: EmbeddedToken = {
+  name: 'unsubscribe and preference tokens',
+  pattern: /\/(?:preferences|unsubscribe)\/([A-Za-z0-9_-]{20,})/g,
+  reads: (secrets, token) => readPreferenceToken(secrets, token)?.email ?? null,
+};
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
+import type { SecretBox } from '../../security/secret-box.js';
 import { type AudienceSource, findContacts } from '../contacts/contact-records.js';
 import { deleteContactRecords } from '../contacts/contact-writes.js';
 import { addressPatterns } from './address-forms.js';
@@ -39,13 +40,10 @@ function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, lin
 }
 
 /** A column's value with every occurrence scrubbed (the same value when there is none). */
-function scrubValue(value: unknown, shape: ColumnShape, exact: RegExp, forget: string | null): unknown {
+function scrubValue(value: unknown, shape: ColumnShape, text: (s: string) => string, forget: string | null): unknown {
   if (value === null || value === undefined) return value;
-  const holds = (text: string) => {
-    exact.lastIndex = 0;
-    return exact.test(text);
-  };
-  const text = (s: string) => s.replace(exact, ERASED);
+  // A whole address or list element goes when anything in it is scrubbed.
+  const holds = (s: string) => text(s) !== s;
   switch (shape) {
     case 'text':
       return text(value as string);
@@ -72,6 +70,7 @@ function scrubJson(value: unknown, text: (s: string) => string): unknown {
  */
 async function scrubSurface(
   em: EntityManager,
+  secrets: SecretBox,
   surface: Surface,
   teamId: string,
   addresses: readonly string[],
@@ -82,7 +81,12 @@ async function scrubSurface(
   const linked = surface.derivedFrom ? (matched.get(surface.derivedFrom.kind) ?? []).map((row) => row[surface.derivedFrom!.from]) : [];
   const [sql, bindings] = candidatesSql(surface, teamId, patterns, links, linked);
   const rows = await sqlQuery<Record<string, unknown> & { key: string; derived?: boolean }>(em, sql, bindings);
-  const { exact } = patterns;
+  const erased = new Set(addresses);
+  const text = (s: string) =>
+    (surface.tokens ?? []).reduce(
+      (scrubbed, token) => scrubbed.replace(token.pattern, (whole, found: string) => (erased.has(token.reads(secrets, found)?.toLowerCase() ?? '') ? whole.replace(found, ERASED) : whole)),
+      s.replace(patterns.exact, ERASED),
+    );
   const forget = surface.forget === null ? null : ERASED;
   const changed: Record<string, unknown>[] = [];
   for (const row of rows) {
@@ -90,7 +94,7 @@ async function scrubSurface(
     const scrubbed: Record<string, unknown> = Object.fromEntries(links.map((link) => [link, row[link]]));
     let differs = row.derived === true;
     for (const [column, shape] of Object.entries(surface.columns)) {
-      scrubbed[column] = scrubValue(row[column], shape, exact, forget);
+      scrubbed[column] = scrubValue(row[column], shape, text, forget);
       differs ||= JSON.stringify(scrubbed[column]) !== JSON.stringify(row[column]);
     }
     // After the columns: a deleted row is found by its key as stored, even when the key is scrubbed too.
@@ -136,7 +140,7 @@ export async function eraseAddresses(
       receipt.contacts = contacts.length;
       await deleteContactRecords(em, teamId, contacts, source, false);
       const matched = new Map<string, Record<string, unknown>[]>();
-      for (const surface of SURFACES) receipt[surface.kind] = (await scrubSurface(em, surface, teamId, addresses, matched)).length;
+      for (const surface of SURFACES) receipt[surface.kind] = (await scrubSurface(em, deps.secrets, surface, teamId, addresses, matched)).length;
       await sqlQuery(em, `UPDATE erasure_request SET email = '${ERASED}', completed_at = now(), receipt = ?::jsonb WHERE team_id = ? AND completed_at IS NULL AND email IN (SELECT jsonb_array_elements_text(?::jsonb))`, [
         JSON.stringify(receipt),
         teamId,

@@ -1,4 +1,4 @@
-import { type Encoding, MIME_ENCODINGS, TEXT_ENCODINGS } from './address-forms.js';
+import { type EmbeddedToken, type Encoding, MIME_ENCODINGS, PREFERENCE_TOKEN, TEXT_ENCODINGS } from './address-forms.js';
 
 /**
  * How a column holds text: `text` is rewritten occurrence by occurrence, `json` string by string
@@ -22,6 +22,8 @@ export interface Surface {
   scope: string;
   columns: Readonly<Record<string, ColumnShape>>;
   encodings: readonly Encoding[];
+  /** Tokens in its text that embed an address: replaced by `[erased]` when theirs is erased. */
+  tokens?: readonly EmbeddedToken[];
   strategy: 'rewrite' | 'delete';
   /** What an `address` column becomes (null keeps a suppression's hash alone). */
   forget?: null;
@@ -48,6 +50,9 @@ export const SURFACES = [
     scope: TEAM,
     columns: { to: 'addresses', cc: 'addresses', bcc: 'addresses', reply_to: 'addresses', from: 'address', subject: 'text', html: 'text', text: 'text', last_error: 'text', headers: 'json' },
     encodings: TEXT_ENCODINGS,
+    // {{{UNSUBSCRIBE_URL}}} and List-Unsubscribe are filled in before the email is stored. Tracked
+    // links are signed into the MIME only, which goes whole (captured_message).
+    tokens: [PREFERENCE_TOKEN],
     strategy: 'rewrite',
   },
   {
@@ -109,6 +114,8 @@ export const SURFACES = [
     scope: TEAM,
     columns: { endpoint: 'text', request_body: 'json', response_body: 'json' },
     encodings: TEXT_ENCODINGS,
+    // A retrieved email's body carries its unsubscribe link.
+    tokens: [PREFERENCE_TOKEN],
     strategy: 'rewrite',
   },
   {
