@@ -94,10 +94,23 @@ function bounded(source: string): string {
 
 /**
  * PostgreSQL's regex engine slows down far more than linearly with the size of a pattern: the
- * encoded forms are tried in groups of this many addresses, and only on text that holds an
- * encoded character at all.
+ * encoded forms are tried in groups of this many addresses, and only on text that may hold one
+ * (see `marker`).
  */
 const GROUP = 8;
+
+/**
+ * Text that may hold an address with an encoded character: its `@` encoded, or an encoded
+ * character in the same run of non-space characters as a plain `@` (a URL's `%2F` elsewhere
+ * in a body does not count). Null when the encodings are all plain.
+ */
+function markerSource(encodings: readonly Encoding[]): string | null {
+  const markers = encodings.flatMap((e) => (e.marker ? [e.marker] : []));
+  if (markers.length === 0) return null;
+  const at = encodings.filter((e) => e.marker).flatMap((e) => e.forms('@', ['40']));
+  const any = `(?:${markers.join('|')})`;
+  return `${at.join('|')}|${any}[^\\s"'<>]*@|@[^\\s"'<>]*${any}`;
+}
 
 /** Patterns for the addresses in the encodings given, all used case-insensitively (`~*`, `i`). */
 export function addressPatterns(addresses: readonly string[], encodings: readonly Encoding[]) {
@@ -109,8 +122,8 @@ export function addressPatterns(addresses: readonly string[], encodings: readonl
   return {
     /** PostgreSQL: the addresses in their plain forms (no boundaries: finds a superset of rows). */
     plain: addresses.map((address) => addressSource(address, plain)).join('|'),
-    /** PostgreSQL: text that may hold an encoded form at all, or null when the encodings are all plain. */
-    marker: encodings.some((e) => e.marker) ? encodings.flatMap((e) => (e.marker ? [e.marker] : [])).join('|') : null,
+    /** PostgreSQL: text that may hold an encoded form, or null when the encodings are all plain. */
+    marker: markerSource(encodings),
     /** PostgreSQL: the addresses in every form, a few at a time. */
     groups,
     /** JavaScript, for rewriting: exactly the occurrences that are one of the addresses. */

@@ -29,7 +29,10 @@ function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, lin
   // Bindings are taken in the order the text is written, which is the order of the `?`s.
   const bindings: unknown[] = [];
   const bind = (value: unknown) => (bindings.push(value), '?');
-  const any = (pattern: string) => `(${Object.keys(surface.columns).map((column) => `"${column}"::text ~* ${bind(pattern)}`).join(' OR ')})`;
+  // One text per row: NULL columns are left out rather than turning the marker's AND to NULL,
+  // which would try every group on every row.
+  const texts = `concat_ws(E'\\n', ${Object.keys(surface.columns).map((column) => `"${column}"::text`).join(', ')})`;
+  const any = (pattern: string) => `${texts} ~* ${bind(pattern)}`;
   const derived = () => `"${surface.derivedFrom!.to}"::text IN (SELECT jsonb_array_elements_text(${bind(JSON.stringify(linked))}::jsonb))`;
   const columns = [...Object.keys(surface.columns), ...links].map((column) => `"${column}"`).join(', ');
   const sql = `SELECT "${surface.key}" AS key, ${columns}${surface.derivedFrom ? `, ${derived()} AS derived` : ''}
