@@ -23,13 +23,13 @@ export interface Encoding {
 const hex = (bytes: readonly string[], prefix: string) => bytes.map((b) => `${prefix}${b}`).join('');
 const codeUnits = (char: string) => [...char].flatMap((c) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i).toString(16).padStart(4, '0')));
 
-export const LITERAL: Encoding = { name: 'literal, any letter case', forms: (char) => [escapeRegex(char)] };
-export const PERCENT: Encoding = { name: 'percent-encoding (%40, %2B, any hex case, fully encoded)', forms: (_, bytes) => [hex(bytes, '%')], marker: '%[0-9a-f]{2}' };
+const LITERAL: Encoding = { name: 'literal, any letter case', forms: (char) => [escapeRegex(char)] };
+const PERCENT: Encoding = { name: 'percent-encoding (%40, %2B, any hex case, fully encoded)', forms: (_, bytes) => [hex(bytes, '%')], marker: '%[0-9a-f]{2}' };
 /** In a form-encoded value a space is `+`, so a decoded `+` tag reads as a space, or `%20`. */
-export const FORM: Encoding = { name: '+ form-encoding', forms: (char) => (char === '+' ? [' ', '%20'] : []) };
+const FORM: Encoding = { name: '+ form-encoding', forms: (char) => (char === '+' ? [' ', '%20'] : []) };
 /** `\u0040`, and `\\u0040` where the escape itself was escaped (JSON in JSON, or in jsonb's text). */
-export const JSON_ESCAPE: Encoding = { name: 'JSON \\uXXXX escapes', forms: (char) => [codeUnits(char).map((u) => `\\\\+u${u}`).join('')], marker: '\\\\u[0-9a-f]{4}' };
-export const HTML_ENTITY: Encoding = {
+const JSON_ESCAPE: Encoding = { name: 'JSON \\uXXXX escapes', forms: (char) => [codeUnits(char).map((u) => `\\\\+u${u}`).join('')], marker: '\\\\u[0-9a-f]{4}' };
+const HTML_ENTITY: Encoding = {
   name: 'HTML character references',
   forms: (char) => {
     const code = char.codePointAt(0)!;
@@ -38,7 +38,7 @@ export const HTML_ENTITY: Encoding = {
   marker: '&#|&commat;|&period;',
 };
 /** Quoted-printable bodies and Q encoded-word headers (RFC 2045, 2047), split by soft line breaks anywhere. */
-export const QUOTED_PRINTABLE: Encoding = { name: 'quoted-printable, soft line breaks, Q encoded-words', forms: (_, bytes) => [hex(bytes, '=')], between: '(?:=\\r?\\n)?', marker: '=[0-9a-f]{2}|=\\r?\\n' };
+const QUOTED_PRINTABLE: Encoding = { name: 'quoted-printable, soft line breaks, Q encoded-words', forms: (_, bytes) => [hex(bytes, '=')], between: '(?:=\\r?\\n)?', marker: '=[0-9a-f]{2}|=\\r?\\n' };
 
 /** What any text column may hold: an address written by a client, a URL, JSON or HTML. */
 export const TEXT_ENCODINGS: readonly Encoding[] = [LITERAL, PERCENT, FORM, JSON_ESCAPE, HTML_ENTITY];

@@ -22,7 +22,7 @@ class DryRun extends Error {}
 
 /**
  * The statement selecting a surface's rows that may hold an address, locked, with its bindings:
- * the plain forms on every row, the encoded ones only on text that has an encoded character,
+ * the plain forms on every row, the encoded ones only on text that may hold one (the marker),
  * and the rows derived from those an earlier surface matched (`linked`).
  */
 function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, links: readonly string[], linked: readonly unknown[]): [string, unknown[]] {
