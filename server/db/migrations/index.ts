@@ -19,6 +19,7 @@ import { Migration20261202000000_tracking } from './Migration20261202000000_trac
 import { Migration20261130000000_email_drain } from './Migration20261130000000_email_drain.js';
 import { Migration20261201000000_ingestion } from './Migration20261201000000_ingestion.js';
 import { Migration20261208000000_growth_plans } from './Migration20261208000000_growth_plans.js';
+import { Migration20261213000000_contact_property_terms } from './Migration20261213000000_contact_property_terms.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -43,4 +44,5 @@ export const migrationsList = [
   { name: 'Migration20261130000000_email_drain', class: Migration20261130000000_email_drain },
   { name: 'Migration20261201000000_ingestion', class: Migration20261201000000_ingestion },
   { name: 'Migration20261208000000_growth_plans', class: Migration20261208000000_growth_plans },
+  { name: 'Migration20261213000000_contact_property_terms', class: Migration20261213000000_contact_property_terms },
 ];
