@@ -156,7 +156,8 @@ export function segmentCount(segment: { id: string; filter: SegmentFilter }, cat
   const membership = segmentMembership(segment, catalog);
   const scan: SqlFragment = { sql: `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${membership.sql})`, bindings: [teamId, ...membership.bindings] };
   const { conditions, match } = segment.filter;
-  const termed = conditions.length > 0 && (conditions.length === 1 || match === 'any') && conditions.every((condition) => condition.op === 'eq' && fieldKind(condition.field, catalog) === 'text' && condition.field.startsWith('properties.'));
+  // A condition that no longer fits the catalog matches nobody (compileCondition): left to the scan.
+  const termed = conditions.length > 0 && (conditions.length === 1 || match === 'any') && conditions.every((condition) => condition.op === 'eq' && condition.field.startsWith('properties.') && fieldKind(condition.field, catalog) === 'text' && !checkCondition(condition, catalog));
   if (!termed) return { sql: `SELECT ${scan.sql} AS n`, bindings: scan.bindings };
   const terms = conditions.map((condition) => {
     const key = condition.field.slice('properties.'.length);
