@@ -22,12 +22,16 @@ import { createDeps } from '../../server/deps.js';
 import { Domain } from '../../server/entities/index.js';
 import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
+import { UNRECORDED_PER_CONNECTION } from '../../server/providers/smtp.provider.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { type PostlaneProcess, spawnPostlane } from './postlane-process.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 import { createThrowawayCluster, freePort } from './throwaway-cluster.js';
+
+/** The pool the benchmark's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
+const SMTP_CONNECTIONS = 5;
 
 export interface ChaosOptions {
   emails: number;
@@ -81,8 +85,8 @@ export interface ChaosResult {
   deaths: string[];
   unhandledRejections: number;
   logs: string[];
-  /** The documented in-flight bound per fault: POSTLANE_SEND_BATCH_SIZE × drain lanes. */
-  sendBatchSize: number;
+  /** The documented duplicate window per crash: the SMTP connections × what each may have taken and not yet recorded. */
+  duplicateBound: number;
 }
 
 /** mulberry32: small, seedable, good enough to place faults. */
@@ -204,7 +208,7 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
 
     const env = {
       DATABASE_URL: databaseUrl,
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://127.0.0.1:${sink.port}`, regions: ['us-east-1'], max_connections: 5, rate_per_second: 10_000 }]),
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://127.0.0.1:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
       POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
       // Short leases and locks: a killed worker's claims come back in seconds, not minutes.
       POSTLANE_SEND_LEASE_SECONDS: '5',
@@ -437,7 +441,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
       logs,
-      sendBatchSize: stack.config.POSTLANE_SEND_BATCH_SIZE,
+      duplicateBound: SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION,
     };
   } finally {
     await stack.close();

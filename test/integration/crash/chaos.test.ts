@@ -26,6 +26,7 @@ it('loses nothing and re-sends only what was in flight through a worker kill and
   expect(result.faults.map((fault) => fault.kind).sort()).toEqual(['kill', 'restart']);
   // A re-send can only be of an email claimed and not yet settled when the fault struck.
   for (const fault of result.faults) expect(fault.duplicates).toBeLessThanOrEqual(fault.inFlight);
+  for (const kill of result.faults.filter((fault) => fault.kind === 'kill')) expect(kill.duplicates).toBeLessThanOrEqual(result.duplicateBound);
   expect(result.deaths).toEqual([]);
   expect(result.survived).toEqual({ api: true, workers: true });
   expect(result.unhandledRejections).toBe(0);
