@@ -57,6 +57,7 @@ describe('GET /docs/guide/<page>', () => {
       // The page's own title is the one the links show.
       expect(html).toMatch(new RegExp(`<h1 id="[^"]*">${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</h1>`));
       expect(html).not.toMatch(/href="[a-z-]+\.md/);
+      for (const [, id] of html.matchAll(/href="#([^"]+)"/g)) expect(html, `${slug} links to #${id}`).toContain(`id="${id}"`);
       for (const [, target, hash] of html.matchAll(/href="\/docs\/guide\/([a-z-]+)(#[^"]*)?"/g)) {
         expect(GUIDE_PAGES.some((page) => page.slug === target), `${slug} links to ${target}`).toBe(true);
         if (hash) expect(await (await fetch(`${app.url}/docs/guide/${target}`)).text(), `${slug} links to ${target}${hash}`).toContain(`id="${hash.slice(1)}"`);
