@@ -52,7 +52,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     orm,
     jobs,
     logger,
-    providers: createProviders(config, orm),
+    providers: createProviders(config),
     clock: () => new Date(),
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     emailWriter: new QueuedEmailWriter(orm, jobs),

@@ -1,4 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
 import { CaptureProvider } from './capture.provider.js';
 import type { EmailProvider } from './provider.js';
@@ -34,13 +33,13 @@ export class ProviderRegistry {
   }
 }
 
-export function createProviders(config: Config, orm: MikroORM): ProviderRegistry {
+export function createProviders(config: Config): ProviderRegistry {
   // The provider call must finish well inside the lease, or a second worker could send the same row.
   const timeoutMs = Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.6);
   return new ProviderRegistry(
     config.POSTLANE_PROVIDERS.flatMap((p): EmailProvider[] =>
       p.type === 'capture'
-        ? [new CaptureProvider(p.regions, orm, { selector: config.POSTLANE_DKIM_SELECTOR, spfInclude: p.spf_include })]
+        ? [new CaptureProvider(p.regions, { selector: config.POSTLANE_DKIM_SELECTOR, spfInclude: p.spf_include })]
         : p.type === 'ses'
           ? p.regions.map((region) => new SesProvider(p, region, timeoutMs))
           : [new SmtpProvider(p, timeoutMs, config.POSTLANE_DKIM_SELECTOR)],

@@ -1,3 +1,5 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
 /** A parsed mailbox: providers get the parts, never a string they would parse again their own way. */
 export interface Address {
   name: string | null;
@@ -57,6 +59,12 @@ export interface RecipientResult {
 export interface SendResult {
   providerMessageId: string;
   recipients: RecipientResult[];
+  /**
+   * What a provider that stores rather than relays (capture) has yet to write: `commit` writes it
+   * in the transaction that records this outcome, so the message is stored exactly when its
+   * outcome is, and exactly once.
+   */
+  staged?: unknown;
 }
 
 /** `transient` failures are retried with backoff; the others fail the email for good. */
@@ -74,15 +82,27 @@ export class ProviderError extends Error {
 /** One message's outcome within a batch: its verdicts, or why the whole message failed. */
 export type BatchOutcome = SendResult | ProviderError;
 
+/**
+ * Called with each message's outcome (by its position in the batch) as soon as it is known, so the
+ * caller records it then rather than at the end of the batch: a crash re-sends only what was in
+ * flight, not the whole batch. A caller that records outcomes a little later returns a promise
+ * that settles once this one is recorded (never rejecting), so a provider can bound how many
+ * messages it has taken whose outcome is not recorded yet.
+ */
+export type OnOutcome = (at: number, outcome: BatchOutcome) => void | Promise<void>;
+
 export interface EmailProvider {
   readonly type: string;
   readonly regions: readonly string[];
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**
-   * Many messages at once, an outcome per message in the same order (one failing does not fail
-   * the others). Optional: `sendBatch` below falls back to `send` per message.
+   * Many messages at once, an outcome per message (one failing does not fail the others), each
+   * reported through `onOutcome` as it comes and all returned in order at the end. Optional:
+   * `sendBatch` below falls back to `send` per message.
    */
-  sendBatch?(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]>;
+  sendBatch?(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]>;
+  /** Writes the `staged` part of these outcomes in the caller's transaction, the one recording them. */
+  commit?(tx: EntityManager, outcomes: readonly SendResult[]): Promise<void>;
   /**
    * A domain was added in one of this provider's regions. Relays return the records Postlane signs
    * for (DKIM key, SPF include); a provider with its own identities (SES) creates one here and
@@ -100,30 +120,84 @@ export interface EmailProvider {
 const FALLBACK_CONCURRENCY = 8;
 
 /** Hands messages to a provider: its own batch method, or `send` per message with bounded concurrency. */
-export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
-  if (provider.sendBatch) return provider.sendBatch(messages, signal);
-  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message) => provider.send(message, signal), signal);
+export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome = () => {}): Promise<BatchOutcome[]> {
+  if (provider.sendBatch) return provider.sendBatch(messages, signal, onOutcome);
+  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message, laneSignal) => provider.send(message, laneSignal), signal, onOutcome);
 }
 
 /**
- * Runs `fn` over the items, at most `limit` at a time, an outcome per item. An error that is not a
- * ProviderError (a bug, a lost socket) counts as transient; items not started when `signal` aborts
- * fail as transient without being tried, so they are retried rather than sent past the lease.
+ * Messages a provider has taken from the caller and whose outcome the caller has not recorded yet,
+ * across all its batches: those a crash can send twice. A message takes a place before it is handed
+ * to the transport and gives it back once its outcome is recorded, so no more than `size` are ever
+ * unrecorded; of those, at most `inHand` are with the transport (on a connection or queued for
+ * one), so the rest of the places are left to outcomes waiting for their commit.
  */
-export async function mapConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<SendResult>, signal: AbortSignal): Promise<BatchOutcome[]> {
+export class Unrecorded {
+  private handed = 0;
+  private unrecorded = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly size: number,
+    readonly inHand: number,
+  ) {}
+
+  async take(): Promise<void> {
+    while (this.handed >= this.inHand || this.unrecorded >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.handed += 1;
+    this.unrecorded += 1;
+  }
+
+  /** The transport gave its outcome. */
+  sent(): void {
+    this.handed -= 1;
+    this.waiting.shift()?.();
+  }
+
+  /** The caller recorded it. */
+  recorded(): void {
+    this.unrecorded -= 1;
+    this.waiting.shift()?.();
+  }
+}
+
+/**
+ * Runs `fn` over the items, at most `limit` at a time, an outcome per item, each reported to
+ * `onOutcome` as it settles (and, with `unrecorded`, each taking a place there until the caller
+ * has recorded it). An error that is not a ProviderError (a bug, a lost socket) counts as
+ * transient; items not started when `signal` aborts fail as transient without being tried, so they
+ * are retried rather than sent past the lease. Each lane passes `fn` a signal of its own that
+ * follows `signal` (AbortSignal.any adds no listener to it): transports add listeners per call
+ * (nodemailer two), and `limit` calls on one shared signal passed Node's limit of 10 listeners.
+ */
+export async function mapConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, signal: AbortSignal) => Promise<SendResult>,
+  signal: AbortSignal,
+  onOutcome: OnOutcome = () => {},
+  unrecorded?: Unrecorded,
+): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(items.length);
   let next = 0;
   const lane = async () => {
+    const laneSignal = AbortSignal.any([signal]);
     for (let at = next++; at < items.length; at = next++) {
+      await unrecorded?.take();
       if (signal.aborted) {
         outcomes[at] = new ProviderError('not attempted before the send timeout', true);
-        continue;
+      } else {
+        try {
+          outcomes[at] = await fn(items[at]!, laneSignal);
+        } catch (err) {
+          outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
+        }
       }
-      try {
-        outcomes[at] = await fn(items[at]!);
-      } catch (err) {
-        outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
-      }
+      unrecorded?.sent();
+      const recorded = onOutcome(at, outcomes[at]!);
+      // Recorded or not (a failed write leaves the email to its lease), its place is free again.
+      const release = () => unrecorded?.recorded();
+      if (unrecorded) Promise.resolve(recorded).then(release, release);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

@@ -2,9 +2,16 @@ import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OnOutcome, type OutboundMessage, ProviderError, type SendResult, Unrecorded } from './provider.js';
 
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
+
+/**
+ * The duplicate window after a crash, per pooled connection: its message in an SMTP transaction,
+ * one queued for it, and three sent in the last few milliseconds whose outcome is still being
+ * written (README "Delivery guarantees": 25 with the default 5 connections).
+ */
+export const UNRECORDED_PER_CONNECTION = 5;
 
 interface SmtpFailure extends Error {
   code?: string;
@@ -21,10 +28,13 @@ export class SmtpProvider implements EmailProvider {
   private readonly transport;
   private readonly domainOptions: { selector: string; spfInclude: string };
   private readonly maxConnections: number;
+  /** What a crash can send twice: messages on the connections, queued for them, or sent and not yet recorded. */
+  private readonly unrecorded: Unrecorded;
 
   constructor(config: SmtpConfig, timeoutMs: number, dkimSelector: string) {
     this.regions = config.regions;
     this.maxConnections = config.max_connections;
+    this.unrecorded = new Unrecorded(config.max_connections * UNRECORDED_PER_CONNECTION, config.max_connections * 2);
     const url = new URL(config.url);
     this.domainOptions = { selector: dkimSelector, spfInclude: config.spf_include ?? url.hostname };
     this.transport = nodemailer.createTransport({
@@ -68,11 +78,12 @@ export class SmtpProvider implements EmailProvider {
   }
 
   /**
-   * Keeps every pooled connection busy: twice as many messages in hand as connections, so each
-   * connection finds the next one queued the moment it finishes one.
+   * Keeps every pooled connection busy: twice as many messages in hand as connections (across all
+   * batches), so each connection finds the next one queued the moment it finishes one; and no more
+   * than UNRECORDED_PER_CONNECTION per connection taken and not yet recorded by the caller.
    */
-  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal): Promise<BatchOutcome[]> {
-    return mapConcurrently(messages, this.maxConnections * 2, (message) => this.send(message, signal), signal);
+  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
+    return mapConcurrently(messages, this.maxConnections * 2, (message, laneSignal) => this.send(message, laneSignal), signal, onOutcome, this.unrecorded);
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
@@ -93,6 +104,9 @@ export class SmtpProvider implements EmailProvider {
 /** 5xx is permanent; 4xx, timeouts and connection trouble are worth another try. */
 const isTransient = (code: number | undefined) => code === undefined || code < 500;
 
+/** nodemailer's codes for a message that cannot be built (an attachment, a body it refuses): the same message fails the same way every time. */
+const UNBUILDABLE = new Set(['ESTREAM', 'EFILEACCESS', 'EURLACCESS', 'EMAXRECIPIENTS']);
+
 const refusal = (err: SmtpFailure) => ({
   address: err.recipient ?? '',
   accepted: false,
@@ -101,5 +115,6 @@ const refusal = (err: SmtpFailure) => ({
 });
 
 function classify(err: SmtpFailure): ProviderError {
+  if (err.code && UNBUILDABLE.has(err.code)) return new ProviderError(`the message could not be built: ${err.message}`, false);
   return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode);
 }

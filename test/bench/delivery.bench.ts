@@ -71,7 +71,7 @@ interface SinkStats {
   lastAt: number;
   ids: string[];
 }
-const sink: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [], {
+const sink: ChildProcess = fork(fileURLToPath(new URL('../support/smtp-sink-process.ts', import.meta.url)), [], {
   execArgv: ['--import', 'tsx'],
   stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
 });

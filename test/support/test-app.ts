@@ -22,6 +22,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** `recording` asserts enqueues without running them; `agenda` enqueues for real; `worker` also runs jobs here. */
   jobs?: 'recording' | 'agenda' | 'worker';
+  /** Where the app's log lines go (stdout by default), for tests that read them. */
+  logDestination?: { write: (line: string) => void };
 }
 
 /** The real app on a real socket over a fresh database of its own. */
@@ -35,7 +37,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
     ...options.env,
   });
-  const logger = createLogger(config.POSTLANE_LOG_LEVEL);
+  const logger = createLogger(config.POSTLANE_LOG_LEVEL, options.logDestination);
   const orm = await initOrm(config, { pool: serverPool(config) });
   const mode = options.jobs ?? 'recording';
   const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);

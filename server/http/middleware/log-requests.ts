@@ -1,11 +1,28 @@
 import type { Middleware } from 'koa';
-import type { Logger } from '../../logger.js';
+import { type Logger, MASKED_ADDRESS } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { AppState } from '../route.js';
 
+/** The path with every segment that is an address, in whatever encoding, masked. */
+export function maskPath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      let decoded = segment;
+      try {
+        decoded = decodeURIComponent(segment);
+      } catch {
+        // Not valid percent-encoding: judged as it is.
+      }
+      return decoded.includes('@') ? MASKED_ADDRESS : segment;
+    })
+    .join('/');
+}
+
 /**
  * One log line and the HTTP metrics per request, after the error handler has settled the status.
- * Never headers or bodies. Metrics are labelled with the route pattern, never the raw path.
+ * Never headers or bodies, and never an address: `GET /contacts/ann%40example.com` is logged as
+ * `/contacts/[address]`. Metrics are labelled with the route pattern, never the raw path.
  */
 export function logRequests(logger: Logger, metrics: Metrics): Middleware<AppState> {
   return async function logRequests(ctx, next) {
@@ -21,7 +38,7 @@ export function logRequests(logger: Logger, metrics: Metrics): Middleware<AppSta
       logger[level]({
         requestId: ctx.state.requestId,
         method: ctx.method,
-        path: ctx.path,
+        path: maskPath(ctx.path),
         status: ctx.status,
         ms: Math.round(ms * 10) / 10,
         keyId: ctx.state.auth?.keyId,

@@ -15,13 +15,19 @@ export interface FromDomainSettings {
   /** The key that signs it, when Postlane signs for that domain's provider. */
   dkim?: DkimKey;
   tracking?: DomainTracking;
+  /**
+   * Why the domain's sealed DKIM key did not open (POSTLANE_SECRET_KEY changed, a restore): its
+   * emails are held back (retried, then failed at the attempts cap) rather than sent unsigned,
+   * and the others of their batch go out as usual.
+   */
+  unusable?: string;
 }
 
 /**
  * The sender domain of each email of a batch, in order: its signing key and tracking settings.
  * Nothing (unsigned, untracked) when the domain was never added or was removed since. Stored
  * `from` values are the strict parser's canonical form, so they split without parsing. One query,
- * and one decryption per distinct domain.
+ * and one decryption per distinct domain; a key that does not open marks its domain `unusable`.
  */
 export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<EmailFacts, 'team' | 'from'>[]): Promise<FromDomainSettings[]> {
   const wanted = emails.map((email) => {
@@ -37,12 +43,20 @@ export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>
   );
   const byName = new Map<string, FromDomainSettings>();
   for (const domain of domains) {
-    const dkim = domain.dkimPrivateKey && domain.dkimSelector
-      ? { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) }
-      : undefined;
     const cnameVerified = domain.records.some((r) => r.record === 'Tracking' && r.status === 'verified');
     const tracking = { name: domain.name, openTracking: domain.openTracking, clickTracking: domain.clickTracking, trackingSubdomain: domain.trackingSubdomain, cnameVerified };
-    byName.set(`${domain.team.id}/${domain.name}`, { dkim, tracking });
+    const key = `${domain.team.id}/${domain.name}`;
+    try {
+      byName.set(key, { dkim: dkimKeyOf(deps, domain), tracking });
+    } catch (err) {
+      byName.set(key, { tracking, unusable: `the DKIM key of ${domain.name} cannot be opened (${(err as Error).message}); was POSTLANE_SECRET_KEY changed?` });
+    }
   }
   return wanted.map((w) => (w && byName.get(`${w.teamId}/${w.name}`)) || {});
+}
+
+/** The domain's signing key, opened; none when Postlane does not sign for it. Throws when the sealed key does not open. */
+export function dkimKeyOf(deps: Pick<Deps, 'secrets'>, domain: Pick<IDomain, 'id' | 'name' | 'dkimSelector' | 'dkimPrivateKey'>): DkimKey | undefined {
+  if (!domain.dkimPrivateKey || !domain.dkimSelector) return undefined;
+  return { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) };
 }

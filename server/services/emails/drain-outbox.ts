@@ -5,11 +5,12 @@ import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
 import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
-import { type Address, type BatchOutcome, type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
+import { type Address, type BatchOutcome, type EmailProvider, type OnOutcome, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
 import { type FromDomainSettings, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
-import { settleSends } from './settle-sends.js';
+import { emitEmailEvents } from './record-email-event.js';
+import { SettleQueue } from './settle-sends.js';
 
 /** Claims in flight per drain run: while one batch is with the provider, the other is being claimed or settled. */
 const LANES = 2;
@@ -131,17 +132,51 @@ export async function drainOutbox(deps: Deps, region: string): Promise<void> {
 
 /**
  * A worker that died holding a claim leaves its rows `sending`; once the lease has run out they
- * are queued again, to be claimed (and their attempt counted) like any due email. A run that merely
- * outlived its lease then finds its claim gone when it settles, and writes nothing.
+ * are queued again, to be claimed (and their attempt counted) like any due email, unless that was
+ * their last attempt: those fail (`email.failed`), so an email that kills its worker (or any
+ * failure before an outcome is written) cannot be claimed past POSTLANE_SEND_MAX_ATTEMPTS. A run
+ * that merely outlived its lease then finds its claim gone when it settles, and writes nothing.
  */
-export async function releaseExpiredLeases(deps: Pick<Deps, 'orm'>, region: string): Promise<number> {
-  const rows = await sqlQuery<{ id: string }>(
-    deps.orm.em.fork(),
-    `UPDATE email SET status = 'queued', lease_expires_at = NULL, updated_at = now()
-      WHERE status = 'sending' AND region = ? AND lease_expires_at < now() RETURNING id`,
-    [region],
-  );
-  return rows.length;
+export async function releaseExpiredLeases(deps: Pick<Deps, 'orm' | 'config' | 'logger' | 'metrics' | 'clock'>, region: string): Promise<number> {
+  const error = `its worker stopped during the last of its ${deps.config.POSTLANE_SEND_MAX_ATTEMPTS} attempts, before any outcome was recorded`;
+  return deps.orm.em.fork().transactional(async (tx) => {
+    const rows = await sqlQuery<ReleasedRow>(tx, RELEASE_EXPIRED, [deps.config.POSTLANE_SEND_MAX_ATTEMPTS, error, region]);
+    const ended = rows.filter((row) => row.status === 'failed');
+    const at = deps.clock();
+    await emitEmailEvents(
+      tx,
+      ended.map((row) => ({ email: { ...row, team: { id: row.team_id }, createdAt: new Date(row.created_at), messageId: row.message_id, broadcastId: row.broadcast_id }, type: 'email.failed', at, extra: { error } })),
+    );
+    for (const row of ended) {
+      deps.metrics.sendAttempts.inc({ region, outcome: 'failed' });
+      deps.logger.warn({ emailId: row.id, attempt: row.attempts, outcome: 'failed', err: error }, 'send failed permanently');
+    }
+    return rows.length;
+  });
+}
+
+const RELEASE_EXPIRED = `
+  WITH cap AS (SELECT ?::int AS attempts, ?::text AS error),
+  released AS (
+    UPDATE email e
+       SET status = CASE WHEN e.attempts >= cap.attempts THEN 'failed' ELSE 'queued' END,
+           last_error = CASE WHEN e.attempts >= cap.attempts THEN cap.error ELSE e.last_error END,
+           last_event = CASE WHEN e.attempts >= cap.attempts AND e.sent_at IS NULL THEN 'failed' ELSE e.last_event END,
+           last_event_at = CASE WHEN e.attempts >= cap.attempts AND e.sent_at IS NULL THEN now() ELSE e.last_event_at END,
+           lease_expires_at = NULL, updated_at = now()
+      FROM cap
+     WHERE e.status = 'sending' AND e.region = ? AND e.lease_expires_at < now()
+    RETURNING e.id, e.status, e.attempts, e.team_id, e.created_at, e."from", e."to", e.subject, e.message_id, e.broadcast_id, e.tags, e.region
+  ), unreached AS (
+    UPDATE email_recipient r SET status = 'rejected' FROM released x WHERE r.email_id = x.id AND x.status = 'failed' AND r.status = 'pending'
+  )
+  SELECT * FROM released`;
+
+interface ReleasedRow extends Pick<QueuedEmailRow, 'id' | 'team_id' | 'from' | 'to' | 'subject' | 'tags' | 'region' | 'message_id'> {
+  status: 'queued' | 'failed';
+  attempts: number;
+  created_at: Date | string;
+  broadcast_id: string | null;
 }
 
 /**
@@ -162,8 +197,10 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   if (config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(config.POSTLANE_TEST_SEND_DELAY_MS);
   const signal = AbortSignal.timeout(sendTimeoutMs(config));
 
-  const outcomes = await sendClaimed(deps, provider, emails, senders, signal);
-  await settleSends(deps, em, emails, outcomes);
+  // Each outcome is written a few milliseconds after the provider gives it, not at the end of the batch.
+  const settle = new SettleQueue(deps, em, provider);
+  await sendClaimed(deps, provider, emails, senders, signal, (at, outcome) => settle.add(emails[at]!, outcome));
+  await settle.close();
   return rows.length;
 }
 
@@ -212,45 +249,53 @@ async function attachmentsOf(em: EntityManager, rows: ClaimedRow[]): Promise<Map
 }
 
 /**
- * Builds each message and hands those with recipients owed to the provider as one batch. An
- * email with nobody owed (all settled by an earlier attempt) goes nowhere and settles as it is.
+ * Builds each message and hands those with recipients owed to the provider as one batch, reporting
+ * each email's outcome as soon as it is known. An email with nobody owed (all settled by an earlier
+ * attempt) goes nowhere and settles as it is; one that cannot be built (its sender domain's key
+ * does not open, a stored address does not split) fails alone, and the rest of the batch goes.
  */
 async function sendClaimed(
-  deps: Pick<Deps, 'config' | 'secrets'>,
+  deps: Pick<Deps, 'config' | 'secrets' | 'logger'>,
   provider: EmailProvider,
   emails: ClaimedEmail[],
   senders: FromDomainSettings[],
   signal: AbortSignal,
-): Promise<BatchOutcome[]> {
-  const outcomes: BatchOutcome[] = new Array(emails.length);
+  onOutcome: OnOutcome,
+): Promise<void> {
   const messages: OutboundMessage[] = [];
   const positions: number[] = [];
+  // Outcomes known before sending; their writes are awaited with the batch's.
+  const early: (void | Promise<void>)[] = [];
+  const report = (at: number, outcome: BatchOutcome) => void early.push(onOutcome(at, outcome));
   emails.forEach((email, at) => {
-    if (email.owed.length === 0) {
-      outcomes[at] = { providerMessageId: '', recipients: [] };
-      return;
-    }
     const sender = senders[at]!;
+    if (email.owed.length === 0) return report(at, { providerMessageId: '', recipients: [] });
+    if (sender.unusable) {
+      // Transient: restoring the key lets the retries through; the attempts cap ends the email otherwise.
+      deps.logger.warn({ emailId: email.id, attempt: email.attempts, err: sender.unusable }, 'send held back: its sender domain cannot sign');
+      return report(at, new ProviderError(sender.unusable, true));
+    }
     try {
       messages.push(withTracking(deps, { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim }, sender.tracking));
       positions.push(at);
     } catch (err) {
-      outcomes[at] = err instanceof ProviderError ? err : new ProviderError((err as Error).message, false);
+      report(at, err instanceof ProviderError ? err : new ProviderError((err as Error).message, false));
     }
   });
-  if (messages.length === 0) return outcomes;
-  let sent: BatchOutcome[];
+  const reported = new Set<number>();
   try {
-    sent = await sendBatch(provider, messages, signal);
+    if (messages.length === 0) return;
+    await sendBatch(provider, messages, signal, (i, outcome) => {
+      reported.add(i);
+      return onOutcome(positions[i]!, outcome);
+    });
   } catch (err) {
-    // The batch as a whole failed (the capture store unreachable): every message is tried again.
+    // The batch as a whole failed (the capture's MIME threads gone): what it did not report is tried again.
     const failure = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
-    sent = messages.map(() => failure);
+    positions.forEach((at, i) => reported.has(i) || report(at, failure));
+  } finally {
+    await Promise.all(early);
   }
-  positions.forEach((at, i) => {
-    outcomes[at] = sent[i]!;
-  });
-  return outcomes;
 }
 
 /**
@@ -263,7 +308,8 @@ export function toOutboundMessage(
 ): OutboundMessage {
   const parts = (formatted: string): Address => {
     const mailbox = splitFormatted(formatted);
-    if (!mailbox) throw new ProviderError(`stored address ${JSON.stringify(formatted)} is not one Postlane formatted`, false);
+    // Not the address itself: this message is logged.
+    if (!mailbox) throw new ProviderError('a stored address is not in the form Postlane stores addresses in', false);
     return mailbox;
   };
   return {

@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
+import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { IEmailRecipient } from '../../entities/index.js';
-import { type BatchOutcome, ProviderError, type RecipientResult } from '../../providers/index.js';
+import { type BatchOutcome, type EmailProvider, ProviderError, type RecipientResult, type SendResult } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
 import type { ClaimedEmail } from './drain-outbox.js';
@@ -39,7 +40,7 @@ interface Settlement {
 }
 
 /**
- * All the outcomes of one claimed batch in one transaction: one statement settles every email
+ * Outcomes of one claimed batch in one transaction: one statement settles every email
  * still held by this claim (same status and attempt) and its recipients, then the events of
  * those emails are written together. A run that outlived its lease writes nothing for the rows
  * another run has taken over.
@@ -65,7 +66,91 @@ const SETTLE = `
   )
   SELECT id FROM settled`;
 
-export async function settleSends(deps: Deps, em: EntityManager, emails: ClaimedEmail[], outcomes: BatchOutcome[]): Promise<void> {
+/** Outcomes wait at most this long for others to share their transaction… */
+const SETTLE_WITHIN_MS = 10;
+/** …or until this many wait (a crash can send again what was sent and not yet written). */
+const SETTLE_AT = 10;
+
+/**
+ * Group commit of one claimed batch's outcomes: each is written within SETTLE_WITHIN_MS of the
+ * provider giving it (or as soon as SETTLE_AT are waiting), one transaction at a time, each taking
+ * all that waits when it starts. A process killed mid-batch has therefore recorded all but the
+ * messages in flight and those of the last few milliseconds, and only those are sent again. A
+ * batch whose outcomes all come at once (capture) still settles in one transaction.
+ */
+export class SettleQueue {
+  private waiting: { email: ClaimedEmail; outcome: BatchOutcome }[] = [];
+  /** Settles when the write that takes what is waiting now has ended. */
+  private next: { promise: Promise<void>; done: () => void } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private chained = false;
+  private writes: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly em: EntityManager,
+    private readonly provider: EmailProvider,
+  ) {}
+
+  /** Resolves once this outcome's write has ended (written, or failed: then its lease brings the email back). */
+  add(email: ClaimedEmail, outcome: BatchOutcome): Promise<void> {
+    this.waiting.push({ email, outcome });
+    if (!this.next) {
+      let done!: () => void;
+      const promise = new Promise<void>((resolve) => (done = resolve));
+      this.next = { promise, done };
+    }
+    if (this.waiting.length >= SETTLE_AT) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), SETTLE_WITHIN_MS);
+    return this.next.promise;
+  }
+
+  /** Writes what is waiting and everything still to be written; rethrows the first write that failed. */
+  async close(): Promise<void> {
+    this.flush();
+    await this.writes;
+    if (this.failure) throw this.failure;
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    // A write already chained takes these too when it starts.
+    if (this.chained) return;
+    this.chained = true;
+    this.writes = this.writes.then(() => {
+      this.chained = false;
+      return this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    const items = this.waiting.splice(0);
+    const group = this.next;
+    this.next = null;
+    if (items.length === 0) return;
+    try {
+      // Through an outage the outcomes wait for the database (the write is fenced by the claim, so a
+      // late one changes nothing); otherwise the mail would go out again once its lease ran out.
+      await retryWhileUnavailable(() => settleSends(this.deps, this.em, items.map((i) => i.email), items.map((i) => i.outcome), this.provider), {
+        logger: this.deps.logger,
+        what: 'email outcomes',
+        signal: this.deps.jobs.stopping,
+      });
+    } catch (err) {
+      this.failure ??= err;
+    } finally {
+      group?.done();
+    }
+  }
+}
+
+/**
+ * Writes these outcomes in one transaction (and what the provider staged for them, for those
+ * still held by this claim).
+ */
+export async function settleSends(deps: Deps, em: EntityManager, emails: ClaimedEmail[], outcomes: BatchOutcome[], provider: EmailProvider): Promise<void> {
   const now = deps.clock();
   const settlements = emails.map((email, at) => decide(deps, email, outcomes[at]!, now));
   const held = await em.transactional(async (tx) => {
@@ -77,6 +162,7 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: Claimed
     );
     const ids = new Set(rows.map((row) => row.id));
     const mine = settlements.filter((s) => ids.has(s.email.id));
+    if (provider.commit) await provider.commit(tx, outcomes.filter((o, at): o is SendResult => !(o instanceof ProviderError) && ids.has(emails[at]!.id)));
     await emitEmailEvents(tx, [
       ...mine.filter((s) => s.sent).map((s) => ({ email: s.email, type: 'email.sent', at: now })),
       ...mine.flatMap((s) => (s.failed ? [{ email: s.email, type: 'email.failed', at: now, extra: s.failed }] : [])),

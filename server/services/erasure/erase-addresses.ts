@@ -1,134 +1,132 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
+import type { SecretBox } from '../../security/secret-box.js';
 import { type AudienceSource, findContacts } from '../contacts/contact-records.js';
 import { deleteContactRecords } from '../contacts/contact-writes.js';
+import { addressPatterns } from './address-forms.js';
+import { type ColumnShape, SURFACES, type Surface, type SurfaceKind } from './surfaces.js';
 
 export const ERASED = '[erased]';
 
 /** What one erasure removed or rewrote, per kind: the receipt for the data-protection record. */
-export type ErasureReceipt = Record<(typeof SCRUBS)[number]['kind'] | 'contacts', number>;
+export type ErasureReceipt = Record<SurfaceKind | 'contacts', number>;
+
+type Patterns = ReturnType<typeof addressPatterns>;
+
+/** The rows written back per statement. */
+const WRITE_CHUNK = 500;
+
+/** Thrown to roll a dry run back once it has counted. */
+class DryRun extends Error {}
 
 /**
- * Every place an address can be kept, as one statement each over the team's rows: `match` selects
- * the rows that hold it (`:p` is the address pattern, `:team` the team), `apply` rewrites or
- * deletes them. test/integration/http/erasure.test.ts proves the list complete: it fills every
- * table with the address and then finds it nowhere in a pg_dump, and it checks that every text
- * column of the schema is either listed here or known to hold no recipient's data.
+ * The statement selecting a surface's rows that may hold an address, locked, with its bindings:
+ * the plain forms on every row, the encoded ones only on text that may hold one (the marker),
+ * and the rows derived from those an earlier surface matched (`linked`).
  */
-const SCRUBS = [
-  {
-    kind: 'attachments',
-    // Binary contents cannot be scrubbed: the attachments of mail sent to the address go.
-    match: `email_attachment a WHERE a.email_id IN (SELECT r.email_id FROM email_recipient r JOIN email e ON e.id = r.email_id WHERE e.team_id = :team AND r.address ~* :p)`,
-    apply: `DELETE FROM email_attachment WHERE id IN (SELECT a.id FROM {match})`,
-  },
-  {
-    kind: 'emails',
-    match: `email e WHERE e.team_id = :team AND (array_to_string(e."to" || e.cc || e.bcc || e.reply_to, ' ') ~* :p OR e."from" ~* :p OR e.subject ~* :p
-              OR e.html ~* :p OR e.text ~* :p OR e.last_error ~* :p OR e.headers::text ~* :p)`,
-    apply: `UPDATE email e SET
-              "to" = ARRAY(SELECT CASE WHEN x ~* :p THEN '${ERASED}' ELSE x END FROM unnest(e."to") x),
-              cc = ARRAY(SELECT CASE WHEN x ~* :p THEN '${ERASED}' ELSE x END FROM unnest(e.cc) x),
-              bcc = ARRAY(SELECT CASE WHEN x ~* :p THEN '${ERASED}' ELSE x END FROM unnest(e.bcc) x),
-              reply_to = ARRAY(SELECT CASE WHEN x ~* :p THEN '${ERASED}' ELSE x END FROM unnest(e.reply_to) x),
-              "from" = CASE WHEN e."from" ~* :p THEN '${ERASED}' ELSE e."from" END,
-              subject = regexp_replace(e.subject, :p, '${ERASED}', 'gi'),
-              html = regexp_replace(e.html, :p, '${ERASED}', 'gi'),
-              text = regexp_replace(e.text, :p, '${ERASED}', 'gi'),
-              last_error = regexp_replace(e.last_error, :p, '${ERASED}', 'gi'),
-              headers = regexp_replace(e.headers::text, :p, '${ERASED}', 'gi')::jsonb
-            WHERE e.id IN (SELECT e.id FROM {match})`,
-  },
-  {
-    kind: 'recipients',
-    match: `email_recipient r WHERE r.email_id IN (SELECT id FROM email WHERE team_id = :team) AND (r.address ~* :p OR r.response ~* :p)`,
-    apply: `UPDATE email_recipient r SET address = CASE WHEN r.address ~* :p THEN '${ERASED}' ELSE r.address END, response = regexp_replace(r.response, :p, '${ERASED}', 'gi')
-            WHERE r.id IN (SELECT r.id FROM {match})`,
-  },
-  {
-    kind: 'events',
-    match: `event v WHERE v.team_id = :team AND v.payload::text ~* :p`,
-    apply: `UPDATE event v SET payload = regexp_replace(v.payload::text, :p, '${ERASED}', 'gi')::jsonb WHERE v.id IN (SELECT v.id FROM {match})`,
-  },
-  {
-    kind: 'webhook_deliveries',
-    // Retries send the stored body, so they carry the scrubbed one from now on.
-    match: `webhook_delivery d WHERE d.team_id = :team AND (d.body ~* :p OR d.last_error ~* :p)`,
-    apply: `UPDATE webhook_delivery d SET body = regexp_replace(d.body, :p, '${ERASED}', 'gi'), last_error = regexp_replace(d.last_error, :p, '${ERASED}', 'gi')
-            WHERE d.id IN (SELECT d.id FROM {match})`,
-  },
-  {
-    kind: 'webhook_attempts',
-    match: `webhook_attempt a WHERE a.delivery_id IN (SELECT id FROM webhook_delivery WHERE team_id = :team) AND a.response ~* :p`,
-    apply: `UPDATE webhook_attempt a SET response = regexp_replace(a.response, :p, '${ERASED}', 'gi') WHERE a.id IN (SELECT a.id FROM {match})`,
-  },
-  {
-    kind: 'api_logs',
-    match: `api_log l WHERE l.team_id = :team AND (l.endpoint ~* :p OR l.request_body::text ~* :p OR l.response_body::text ~* :p)`,
-    apply: `UPDATE api_log l SET endpoint = regexp_replace(l.endpoint, :p, '${ERASED}', 'gi'),
-              request_body = regexp_replace(l.request_body::text, :p, '${ERASED}', 'gi')::jsonb,
-              response_body = regexp_replace(l.response_body::text, :p, '${ERASED}', 'gi')::jsonb
-            WHERE l.id IN (SELECT l.id FROM {match})`,
-  },
-  {
-    kind: 'idempotency_records',
-    // A stored answer is replayed as is, so the key goes rather than replaying a rewritten answer.
-    match: `idempotency_key k WHERE k.team_id = :team AND (k.key ~* :p OR k.response::text ~* :p)`,
-    apply: `DELETE FROM idempotency_key WHERE (team_id, key) IN (SELECT k.team_id, k.key FROM {match})`,
-  },
-  {
-    kind: 'captured_messages',
-    // Raw MIME may carry the address base64-encoded, where no pattern finds it: whole messages go.
-    match: `captured_message c WHERE c.message_id IN (SELECT message_id FROM email WHERE team_id = :team)
-              AND (array_to_string(c.envelope_to, ' ') ~* :p OR c.envelope_from ~* :p OR c.raw ~* :p)`,
-    apply: `DELETE FROM captured_message WHERE id IN (SELECT c.id FROM {match})`,
-  },
-  {
-    kind: 'tracking_clicks',
-    // A followed link can carry the address (`?email=`); the rows only serve burst detection, so they go.
-    match: `tracking_click c WHERE c.email_id IN (SELECT id FROM email WHERE team_id = :team) AND c.link ~* :p`,
-    apply: `DELETE FROM tracking_click WHERE id IN (SELECT c.id FROM {match})`,
-  },
-  {
-    kind: 'suppressions',
-    // The keyed hash stays, so the address is still recognised as suppressed.
-    match: `suppression s WHERE s.team_id = :team AND s.email ~* :p`,
-    apply: `UPDATE suppression s SET email = NULL WHERE s.id IN (SELECT s.id FROM {match})`,
-  },
-] as const;
-
-/**
- * One case-insensitive pattern for every address, never matching inside a longer one (ann@x.com
- * in joann@x.com or ann@x.com.au). A hyphen before it does not stop a match: keys and paths such as
- * `welcome-ann@x.com` hold the address, and scrubbing one more look-alike is the safer mistake.
- */
-export function addressPattern(emails: readonly string[]): string {
-  const escaped = emails.map((email) => email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return `(?<![[:alnum:]._%+])(?:${escaped.join('|')})(?![[:alnum:]_-]|\\.[[:alnum:]])`;
-}
-
-/** Named `:team` and `:p` placeholders become positional ones, in order. */
-function bind(sql: string, teamId: string, pattern: string): [string, unknown[]] {
+function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, links: readonly string[], linked: readonly unknown[]): [string, unknown[]] {
+  // Bindings are taken in the order the text is written, which is the order of the `?`s.
   const bindings: unknown[] = [];
-  const text = sql.replace(/:team|:p/g, (name) => {
-    bindings.push(name === ':team' ? teamId : pattern);
-    return '?';
-  });
-  return [text, bindings];
+  const bind = (value: unknown) => (bindings.push(value), '?');
+  // One text per row: NULL columns are left out rather than turning the marker's AND to NULL,
+  // which would try every group on every row.
+  const texts = `concat_ws(E'\\n', ${Object.keys(surface.columns).map((column) => `"${column}"::text`).join(', ')})`;
+  const any = (pattern: string) => `${texts} ~* ${bind(pattern)}`;
+  const derived = () => `"${surface.derivedFrom!.to}"::text IN (SELECT jsonb_array_elements_text(${bind(JSON.stringify(linked))}::jsonb))`;
+  const columns = [...Object.keys(surface.columns), ...links].map((column) => `"${column}"`).join(', ');
+  const sql = `SELECT "${surface.key}" AS key, ${columns}${surface.derivedFrom ? `, ${derived()} AS derived` : ''}
+    FROM "${surface.table}" WHERE ${surface.scope.replace(':team', bind(teamId))} AND (${any(patterns.plain)}
+    ${patterns.marker ? `OR (${any(patterns.marker)} AND (${patterns.groups.map(any).join(' OR ')}))` : ''}
+    ${surface.derivedFrom ? `OR ${derived()}` : ''}) FOR UPDATE`;
+  return [sql, bindings];
 }
 
-async function count(em: EntityManager, match: string, teamId: string, pattern: string): Promise<number> {
-  const [sql, bindings] = bind(`SELECT count(*)::int AS n FROM ${match}`, teamId, pattern);
-  const [row] = await sqlQuery<{ n: number }>(em, sql, bindings);
-  return row!.n;
+/** A column's value with every occurrence scrubbed (the same value when there is none). */
+function scrubValue(value: unknown, shape: ColumnShape, text: (s: string) => string, forget: string | null): unknown {
+  if (value === null || value === undefined) return value;
+  // A whole address or list element goes when anything in it is scrubbed.
+  const holds = (s: string) => text(s) !== s;
+  switch (shape) {
+    case 'text':
+      return text(value as string);
+    case 'address':
+      return holds(value as string) ? forget : value;
+    case 'addresses':
+      return (value as string[]).map((x) => (holds(x) ? ERASED : x));
+    case 'json':
+      return scrubJson(value, text);
+  }
+}
+
+function scrubJson(value: unknown, text: (s: string) => string): unknown {
+  if (typeof value === 'string') return text(value);
+  if (Array.isArray(value)) return value.map((v) => scrubJson(v, text));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [text(k), scrubJson(v, text)]));
+  return value;
+}
+
+/**
+ * One surface: its candidate rows are read (locked), checked and rewritten in JavaScript, where
+ * JSON is walked string by string and every encoding is matched exactly, then written back or
+ * deleted. Returns the rows changed.
+ */
+async function scrubSurface(
+  em: EntityManager,
+  secrets: SecretBox,
+  surface: Surface,
+  teamId: string,
+  addresses: readonly string[],
+  matched: Map<string, Record<string, unknown>[]>,
+): Promise<Record<string, unknown>[]> {
+  const patterns = addressPatterns(addresses, surface.encodings);
+  const links = SURFACES.flatMap((s: Surface) => (s.derivedFrom?.kind === surface.kind ? [s.derivedFrom.from] : []));
+  const linked = surface.derivedFrom ? (matched.get(surface.derivedFrom.kind) ?? []).map((row) => row[surface.derivedFrom!.from]) : [];
+  const [sql, bindings] = candidatesSql(surface, teamId, patterns, links, linked);
+  const rows = await sqlQuery<Record<string, unknown> & { key: string; derived?: boolean }>(em, sql, bindings);
+  const erased = new Set(addresses);
+  const text = (s: string) =>
+    (surface.tokens ?? []).reduce(
+      (scrubbed, token) => scrubbed.replace(token.pattern, (whole, found: string) => (erased.has(token.reads(secrets, found)?.toLowerCase() ?? '') ? whole.replace(found, ERASED) : whole)),
+      s.replace(patterns.exact, ERASED),
+    );
+  const forget = surface.forget === null ? null : ERASED;
+  const changed: Record<string, unknown>[] = [];
+  for (const row of rows) {
+    // With what derived surfaces need of it (only the registered columns are written back).
+    const scrubbed: Record<string, unknown> = Object.fromEntries(links.map((link) => [link, row[link]]));
+    let differs = row.derived === true;
+    for (const [column, shape] of Object.entries(surface.columns)) {
+      scrubbed[column] = scrubValue(row[column], shape, text, forget);
+      differs ||= JSON.stringify(scrubbed[column]) !== JSON.stringify(row[column]);
+    }
+    // After the columns: a deleted row is found by its key as stored, even when the key is scrubbed too.
+    scrubbed[surface.key] = row.key;
+    if (differs) changed.push(scrubbed);
+  }
+  for (let start = 0; start < changed.length; start += WRITE_CHUNK) {
+    const chunk = changed.slice(start, start + WRITE_CHUNK);
+    if (surface.strategy === 'delete') {
+      // The key is unique within the team's rows only (idempotency keys), so the scope comes along.
+      await sqlQuery(em, `DELETE FROM "${surface.table}" WHERE ${surface.scope.replace(/:team/g, '?')} AND "${surface.key}"::text IN (SELECT jsonb_array_elements_text(?::jsonb))`, [
+        ...(surface.scope.includes(':team') ? [teamId] : []),
+        JSON.stringify(chunk.map((row) => row[surface.key])),
+      ]);
+    } else {
+      // Rewritten rows are keyed by id. The table's own row type reads every column shape (text[], jsonb) from JSON.
+      const set = Object.keys(surface.columns).map((column) => `"${column}" = v."${column}"`).join(', ');
+      await sqlQuery(em, `UPDATE "${surface.table}" t SET ${set} FROM jsonb_populate_recordset(NULL::"${surface.table}", ?::jsonb) v WHERE t."${surface.key}" = v."${surface.key}"`, [JSON.stringify(chunk)]);
+    }
+  }
+  matched.set(surface.kind, changed);
+  return changed;
 }
 
 /**
  * Scrubs addresses from everything the team keeps: deletes their contacts (contact.deleted is
- * emitted, and then reads `[erased]` like every other event), rewrites or deletes each row that
- * holds them, keeps only the keyed hash of suppressed ones, and closes their pending erasure
- * requests. One transaction: all of it happens, or none. `dryRun` counts without changing anything.
+ * emitted, and then reads `[erased]` like every other event), then each stored surface in turn
+ * (surfaces.ts), and closes their pending erasure requests. One transaction: all of it happens,
+ * or none. `dryRun` does all of it and rolls back, so it counts exactly what a real run changes.
  */
 export async function eraseAddresses(
   deps: Pick<Deps, 'orm' | 'secrets'>,
@@ -139,24 +137,22 @@ export async function eraseAddresses(
   const addresses = [...new Set(emails.map((email) => email.toLowerCase()))];
   const receipt = { contacts: 0 } as ErasureReceipt;
   if (addresses.length === 0) return receipt;
-  const pattern = addressPattern(addresses);
-  await deps.orm.em.transactional(async (em) => {
-    const contacts = await findContacts(em, teamId, { emails: addresses }, { lock: !dryRun });
-    receipt.contacts = contacts.length;
-    if (!dryRun) await deleteContactRecords(em, teamId, contacts, source, false);
-    for (const scrub of SCRUBS) {
-      receipt[scrub.kind] = await count(em, scrub.match, teamId, pattern);
-      if (dryRun || receipt[scrub.kind] === 0) continue;
-      const [sql, bindings] = bind(scrub.apply.replace('{match}', scrub.match), teamId, pattern);
-      await sqlQuery(em, sql, bindings);
-    }
-    if (!dryRun) {
+  try {
+    await deps.orm.em.transactional(async (em) => {
+      const contacts = await findContacts(em, teamId, { emails: addresses }, { lock: true });
+      receipt.contacts = contacts.length;
+      await deleteContactRecords(em, teamId, contacts, source, false);
+      const matched = new Map<string, Record<string, unknown>[]>();
+      for (const surface of SURFACES) receipt[surface.kind] = (await scrubSurface(em, deps.secrets, surface, teamId, addresses, matched)).length;
       await sqlQuery(em, `UPDATE erasure_request SET email = '${ERASED}', completed_at = now(), receipt = ?::jsonb WHERE team_id = ? AND completed_at IS NULL AND email IN (SELECT jsonb_array_elements_text(?::jsonb))`, [
         JSON.stringify(receipt),
         teamId,
         JSON.stringify(addresses),
       ]);
-    }
-  });
+      if (dryRun) throw new DryRun();
+    });
+  } catch (err) {
+    if (!(err instanceof DryRun)) throw err;
+  }
   return receipt;
 }

@@ -7,6 +7,7 @@ import { SecretBox } from '../../security/secret-box.js';
 import { DnsResolver } from '../../dns/resolver.js';
 import { Domain } from '../../entities/index.js';
 import { checkRecords } from '../domains/check-records.js';
+import { dkimKeyOf } from '../domains/dkim-key.js';
 import { jobBacklog } from './job-backlog.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
@@ -156,8 +157,8 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
       name: 'providers',
       title: 'Providers',
       run: () =>
-        needs(orm, async (o) => {
-          const registry = createProviders(config!, o);
+        needs(orm, async () => {
+          const registry = createProviders(config!);
           try {
             const results = await Promise.all(
               registry.all.map(async (p) => {
@@ -194,6 +195,29 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
           }
           if (wrong.length === 0) return ok(`${domains.length} domain${domains.length === 1 ? '' : 's'}, every required record found`);
           return (wrong.length === domains.length ? fail : warn)(wrong.join('; '), 'Run postlane domains check <name> for each: it shows the expected records, what DNS answers, and how to fix it.');
+        }),
+    },
+    {
+      name: 'dkim_keys',
+      title: 'DKIM keys',
+      run: () =>
+        needs(orm, async (o) => {
+          if (config!.POSTLANE_SECRET_KEY === undefined) return skipped;
+          const secrets = new SecretBox(config!);
+          const domains = await o.em.fork().find(Domain, { dkimPrivateKey: { $ne: null } }, { fields: ['id', 'name', 'team', 'dkimSelector', 'dkimPrivateKey'], orderBy: { name: 'asc' } });
+          const closed = domains.filter((domain) => {
+            try {
+              dkimKeyOf({ secrets }, domain);
+              return false;
+            } catch {
+              return true;
+            }
+          });
+          if (closed.length === 0) return ok(domains.length === 0 ? 'Postlane signs for no domain' : `${domains.length} signing key${domains.length === 1 ? '' : 's'}, every one opens`);
+          return fail(
+            `${closed.length} of ${domains.length} signing keys do not open with POSTLANE_SECRET_KEY: ${closed.map((d) => `${d.name} (team ${d.team.id})`).join(', ')}`,
+            'POSTLANE_SECRET_KEY is not the key they were sealed with (a restore, a changed key): set it back. Until then their emails are retried, then fail. To start over instead, remove each domain, add it again and publish its new DKIM record.',
+          );
         }),
     },
     {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -22,7 +23,7 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
   });
@@ -64,6 +65,26 @@ describe('postlane doctor', () => {
     expect(status.domains).toBe('fail');
     expect(byName.domains!.detail).toMatch(/^mail\.example\.org: DKIM \w+/);
     expect(byName.domains!.fix).toContain('postlane domains check');
+  });
+
+  it('names each domain whose DKIM key does not open with POSTLANE_SECRET_KEY, and fails', async () => {
+    const { token, teamId } = await app.createTeamWithKey();
+    const sql = (query: string, params: unknown[]) => app.run(() => app.deps.orm.em.getConnection().execute(query, params));
+    const add = async (name: string) => (await app.request('POST', '/domains', { token, body: { name } })).body.id as string;
+    const [kept, lost] = [await add('kept.example.org'), await add('lost.example.org')];
+    // Sealed under another key, as after a restore onto a machine with a new POSTLANE_SECRET_KEY.
+    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal('-----BEGIN PRIVATE KEY-----', `dkim:${lost}`);
+    await sql('UPDATE domain SET dkim_private_key = ? WHERE id = ?', [foreign, lost]);
+    try {
+      const { code, status, byName } = await doctor({ POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' });
+      expect(code).toBe(1);
+      expect(status.dkim_keys).toBe('fail');
+      expect(byName.dkim_keys!.detail).toContain(`lost.example.org (team ${teamId})`);
+      expect(byName.dkim_keys!.detail).not.toContain('kept.example.org');
+      expect(byName.dkim_keys!.fix).toContain('POSTLANE_SECRET_KEY');
+    } finally {
+      await sql('DELETE FROM domain WHERE id IN (?, ?)', [kept, lost]);
+    }
   });
 
   it('with the database down, says so and skips what needs it', async () => {

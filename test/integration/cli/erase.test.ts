@@ -50,6 +50,26 @@ describe('postlane erase', () => {
     expect(again.stdout).toMatch(/contacts\s+0/);
   });
 
+  it('a dry run over a file counts exactly what the real run then removes', async () => {
+    const { token: other, teamId: otherTeam } = await app.createTeamWithKey();
+    await app.request('POST', '/webhooks', { token: other, body: { endpoint: 'http://127.0.0.1:9/hook', events: ['*'] } });
+    const list = Array.from({ length: 6 }, (_, i) => `Reader.${i}+x@Example.org`);
+    for (const [i, email] of list.entries()) {
+      // Half have contacts (their deletion adds events the dry run must count too), all have mail.
+      if (i % 2 === 0) await app.request('POST', '/contacts', { token: other, body: { email } });
+      await app.request('POST', '/emails', { token: other, body: { from: 'hello@acme.test', to: email, cc: list[(i + 1) % list.length], subject: `Hi ${email}`, html: `<a href="https://x.example/?e=${encodeURIComponent(email)}">x</a>` } });
+    }
+    writeFileSync(join(dir, 'readers.csv'), list.join('\n'));
+    const run = (extra: string[]) => runPostlane(['erase', '--file', join(dir, 'readers.csv'), '--team', otherTeam, '--json', ...extra], { DATABASE_URL: app.databaseUrl });
+    const dry = await run(['--dry-run']);
+    expect(dry.code, dry.output).toBe(0);
+    const real = await run([]);
+    expect(real.code, real.output).toBe(0);
+    expect(JSON.parse(real.stdout).removed).toEqual(JSON.parse(dry.stdout).removed);
+    // contact.created, and the contact.deleted the erasure itself emits and then scrubs.
+    expect(JSON.parse(real.stdout).removed).toMatchObject({ contacts: 3, emails: 6, events: 6 });
+  });
+
   it('refuses anything that is not a bare address, erasing nothing', async () => {
     const result = await erase(['Ann <ann@example.com>', 'not-an-address@']);
     expect(result.code).toBe(1);

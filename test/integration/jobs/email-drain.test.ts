@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event, EmailRecipient, Suppression } from '../../../server/entities/index.js';
-import { deliverDue, drainOutbox } from '../../../server/services/emails/drain-outbox.js';
+import { type EmailProvider, ProviderRegistry } from '../../../server/providers/index.js';
+import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
+import { deliverDue, drainOutbox, releaseExpiredLeases } from '../../../server/services/emails/drain-outbox.js';
 import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
@@ -184,5 +186,101 @@ describe('a claim', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('a poison email', () => {
+  const MAX = () => app.deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
+  const events = (id: string) => app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }));
+
+  it('whose sender domain’s DKIM key no longer opens fails alone: the rest of its batch goes, and it ends failed at its last attempt', async () => {
+    const other = await app.createTeamWithKey('full_access', { verifiedDomains: ['sealed.test'] });
+    // Sealed under another POSTLANE_SECRET_KEY, as after a restore or a changed key.
+    const [domain] = await sql<{ id: string }>(`SELECT id FROM domain WHERE team_id = ? AND name = 'sealed.test'`, [other.teamId]);
+    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal('-----BEGIN PRIVATE KEY-----', `dkim:${domain!.id}`);
+    await sql(`UPDATE domain SET dkim_private_key = ? WHERE id = ?`, [foreign, domain!.id]);
+    const good = await Promise.all(['p1', 'p2', 'p3'].map((name) => send(`${name}@example.com`, 'beside poison')));
+    const res = await app.request('POST', '/emails', { token: other.token, body: { from: 'a@sealed.test', to: 'x@example.com', subject: 'poison', text: 'x' } });
+    const bad = res.body.id as string;
+
+    // One claim holds all four.
+    expect(await app.run(() => deliverDue(app.deps, 'us-east-1', [...good, bad]))).toBe(4);
+    expect(bySubject('beside poison')).toHaveLength(3);
+    for (const id of good) expect(await load(id)).toMatchObject({ status: 'sent', attempts: 1 });
+    // Retried (the key may be restored), without an event.
+    expect(await load(bad)).toMatchObject({ status: 'queued', attempts: 1, lastError: expect.stringContaining('DKIM key of sealed.test cannot be opened') });
+
+    // Claimed at its last attempt, it fails for good, announced with the reason.
+    await sql(`UPDATE email SET send_after = now(), attempts = ? WHERE id = ?`, [MAX() - 1, bad]);
+    await deliver(bad);
+    expect(await load(bad)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: MAX(), leaseExpiresAt: null });
+    const [failed] = await events(bad);
+    expect(failed).toMatchObject({ type: 'email.failed', payload: { email_id: bad, error: expect.stringContaining('DKIM key of sealed.test') } });
+    expect(bySubject('poison')).toHaveLength(0);
+    expect(await deliver(bad)).toBe(0);
+  });
+
+  it('that cannot be built fails alone, for good, at its first attempt', async () => {
+    const good = await Promise.all(['q1', 'q2'].map((name) => send(`${name}@example.com`, 'beside unbuildable')));
+    const broken = await send('q3@example.com', 'unbuildable');
+    await sql(`UPDATE email SET "from" = 'not an address' WHERE id = ?`, [broken]);
+    expect(await app.run(() => deliverDue(app.deps, 'us-east-1', [...good, broken]))).toBe(3);
+    expect(bySubject('beside unbuildable')).toHaveLength(2);
+    expect(await load(broken)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: 1 });
+    const [failed] = await events(broken);
+    expect(failed).toMatchObject({ type: 'email.failed', payload: { error: expect.stringContaining('stored address') } });
+    // The reason is logged: it names no address.
+    expect(failed!.payload.error).not.toContain('not an address');
+  });
+
+  it('that makes the provider throw fails alone, and is tried again', async () => {
+    const relay = app.deps.providers.forRegion('us-east-1');
+    const good = await Promise.all(['t1', 't2'].map((name) => send(`${name}@example.com`, 'beside throwing')));
+    const thrower = await send('t3@example.com', 'throwing');
+    // Only `send`: the drain falls back to it per message, and one of them throws (a bug, say).
+    const flaky: EmailProvider = {
+      type: 'smtp',
+      regions: relay.regions,
+      send: (message, signal) => (message.emailId === thrower ? Promise.reject(new TypeError('cannot read properties of undefined')) : relay.send(message, signal)),
+      setUpDomain: (d) => relay.setUpDomain(d),
+      tearDownDomain: (d) => relay.tearDownDomain(d),
+      verify: () => relay.verify(),
+      close: async () => {},
+    };
+    await app.run(() => deliverDue({ ...app.deps, providers: new ProviderRegistry([flaky]) }, 'us-east-1', [...good, thrower]));
+    expect(bySubject('beside throwing')).toHaveLength(2);
+    for (const id of good) expect(await load(id)).toMatchObject({ status: 'sent' });
+    expect(await load(thrower)).toMatchObject({ status: 'queued', attempts: 1, lastError: 'cannot read properties of undefined' });
+  });
+
+  it('whose lease ran out at its last attempt (its worker died) ends failed instead of being claimed past the cap', async () => {
+    const id = await send(['gasp@example.com', 'gasp2@example.com'], 'last gasp');
+    await sql(`UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = ? WHERE id = ?`, [MAX(), id]);
+    await app.run(() => releaseExpiredLeases(app.deps, 'us-east-1'));
+    expect(await load(id)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: MAX(), leaseExpiresAt: null });
+    expect(await eventTypes(id)).toEqual(['email.failed']);
+    const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }));
+    expect(recipients.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(await deliver(id)).toBe(0);
+    expect((await load(id)).attempts).toBe(MAX());
+  });
+});
+
+describe('an email whose lease ran out', () => {
+  it('can be deleted or canceled; while the lease holds, it cannot', async () => {
+    const [gone, stopped] = await Promise.all([send('stuck1@example.com', 'stuck'), send('stuck2@example.com', 'stuck')]);
+    const both = `{${gone},${stopped}}`;
+    await sql(`UPDATE email SET status = 'sending', attempts = 1, lease_expires_at = now() + interval '1 minute' WHERE id = ANY(?::uuid[])`, [both]);
+    expect((await app.request('DELETE', `/emails/${gone}`, { token })).status).toBe(422);
+    expect((await app.request('POST', `/emails/${stopped}/cancel`, { token })).status).toBe(422);
+
+    await sql(`UPDATE email SET lease_expires_at = now() - interval '1 second' WHERE id = ANY(?::uuid[])`, [both]);
+    expect((await app.request('DELETE', `/emails/${gone}`, { token })).status).toBe(200);
+    expect((await app.request('GET', `/emails/${gone}`, { token })).status).toBe(404);
+    expect((await app.request('POST', `/emails/${stopped}/cancel`, { token })).status).toBe(200);
+    expect(await load(stopped)).toMatchObject({ status: 'canceled', lastEvent: 'canceled', leaseExpiresAt: null });
+    await app.run(() => releaseExpiredLeases(app.deps, 'us-east-1'));
+    expect(await deliver(stopped)).toBe(0);
+    expect(bySubject('stuck')).toHaveLength(0);
   });
 });

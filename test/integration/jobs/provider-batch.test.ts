@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmailProvider, type OutboundMessage, ProviderError, sendBatch } from '../../../server/providers/index.js';
+import { type BatchOutcome, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, sendBatch, Unrecorded } from '../../../server/providers/index.js';
+import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/emails/drain-outbox.js';
+import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -68,8 +70,12 @@ describe('a provider without a batch method', () => {
       if (m.emailId === 'e3') throw new ProviderError('550 no such user', false);
       return { providerMessageId: `p-${m.emailId}`, recipients: [] };
     });
-    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal);
+    const reported: [number, BatchOutcome][] = [];
+    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal, (at, outcome) => void reported.push([at, outcome]));
     expect(most).toBe(8);
+    // Each outcome was reported once, as it came, and is the one returned.
+    expect(reported.map(([at]) => at).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    for (const [at, outcome] of reported) expect(outcome).toBe(outcomes[at]);
     expect(outcomes).toHaveLength(20);
     expect(outcomes[3]).toBeInstanceOf(ProviderError);
     expect(outcomes.filter((o) => !(o instanceof ProviderError)).map((o) => (o as { providerMessageId: string }).providerMessageId)).toEqual(
@@ -90,5 +96,79 @@ describe('a provider without a batch method', () => {
     const skipped = outcomes.filter((o) => o instanceof ProviderError);
     expect(skipped).toHaveLength(19);
     expect(skipped.every((o) => (o as ProviderError).transient)).toBe(true);
+  });
+});
+
+describe('messages taken and not yet recorded', () => {
+  it('never pass their bound, however many lanes send, and each recording lets the next one go', async () => {
+    const unrecorded = new Unrecorded(3, 8);
+    let started = 0;
+    const record: (() => void)[] = [];
+    const run = mapConcurrently(
+      Array.from({ length: 10 }, (_, i) => message(i)),
+      8,
+      async (m) => {
+        started += 1;
+        return { providerMessageId: m.emailId, recipients: [] };
+      },
+      new AbortController().signal,
+      () => new Promise<void>((resolve) => record.push(resolve)),
+      unrecorded,
+    );
+    // Everything here moves in microtasks: by the next macrotask, every lane that can go has gone.
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect(started).toBe(3);
+    record.splice(0, 2).forEach((recorded) => recorded());
+    await settle();
+    expect(started).toBe(5);
+    while (started < 10 || record.length > 0) {
+      record.splice(0).forEach((recorded) => recorded());
+      await settle();
+    }
+    expect(await run).toHaveLength(10);
+  });
+});
+
+describe('the SMTP provider', () => {
+  it('sends a batch over many pooled connections without piling listeners onto the batch’s abort signal', async () => {
+    const sink = await startSmtpSink();
+    const provider = new SmtpProvider({ type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 10, rate_per_second: 10_000 }, 10_000, 'postlane');
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const reported: number[] = [];
+      const outcomes = await sendBatch(provider, Array.from({ length: 60 }, (_, i) => message(i)), AbortSignal.timeout(30_000), (at) => void reported.push(at));
+      expect(outcomes.every((o) => !(o instanceof ProviderError))).toBe(true);
+      expect(reported).toHaveLength(60);
+      expect(sink.received).toHaveLength(60);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      await provider.close();
+      await sink.close();
+    }
+  });
+});
+
+describe('messages with the transport', () => {
+  it('never pass their bound across batches, while outcomes waiting for their commit keep the other places', async () => {
+    const unrecorded = new Unrecorded(10, 2);
+    let inHand = 0;
+    let most = 0;
+    const send = async (m: OutboundMessage) => {
+      inHand += 1;
+      most = Math.max(most, inHand);
+      await new Promise((resolve) => setImmediate(resolve));
+      inHand -= 1;
+      return { providerMessageId: m.emailId, recipients: [] };
+    };
+    const batch = (from: number) =>
+      mapConcurrently(Array.from({ length: 5 }, (_, i) => message(from + i)), 4, send, new AbortController().signal, () => undefined, unrecorded);
+    expect((await Promise.all([batch(0), batch(5)])).flat()).toHaveLength(10);
+    expect(most).toBe(2);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The delivery benchmark's SMTP sink, in a process of its own so receiving mail never shares an
- * event loop with either sender. Accepts everything, keeps how often each Message-ID arrived and
+ * An SMTP sink in a process of its own (the delivery benchmark's, the crash tests'), so receiving
+ * mail never shares an event loop with any sender. Accepts everything, keeps how often each Message-ID arrived and
  * when the last message did. Parent messages: `{ type: 'stats' }` (answered with the figures) and
  * `{ type: 'reset' }`. Prints its port on stdout once listening.
  */

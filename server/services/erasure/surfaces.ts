@@ -1,0 +1,235 @@
+import { type EmbeddedToken, type Encoding, MIME_ENCODINGS, PREFERENCE_TOKEN, TEXT_ENCODINGS } from './address-forms.js';
+
+/**
+ * How a column holds text: `text` is rewritten occurrence by occurrence, `json` string by string
+ * (keys too), `address` and `addresses` (one address, or a list of formatted ones) lose the whole
+ * value or element, display name included.
+ */
+export type ColumnShape = 'text' | 'json' | 'address' | 'addresses';
+
+/**
+ * One stored surface of an address: a table, the columns that can hold one and how they encode
+ * it, and what happens to a row that does. `rewrite` replaces each occurrence with `[erased]`
+ * (`address` columns with `forget`'s value instead); `delete` removes the row, for rows that are
+ * replayed as they are (idempotent answers), binary, or whose only purpose is the address.
+ */
+export interface Surface {
+  kind: string;
+  table: string;
+  /** Unique within the team's rows. */
+  key: string;
+  /** SQL over the table's own columns choosing the team's rows; `:team` is the team. */
+  scope: string;
+  columns: Readonly<Record<string, ColumnShape>>;
+  encodings: readonly Encoding[];
+  /** Tokens in its text that embed an address: replaced by `[erased]` when theirs is erased. */
+  tokens?: readonly EmbeddedToken[];
+  strategy: 'rewrite' | 'delete';
+  /** What an `address` column becomes (null keeps a suppression's hash alone). */
+  forget?: null;
+  /**
+   * Rows derived from rows of an earlier surface that hold the address go too, whatever their own
+   * text shows: this table's `to` column equals that surface's `from` column.
+   */
+  derivedFrom?: { kind: string; from: string; to: string };
+}
+
+const TEAM = 'team_id = :team';
+const TEAM_EMAILS = 'email_id IN (SELECT id FROM email WHERE team_id = :team)';
+
+/**
+ * Every stored surface, in the order they are scrubbed: a derived surface after the one it is
+ * derived from. A new table or text/json column is added here, or to UNSCRUBBED
+ * with the reason; test/integration/http/erasure.test.ts fails until it is one or the other.
+ */
+export const SURFACES = [
+  {
+    kind: 'emails',
+    table: 'email',
+    key: 'id',
+    scope: TEAM,
+    columns: { to: 'addresses', cc: 'addresses', bcc: 'addresses', reply_to: 'addresses', from: 'address', subject: 'text', html: 'text', text: 'text', last_error: 'text', headers: 'json' },
+    encodings: TEXT_ENCODINGS,
+    // {{{UNSUBSCRIBE_URL}}} and List-Unsubscribe are filled in before the email is stored. Tracked
+    // links are signed into the MIME only, which goes whole (captured_message).
+    tokens: [PREFERENCE_TOKEN],
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'recipients',
+    table: 'email_recipient',
+    key: 'id',
+    scope: TEAM_EMAILS,
+    columns: { address: 'address', response: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'attachments',
+    table: 'email_attachment',
+    key: 'id',
+    scope: TEAM_EMAILS,
+    columns: { filename: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // Binary contents cannot be scrubbed: the attachments of mail sent to the address go.
+    strategy: 'delete',
+    derivedFrom: { kind: 'recipients', from: 'email_id', to: 'email_id' },
+  },
+  {
+    kind: 'captured_messages',
+    table: 'captured_message',
+    key: 'id',
+    scope: 'message_id IN (SELECT message_id FROM email WHERE team_id = :team)',
+    columns: { envelope_from: 'address', envelope_to: 'addresses', subject: 'text', raw: 'text' },
+    encodings: MIME_ENCODINGS,
+    // MIME is built from the email row: the message of an email that holds the address goes whole,
+    // which covers its base64 parts and B encoded-words, where no pattern finds it.
+    strategy: 'delete',
+    derivedFrom: { kind: 'emails', from: 'message_id', to: 'message_id' },
+  },
+  { kind: 'events', table: 'event', key: 'id', scope: TEAM, columns: { payload: 'json' }, encodings: TEXT_ENCODINGS, strategy: 'rewrite' },
+  {
+    kind: 'webhook_deliveries',
+    table: 'webhook_delivery',
+    key: 'id',
+    scope: TEAM,
+    // Retries send the stored body, so they carry the scrubbed one from now on.
+    columns: { body: 'text', last_error: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'webhook_attempts',
+    table: 'webhook_attempt',
+    key: 'id',
+    scope: 'delivery_id IN (SELECT id FROM webhook_delivery WHERE team_id = :team)',
+    columns: { response: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'api_logs',
+    table: 'api_log',
+    key: 'id',
+    scope: TEAM,
+    columns: { endpoint: 'text', request_body: 'json', response_body: 'json' },
+    encodings: TEXT_ENCODINGS,
+    // A retrieved email's body carries its unsubscribe link.
+    tokens: [PREFERENCE_TOKEN],
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'idempotency_records',
+    table: 'idempotency_key',
+    key: 'key',
+    scope: TEAM,
+    columns: { key: 'text', response: 'json' },
+    encodings: TEXT_ENCODINGS,
+    // A stored answer is replayed as is, so the key goes rather than replaying a rewritten answer.
+    strategy: 'delete',
+  },
+  {
+    kind: 'tracking_clicks',
+    table: 'tracking_click',
+    key: 'id',
+    scope: TEAM_EMAILS,
+    columns: { link: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // A followed link can carry the address (`?email=`); the rows only serve burst detection, so they go.
+    strategy: 'delete',
+  },
+  {
+    kind: 'suppressions',
+    table: 'suppression',
+    key: 'id',
+    scope: TEAM,
+    columns: { email: 'address', source: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+    // The keyed hash stays, so the address is still recognised as suppressed.
+    forget: null,
+  },
+  {
+    kind: 'contact_mentions',
+    table: 'contact',
+    key: 'id',
+    scope: TEAM,
+    // The address's own contacts are deleted first; this is another contact that mentions it.
+    columns: { first_name: 'text', last_name: 'text', properties: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'broadcasts',
+    table: 'broadcast',
+    key: 'id',
+    scope: TEAM,
+    columns: { from: 'address', reply_to: 'addresses', name: 'text', subject: 'text', preview_text: 'text', html: 'text', text: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'templates',
+    table: 'template',
+    key: 'id',
+    scope: TEAM,
+    columns: { name: 'text', subject: 'text', html: 'text', text: 'text', variables: 'json', published: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  // A filter naming the address stops matching it, as the contact is gone anyway.
+  { kind: 'segments', table: 'segment', key: 'id', scope: TEAM, columns: { name: 'text', filter: 'json' }, encodings: TEXT_ENCODINGS, strategy: 'rewrite' },
+] as const satisfies readonly Surface[];
+
+export type SurfaceKind = (typeof SURFACES)[number]['kind'];
+
+/**
+ * Text and json columns no surface scrubs, by `table.column` (or `table.*`), and why. Nothing else
+ * may be left out.
+ */
+export const UNSCRUBBED: Readonly<Record<string, string>> = {
+  'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
+  'erasure_request.email': 'set to [erased] when the request completes',
+  'erasure_request.receipt': 'counts per kind',
+  'email.tags': 'tag names and values are ASCII letters, digits, _ and - only',
+  'email.message_id': 'generated',
+  'email.provider_message_id': 'the relay’s id',
+  'email.region': 'a region name',
+  'email.status': 'a state',
+  'email.last_event': 'an event name',
+  'email_attachment.content_type': 'a MIME type',
+  'captured_message.message_id': 'generated',
+  'captured_message.region': 'a region name',
+  'email_recipient.kind': 'to, cc or bcc',
+  'email_recipient.status': 'a state',
+  'event.type': 'an event name',
+  'webhook_delivery.message_id': 'generated',
+  'webhook_delivery.status': 'a state',
+  'webhook_delivery.type': 'an event name',
+  'webhook_attempt.error_class': 'an error class',
+  'api_log.method': 'an HTTP method',
+  'api_log.user_agent': 'the client library',
+  'idempotency_key.state': 'a state',
+  'tracking_click.ip_address': 'an IP address',
+  'tracking_click.user_agent': 'the reader’s browser',
+  'tracking_click.outcome': 'a state',
+  'tracking_click.previous_last_event': 'an event name',
+  'suppression.origin': 'a reason',
+  'broadcast.region': 'a region name',
+  'broadcast.status': 'a state',
+  'template.alias': 'a slug the team chose',
+  'team.*': 'team settings, and the team’s own operators (not recipients)',
+  'agenda_jobs.*': 'job rows hold ids only',
+  'api_key.*': 'key names and hints',
+  'contact_property.*': 'the team’s property definitions',
+  'contact_topic.*': 'choices, keyed by contact id',
+  'domain.*': 'the team’s sending domains',
+  'mikro_orm_migrations.*': 'migration names',
+  'quota_notice.*': 'event names',
+  'deliverability_day.*': 'counts per team, region and day',
+  'deliverability_episode.*': 'metric names and times',
+  'region_broadcast_pause.*': 'region and metric names',
+  'webhook_endpoint.*': 'the team’s endpoint URLs and sealed secrets',
+  'topic.*': 'the team’s topics',
+  'ingested_notification.*': 'SNS message ids and topic ARNs, no notification content',
+};
