@@ -107,7 +107,7 @@ interface SinkStats {
 }
 
 async function startSink() {
-  const child: ChildProcess = fork(fileURLToPath(new URL('../bench/smtp-sink-process.ts', import.meta.url)), [], {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });

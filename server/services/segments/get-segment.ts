@@ -3,7 +3,7 @@ import { type ISegment, Segment } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
 import { sqlQuery } from '../../db/query.js';
 import { loadAudienceCatalog } from '../contacts/audience-catalog.js';
-import { segmentMembership } from './segment-filter.js';
+import { segmentCount } from './segment-filter.js';
 
 /** 404 unless the team has this segment; another team's id reads exactly like a missing one. */
 export async function requireSegment(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<ISegment> {
@@ -12,10 +12,10 @@ export async function requireSegment(deps: Pick<Deps, 'orm'>, teamId: string, id
   return segment;
 }
 
-/** A segment with the number of contacts in it now, counted in SQL. */
+/** A segment with the number of contacts in it now, counted exactly in SQL. */
 export async function getSegment(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<{ segment: ISegment; contactCount: number }> {
   const segment = await requireSegment(deps, teamId, id);
-  const membership = segmentMembership(segment, await loadAudienceCatalog(deps.orm.em, teamId, { segments: false }));
-  const [row] = await sqlQuery<{ n: string }>(deps.orm.em, `SELECT count(*) AS n FROM contact c WHERE c.team_id = ? AND ${membership.sql}`, [teamId, ...membership.bindings]);
+  const count = segmentCount(segment, await loadAudienceCatalog(deps.orm.em, teamId, { segments: false }), teamId);
+  const [row] = await sqlQuery<{ n: string }>(deps.orm.em, count.sql, count.bindings);
   return { segment, contactCount: Number(row!.n) };
 }

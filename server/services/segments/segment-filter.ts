@@ -123,17 +123,55 @@ function compileCondition(condition: SegmentCondition, catalog: AudienceCatalog)
   }
 }
 
+/** A segment's static members, as a predicate over `contact c`. */
+const staticMembers = (segment: { id: string }): SqlFragment => ({ sql: 'c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = ?)', bindings: [segment.id] });
+
+/** The filter's conditions as one predicate over `contact c`, or null when it has none. */
+function filterPredicate(filter: SegmentFilter, catalog: AudienceCatalog): SqlFragment | null {
+  if (!filter.conditions.length) return null;
+  const parts = filter.conditions.map((condition) => compileCondition(condition, catalog));
+  const joiner = filter.match === 'any' ? ' OR ' : ' AND ';
+  return { sql: `(${parts.map((p) => `(${p.sql})`).join(joiner)})`, bindings: parts.flatMap((p) => p.bindings) };
+}
+
 /**
  * Who belongs to a segment, as a predicate over `contact c`: its static members, plus everyone its
  * filter matches when the filter has conditions (no conditions: static members only).
  */
 export function segmentMembership(segment: { id: string; filter: SegmentFilter }, catalog: AudienceCatalog): SqlFragment {
-  const members: SqlFragment = { sql: 'c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = ?)', bindings: [segment.id] };
-  if (!segment.filter.conditions.length) return members;
-  const parts = segment.filter.conditions.map((condition) => compileCondition(condition, catalog));
-  const joiner = segment.filter.match === 'any' ? ' OR ' : ' AND ';
+  const members = staticMembers(segment);
+  const filter = filterPredicate(segment.filter, catalog);
+  if (!filter) return members;
+  return { sql: `(${members.sql} OR ${filter.sql})`, bindings: [...members.bindings, ...filter.bindings] };
+}
+
+/**
+ * The number of the team's contacts in a segment, as one SQL statement answering `n`. A filter
+ * made of string-property `eq` conditions (one, or any number under `match: any`) is counted from
+ * `contact_property_term` (an index-only scan of the matching values, see its migration) plus the
+ * static members it does not match; when a condition's fallback equals its value, every contact
+ * without the property matches too, and the count scans the team's contacts as any other filter.
+ */
+export function segmentCount(segment: { id: string; filter: SegmentFilter }, catalog: AudienceCatalog, teamId: string): SqlFragment {
+  const membership = segmentMembership(segment, catalog);
+  const scan: SqlFragment = { sql: `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${membership.sql})`, bindings: [teamId, ...membership.bindings] };
+  const { conditions, match } = segment.filter;
+  // A condition that no longer fits the catalog matches nobody (compileCondition): left to the scan.
+  const termed = conditions.length > 0 && (conditions.length === 1 || match === 'any') && conditions.every((condition) => condition.op === 'eq' && condition.field.startsWith('properties.') && fieldKind(condition.field, catalog) === 'text' && !checkCondition(condition, catalog));
+  if (!termed) return { sql: `SELECT ${scan.sql} AS n`, bindings: scan.bindings };
+  const terms = conditions.map((condition) => {
+    const key = condition.field.slice('properties.'.length);
+    return { key, value: String(condition.value), fallback: catalog.properties.get(key)!.fallbackValue };
+  });
+  const fallbackMatches: SqlFragment = { sql: terms.map(() => "lower(COALESCE(?::text, '')) = lower(?::text)").join(' OR '), bindings: terms.flatMap((t) => [t.fallback, t.value]) };
+  const termList: SqlFragment = { sql: terms.map(() => 'contact_property_term(?::uuid, ?::text, ?::text)').join(', '), bindings: terms.flatMap((t) => [teamId, t.key, t.value]) };
+  // A contact matching several `any` conditions holds several of the terms.
+  const matched = `(SELECT count(${terms.length > 1 ? 'DISTINCT contact_id' : '*'}) FROM contact_property_term WHERE term IN (${termList.sql}))`;
+  const members = staticMembers(segment);
+  const filter = filterPredicate(segment.filter, catalog)!;
+  const unmatchedMembers = `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${members.sql} AND ${filter.sql} IS NOT TRUE)`;
   return {
-    sql: `(${members.sql} OR (${parts.map((p) => `(${p.sql})`).join(joiner)}))`,
-    bindings: [...members.bindings, ...parts.flatMap((p) => p.bindings)],
+    sql: `SELECT CASE WHEN ${fallbackMatches.sql} THEN ${scan.sql} ELSE ${matched} + ${unmatchedMembers} END AS n`,
+    bindings: [...fallbackMatches.bindings, ...scan.bindings, ...termList.bindings, teamId, ...members.bindings, ...filter.bindings],
   };
 }

@@ -48,6 +48,10 @@ describe('segment filters, evaluated in SQL', () => {
     [all({ field: 'created_at', op: 'lt', value: '2000-01-01T00:00:00Z' }), []],
     [all({ field: 'properties.plan', op: 'eq', value: 'free' }), ['bob', 'cy']],
     [all({ field: 'properties.plan', op: 'exists' }), ['ann']],
+    // Counted from contact_property_term: case-insensitive, and one contact matching twice counts once.
+    [all({ field: 'properties.plan', op: 'eq', value: 'PRO' }), ['ann']],
+    [{ match: 'any', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { field: 'properties.plan', op: 'eq', value: 'Pro' }, { field: 'properties.plan', op: 'eq', value: 'gold' }] }, ['ann']],
+    [{ match: 'any', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { field: 'properties.plan', op: 'eq', value: 'FREE' }] }, ['ann', 'bob', 'cy']],
     [all({ field: 'properties.seats', op: 'gte', value: 2 }), ['ann', 'bob']],
     [all({ field: 'properties.seats', op: 'gt', value: '5' }), ['ann']],
     [all({ field: `topics.${'TOPIC'}`, op: 'eq', value: 'opt_in' }), ['ann', 'cy']],
@@ -102,6 +106,37 @@ describe('segments', () => {
     expect((await app.request('GET', '/segments', { token })).body.data.some((s: { id: string }) => s.id === id)).toBe(true);
     expect((await app.request('DELETE', `/segments/${id}`, { token })).body).toEqual({ object: 'segment', id, deleted: true });
     expect((await app.request('GET', `/segments/${id}`, { token })).status).toBe(404);
+  });
+
+  it('keeps a property count exact through contact writes, static members and other teams', async () => {
+    const { token: own } = await app.createTeamWithKey();
+    const { token: other } = await app.createTeamWithKey();
+    for (const t of [own, other]) await app.request('POST', '/contact-properties', { token: t, body: { key: 'tier', type: 'string', fallback_value: 'basic' } });
+    await app.request('POST', '/contacts/batch', { token: other, body: [{ email: 'o@x.test', properties: { tier: 'gold' } }] });
+    await app.request('POST', '/contacts/batch', {
+      token: own,
+      body: [{ email: 'a@x.test', properties: { tier: 'Gold' } }, { email: 'b@x.test', properties: { tier: 'gold' } }, { email: 'c@x.test' }, { email: 'd@x.test', properties: { tier: 'silver' } }],
+    });
+    const id = (await app.request('POST', '/segments', { token: own, body: { name: 'gold', filter: all({ field: 'properties.tier', op: 'eq', value: 'gold' }) } })).body.id;
+    const count = async () => (await app.request('GET', `/segments/${id}`, { token: own })).body.contact_count;
+    expect(await count()).toBe(2);
+
+    await app.request('POST', `/contacts/c@x.test/segments/${id}`, { token: own, rawBody: '' });
+    await app.request('POST', `/contacts/a@x.test/segments/${id}`, { token: own, rawBody: '' });
+    expect(await count()).toBe(3);
+    await app.request('PATCH', '/contacts/d@x.test', { token: own, body: { properties: { tier: 'GOLD' } } });
+    expect(await count()).toBe(4);
+    await app.request('PATCH', '/contacts/b@x.test', { token: own, body: { properties: { tier: 'silver' } } });
+    await app.request('DELETE', '/contacts/a@x.test', { token: own });
+    expect(await count()).toBe(2);
+    // The fallback equals the value: every contact without a tier matches.
+    await app.request('PATCH', `/segments/${id}`, { token: own, body: { filter: all({ field: 'properties.tier', op: 'eq', value: 'BASIC' }) } });
+    expect(await count()).toBe(1);
+    await app.request('PATCH', `/segments/${id}`, { token: own, body: { filter: all({ field: 'properties.tier', op: 'eq', value: 'gold' }) } });
+    const property = (await app.request('GET', '/contact-properties', { token: own })).body.data.find((p: { key: string }) => p.key === 'tier');
+    await app.request('DELETE', `/contact-properties/${property.id}`, { token: own });
+    await app.request('POST', '/contact-properties', { token: own, body: { key: 'tier', type: 'string' } });
+    expect(await count()).toBe(1);
   });
 
   it("hides another team's segments", async () => {

@@ -47,7 +47,7 @@ describe('normalizeDomainName', () => {
 describe('DNS settings', () => {
   const base = { POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' };
   it('default to the system resolver, and take a list of servers with ports', () => {
-    expect(loadConfig(base)).toMatchObject({ POSTLANE_DNS_SERVERS: [], POSTLANE_DNS_TIMEOUT_MS: 5000, POSTLANE_DKIM_SELECTOR: 'postlane', POSTLANE_TRACKING_CNAME_TARGET: 'localhost' });
+    expect(loadConfig(base)).toMatchObject({ POSTLANE_DNS_SERVERS: [], POSTLANE_DNS_TIMEOUT_MS: 5000, POSTLANE_DKIM_SELECTOR: 'postlane', POSTLANE_TRACKING_CNAME_TARGET: '127.0.0.1' });
     expect(loadConfig({ ...base, POSTLANE_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,9.9.9.9' }).POSTLANE_DNS_SERVERS).toEqual(['127.0.0.1:5353', '[::1]:53', '9.9.9.9']);
     expect(() => loadConfig({ ...base, POSTLANE_DNS_SERVERS: 'dns.example' })).toThrow(/POSTLANE_DNS_SERVERS/);
   });
