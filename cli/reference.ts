@@ -64,6 +64,16 @@ export function cliReference(program: Command): string {
     '',
     'Failures exit 1 with a message on stderr; progress is drawn on stderr and data goes to stdout.',
     '',
+    // Facts that hold across commands, so no single command's help can carry them.
+    '`--team` takes a team\'s id or its name (when no other team has that name). Without it, a command that names a',
+    'domain, an API key or a webhook acts for the team that owns it; any other command acts for the only team, and',
+    'asks for `--team` once there are several. `teams show`, `unpause` and `update` take the same id or name as',
+    'their argument.',
+    '',
+    'Tables fit the terminal\'s width (long cells wrap inside their column); piped, each row stays on one line.',
+    'A user whose own config file does not exist reads `/etc/postlane/config.json`; when that file is not readable',
+    'to them, the command says so (run it with `sudo`, or as the `postlane` user).',
+    '',
     ...(program.commands as Command[]).flatMap((command) => commandSection(command, [])),
   ].join('\n');
 }

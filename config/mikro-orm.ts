@@ -40,7 +40,7 @@ export function mikroOrmConfig(config: Config, overrides: Partial<Options> = {})
     migrations: {
       tableName: 'mikro_orm_migrations',
       migrationsList,
-      // Used only when generating a new migration from the entities (see README, "Development").
+      // Used only when generating a new migration from the entities (see docs/development.md).
       path: migrationsDir(''),
       transactional: true,
       allOrNothing: true,

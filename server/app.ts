@@ -6,6 +6,7 @@ import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
 import { createTrackingRouter } from './http/ingest/tracking.routes.js';
 import { apiReference } from './http/middleware/api-reference.js';
 import { errorHandler } from './http/middleware/error-handler.js';
+import { guidePages } from './http/middleware/guide-pages.js';
 import { logRequests } from './http/middleware/log-requests.js';
 import { metricsEndpoint } from './http/middleware/metrics-endpoint.js';
 import { normalizePath } from './http/middleware/normalize-path.js';
@@ -30,6 +31,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(errorHandler(deps.logger));
   app.use(metricsEndpoint(deps.metrics, deps.config));
   app.use(apiReference());
+  app.use(guidePages());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
   app.use(router.routes());

@@ -18,7 +18,7 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('list')
-    .description('list the active API keys of a team')
+    .description('list the active API keys of a team (a hint of each token, never the token)')
     .addOption(teamOption())
     .addOption(limitOption(100))
     .action(action('list'));

@@ -19,7 +19,7 @@ export function registerTeams(program: Command): void {
 
   teams
     .command('create')
-    .description('create a team')
+    .description("create a team; its owners get Postlane's notices (failing or disabled webhooks, backlogs)")
     .requiredOption('--name <name>', 'the team name')
     .option('--owner <email>', 'an owner address (repeat for more)', collectOwner, [])
     .addOption(planOption())
@@ -27,12 +27,12 @@ export function registerTeams(program: Command): void {
 
   teams
     .command('list')
-    .description('list every team')
+    .description('list every team with its plan and owners')
     .action(action('list'));
 
   teams
     .command('show')
-    .description("a team's owners, plan, keys, domains, contacts, today's mail, and its bounce and complaint rates")
+    .description("a team's owners, plan, keys, domains, contacts, today's mail, its bounce and complaint rates against their lines, its sending pause and episodes")
     .argument('[team]', 'team id or name (default: the only team)')
     .action(action('show'));
 

@@ -7,7 +7,7 @@ const action = actionsFrom(() => import('../actions/usage.js'));
 export function registerUsage(program: Command): void {
   program
     .command('usage')
-    .description("a team's plan, today's and this period's mail, and a chart of the last days")
+    .description("a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted, delivered, bounced and complained mail")
     .addOption(teamOption())
     .addOption(new Option('--days <n>', 'how many days to chart, today included').default(14).argParser((value) => {
       const days = Number(value);

@@ -19,14 +19,14 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('list')
-    .description('list the webhook endpoints of a team')
+    .description('list the webhook endpoints of a team with their status and exhausted deliveries in a row (never their secrets)')
     .addOption(teamOption())
     .addOption(limitOption(100))
     .action(action('list'));
 
   webhooks
     .command('rotate')
-    .description('rotate the signing secret of an endpoint; the new secret is shown once')
+    .description('rotate the signing secret of an endpoint; the new secret is shown once, in a card with the endpoint and when the old secret stops signing')
     .argument('<id>', 'webhook id')
     .addOption(overlapOption())
     .addOption(
@@ -47,7 +47,7 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('deliveries')
-    .description("list an endpoint's recent deliveries, newest first")
+    .description("list an endpoint's recent deliveries, newest first: type, status, attempts, last answer, next attempt")
     .argument('<id>', 'webhook id')
     .addOption(teamOption())
     .addOption(limitOption(20))

@@ -2,7 +2,7 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { baseProperties, timestamp } from './base.js';
 import { Team } from './team.entity.js';
 
-/** Resend's domain statuses that Postlane reaches (see README "Sending domains" for when). */
+/** Resend's domain statuses that Postlane reaches (see docs/domains.md for when). */
 export const DOMAIN_STATUSES = ['pending', 'verified', 'partially_verified', 'failed', 'temporary_failure'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 

@@ -5,7 +5,7 @@ import { TEST_SECRET_KEY } from './secrets.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
-/** The Node flags the installed service starts with (README "Memory"): benchmarks run the service as installed. */
+/** The Node flags the installed service starts with (docs/operations.md, "Memory"): benchmarks run the service as installed. */
 export { SERVICE_NODE_FLAGS } from '../../cli/services/service.js';
 
 export interface PostlaneProcess {

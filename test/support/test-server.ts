@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { aptInstall, TestSetupError } from './os-tools.js';
 
-/** The development machines' server: trust auth on loopback (README "Development"). */
+/** The development machines' server: trust auth on loopback (docs/development.md). */
 const TRUST_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestServer {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Middleware } from 'koa';
+import { GUIDE_LINKS } from './guide-pages.js';
 
 const ASSETS_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -15,6 +16,7 @@ const PAGE = `<!doctype html>
 <link rel="stylesheet" href="/docs/swagger-ui.css">
 </head>
 <body>
+<nav style="font: 14px/1.6 sans-serif; padding: 0.5rem 1.25rem; border-bottom: 1px solid #ddd">Guides: ${GUIDE_LINKS}</nav>
 <div id="reference"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>

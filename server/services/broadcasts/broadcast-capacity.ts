@@ -23,7 +23,7 @@ export function regionRate(config: Deps['config'], region: string): number {
 }
 
 /**
- * When the last email of a broadcast should go out. The model (README "Broadcasts"):
+ * When the last email of a broadcast should go out. The model (docs/templates.md, "Broadcasts"):
  *
  * - the region sends at its provider's `rate_per_second`, one broadcast at a time, oldest first,
  *   so the contacts still owed by broadcasts ahead in the region delay the start;

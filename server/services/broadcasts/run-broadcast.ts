@@ -222,7 +222,7 @@ export async function cancelWaiting(deps: Pick<Deps, 'orm' | 'clock'>, broadcast
  * Renders, admits and writes a batch's contacts slice by slice, in the batch's transaction, with
  * paced send times running on across slices. Only one slice of rendered emails (and its JSON) is
  * alive at a time: whole batches of them outlived several young-generation collections while
- * their statement ran, were promoted, and grew the worker's heap (README "Benchmarks").
+ * their statement ran, were promoted, and grew the worker's heap (docs/benchmarks.md).
  */
 async function sliceWriter(deps: Deps, broadcast: IBroadcast, admit: (count: number) => Promise<Date | null>, slotStart: Date, pace: number) {
   const renderer = await broadcastRenderer(deps, broadcast);

@@ -30,7 +30,7 @@ async function assertReferences(deps: Pick<Deps, 'orm'>, teamId: string, fields:
 }
 
 /**
- * The `from` rule of POST /emails (README "Sending domains"), same refusals: a verified domain of
+ * The `from` rule of POST /emails (docs/domains.md), same refusals: a verified domain of
  * the team (or the capture sandbox), and a domain-limited key only its domain. Answers the region
  * the broadcast's emails go out in: its `from` domain's.
  */

@@ -53,7 +53,7 @@ describe('postlane CLI', () => {
     expect(keys).toHaveLength(1);
   });
 
-  // Every list (and JSON) setting the README documents, in each form a config file may hold it.
+  // Every list (and JSON) setting docs/ documents, in each form a config file may hold it.
   const ARN = 'arn:aws:sns:us-east-1:123456789012:ses-events';
   const PROVIDERS = [{ type: 'capture', regions: ['us-east-1'] }];
   const PLANS = { free: { quota: 'daily', emails_per_day: 5, domains: 1, contacts: 10 } };

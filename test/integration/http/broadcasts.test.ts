@@ -292,7 +292,7 @@ describe('provider throttling', () => {
       env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], rate_per_second: 4 }]), POSTLANE_BROADCAST_BATCH_SIZE: '200' },
     });
     try {
-      // A relay sends from verified domains only (README "Sending domains").
+      // A relay sends from verified domains only (docs/domains.md).
       const auth = await throttled.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
       const segmentId = await bulkSegment(throttled, auth, 400, 'throttle');
       const created = await throttled.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });

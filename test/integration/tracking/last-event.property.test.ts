@@ -29,7 +29,7 @@ const sequences = (length: number): Op[][] =>
       });
 
 /**
- * What the README promises, all requests being within one second of each other: the click that
+ * What docs/deliverability.md promises, all requests being within one second of each other: the click that
  * completes the burst (the third distinct link) and every click after it are a scanner's, and the
  * clicks before it are retracted; opens from the pixel stand. `last_event` is the newest standing
  * event, else what stood before (`sent`); an open stands when the pixel or a standing click brought one.
