@@ -11,11 +11,7 @@
  * `--cpu-prof DIR` writes a V8 CPU profile of each Postlane process into DIR (open it in Chrome's
  * DevTools or speedscope) to see where the time goes. Run `npm run build` first.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
 import autocannon from 'autocannon';
@@ -36,6 +32,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { type PostlaneProcess, SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { type SinkStats, startSmtpSinkProcess } from '../support/smtp-sink-client.js';
 
 const TARGET_EMAILS_PER_SECOND = 800;
 const TARGET_RATIO = 0.6;
@@ -64,33 +61,12 @@ const HTML = `<p>Hello,</p><p>${'Here is what happened this month. '.repeat(20)}
 const TEXT = 'Hello,\n\nHere is what happened this month.\n';
 
 // --- The sink, in its own process ---------------------------------------------------------------
-interface SinkStats {
-  received: number;
-  distinct: number;
-  duplicates: number;
-  lastAt: number;
-  ids: string[];
-}
-const sink: ChildProcess = fork(fileURLToPath(new URL('../support/smtp-sink-process.ts', import.meta.url)), [], {
-  execArgv: ['--import', 'tsx'],
-  stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-});
-const [portLine] = (await once(createInterface({ input: sink.stdout! }), 'line')) as [string];
-const sinkPort = Number(portLine);
-const ask = <T>(type: 'stats' | 'reset') =>
-  new Promise<T>((resolve) => {
-    const answer = (message: { type: string }) => {
-      if (message.type !== type) return;
-      sink.off('message', answer);
-      resolve(message as T);
-    };
-    sink.on('message', answer);
-    sink.send({ type });
-  });
+const sink = await startSmtpSinkProcess();
+const sinkPort = sink.port;
 /** Waits until `count` messages have arrived (or the timeout), polling the sink. */
 async function arrived(count: number, deadline: number): Promise<SinkStats> {
   for (;;) {
-    const stats = await ask<SinkStats>('stats');
+    const stats = await sink.stats();
     if (stats.received >= count || Date.now() > deadline) return stats;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -122,7 +98,7 @@ try {
     });
 
     const baseline = async (label: string) => {
-      await ask('reset');
+      await sink.reset();
       const transport = nodemailer.createTransport({
         pool: true,
         host: '127.0.0.1',
@@ -174,7 +150,7 @@ try {
     await Promise.all([api.waitForOutput(/postlane started/, 60_000), worker.waitForOutput(/postlane started/, 60_000)]);
     const apiUrl = /"url":"(http:[^"]+)"/.exec(api.output())![1]!;
 
-    await ask('reset');
+    await sink.reset();
     progress(`postlane: ${EMAILS} POST /emails at ${args.connections} connections, delivered through the worker…`);
     const started = Date.now();
     const posted = await autocannon({
@@ -263,6 +239,6 @@ try {
     proc.child.kill('SIGTERM');
     await proc.exited;
   }
-  sink.disconnect();
+  sink.close();
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }

@@ -7,13 +7,10 @@
  * arrived: lost, duplicated (blamed on the first fault after a copy's first arrival), and whether the
  * processes that were not killed survived.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { RequestContext } from '@mikro-orm/core';
 import pg from 'pg';
 import { loadConfig } from '../../config/index.js';
@@ -28,6 +25,7 @@ import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { type PostlaneProcess, spawnPostlane } from './postlane-process.js';
 import { TEST_SECRET_KEY } from './secrets.js';
+import { startSmtpSinkProcess } from './smtp-sink-client.js';
 import { createThrowawayCluster, freePort } from './throwaway-cluster.js';
 
 /** The pool the benchmark's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
@@ -101,34 +99,6 @@ function random(seed: number) {
   };
 }
 
-interface SinkStats {
-  received: number;
-  distinct: number;
-  duplicates: number;
-  duplicated: { id: string; copies: number; firstAt: number }[];
-  lastAt: number;
-  ids: string[];
-}
-
-async function startSink() {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const [portLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  const stats = () =>
-    new Promise<SinkStats>((resolve) => {
-      const answer = (message: { type: string }) => {
-        if (message.type !== 'stats') return;
-        child.off('message', answer);
-        resolve(message as unknown as SinkStats);
-      };
-      child.on('message', answer);
-      child.send({ type: 'stats' });
-    });
-  return { port: Number(portLine), stats, close: () => child.disconnect() };
-}
-
 /** Counts each webhook message id (`webhook-id`) it receives; answers 200. */
 async function startReceiver() {
   const seen = new Map<string, number>();
@@ -182,7 +152,7 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
     for (const closer of closers.reverse()) await closer();
   };
   try {
-    const sink = await startSink();
+    const sink = await startSmtpSinkProcess();
     closers.push(sink.close);
     const receiver = await startReceiver();
     closers.push(receiver.close);

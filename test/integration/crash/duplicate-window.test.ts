@@ -1,12 +1,9 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNRECORDED_PER_CONNECTION } from '../../../server/providers/smtp.provider.js';
 import { queryDatabase } from '../../support/db.js';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
+import { startSmtpSinkProcess } from '../../support/smtp-sink-client.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 /**
@@ -20,25 +17,8 @@ const KILLS = 2;
 
 let app: TestApp;
 let token: string;
-let sink: ChildProcess;
+let sink: Awaited<ReturnType<typeof startSmtpSinkProcess>>;
 let sinkUrl: string;
-
-interface SinkStats {
-  received: number;
-  distinct: number;
-  duplicates: number;
-  ids: string[];
-}
-const sinkStats = () =>
-  new Promise<SinkStats>((resolve) => {
-    const answer = (message: { type: string }) => {
-      if (message.type !== 'stats') return;
-      sink.off('message', answer);
-      resolve(message as unknown as SinkStats);
-    };
-    sink.on('message', answer);
-    sink.send({ type: 'stats' });
-  });
 
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -104,16 +84,15 @@ async function killWorkersMidDelivery(env: Record<string, string>, subject: stri
 }
 
 beforeAll(async () => {
-  sink = fork(fileURLToPath(new URL('../../support/smtp-sink-process.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const [port] = (await once(createInterface({ input: sink.stdout! }), 'line')) as [string];
-  sinkUrl = `smtp://127.0.0.1:${port}`;
+  sink = await startSmtpSinkProcess();
+  sinkUrl = `smtp://127.0.0.1:${sink.port}`;
   // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
   app = await startTestApp({ jobs: 'agenda' });
   ({ token } = await app.createTeamWithKey());
 });
 afterAll(async () => {
   await app.close();
-  sink.kill();
+  sink.close();
 });
 
 describe('a worker SIGKILLed mid-delivery', () => {
@@ -121,11 +100,11 @@ describe('a worker SIGKILLed mid-delivery', () => {
     const ids = await post('window smtp');
     // Batches of 50 finish inside the send timeout even on a busy machine (a batch that does not is retried in 30 s).
     const env = { ...workerEnv([{ type: 'smtp', url: sinkUrl, regions: ['us-east-1'], max_connections: CONNECTIONS, rate_per_second: 10_000 }]), POSTLANE_SEND_BATCH_SIZE: '50' };
-    const atKill = await killWorkersMidDelivery(env, 'window smtp', async () => (await sinkStats()).received);
+    const atKill = await killWorkersMidDelivery(env, 'window smtp', async () => (await sink.stats()).received);
     // Each kill came mid-delivery, not after it.
     expect(atKill.every((n) => n < EMAILS)).toBe(true);
 
-    const stats = await sinkStats();
+    const stats = await sink.stats();
     expect([...stats.ids].sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
     expect(stats.duplicates).toBeLessThanOrEqual(KILLS * CONNECTIONS * UNRECORDED_PER_CONNECTION);
   }, 240_000);

@@ -1,0 +1,39 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** What the sink process answers to `stats` (smtp-sink-process.ts). */
+export interface SinkStats {
+  received: number;
+  distinct: number;
+  duplicates: number;
+  duplicated: { id: string; copies: number; firstAt: number }[];
+  lastAt: number;
+  ids: string[];
+}
+
+/** Starts the SMTP sink in a process of its own and waits for its port; `stats` and `reset` ask it over IPC. */
+export async function startSmtpSinkProcess() {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const [portLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const ask = <T>(type: 'stats' | 'reset') =>
+    new Promise<T>((resolve) => {
+      const answer = (message: { type: string }) => {
+        if (message.type !== type) return;
+        child.off('message', answer);
+        resolve(message as T);
+      };
+      child.on('message', answer);
+      child.send({ type });
+    });
+  return {
+    port: Number(portLine),
+    stats: () => ask<SinkStats>('stats'),
+    reset: () => ask<void>('reset'),
+    close: () => child.disconnect(),
+  };
+}
