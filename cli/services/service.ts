@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { configFilePath } from '../../config/index.js';
 
 /**
- * The Node flags every `postlane serve` of the appliance starts with (README "Memory"): V8 otherwise
+ * The Node flags every `postlane serve` of the appliance starts with (docs/operations.md, "Memory"): V8 otherwise
  * lets a busy process grow to four times what it keeps alive before it collects.
  */
 export const SERVICE_NODE_FLAGS = ['--max-old-space-size=1536'];

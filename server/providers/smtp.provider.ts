@@ -9,7 +9,7 @@ type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 /**
  * The duplicate window after a crash, per pooled connection: its message in an SMTP transaction,
  * one queued for it, and three sent in the last few milliseconds whose outcome is still being
- * written (README "Delivery guarantees": 25 with the default 5 connections).
+ * written (docs/guarantees.md: 25 with the default 5 connections).
  */
 export const UNRECORDED_PER_CONNECTION = 5;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fresh-box test (README "Development"): in a clean Debian 12 root (debootstrap minbase plus
+# The fresh-box test (docs/development.md): in a clean Debian 12 root (debootstrap minbase plus
 # ca-certificates, and this machine's Node.js), clones the current commit and runs the README's two
 # commands as written, as root; then re-runs install.sh after a config-only change. Reports each
 # command's exit status and duration, /health, the service's user and the test totals.

@@ -12,7 +12,7 @@ declare module 'vitest' {
 }
 
 /**
- * Makes the run self-sufficient (README "Development"): the OS tools the tests drive, a PostgreSQL
+ * Makes the run self-sufficient (docs/development.md): the OS tools the tests drive, a PostgreSQL
  * server, and one migrated database per run that every test file clones its own copy from.
  */
 export default async function setup(project: TestProject) {
