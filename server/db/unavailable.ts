@@ -17,6 +17,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return UNAVAILABLE_MESSAGES.test(err.message);
 }
 
+/** Only the reason: knex prefixes the SQL, bound values (addresses) included, even to connection errors. */
+export const outageReason = (err: unknown) => errorFields(err).message.split(' - ').at(-1);
+
 /** The wait between tries while the database is away: 1 s, doubling, at most 30 s. */
 export const outageBackoffMs = (attempt: number) => Math.min(1_000 * 2 ** attempt, 30_000);
 
@@ -38,8 +41,7 @@ export async function retryWhileUnavailable<T>(work: () => Promise<T>, { logger,
       if (!isDatabaseUnavailable(err) || (err as { code?: string }).code === '57014' || signal?.aborted) throw err;
       if (since === null) {
         since = Date.now();
-        // Only the reason: knex prefixes the SQL, bound values (addresses) included, even to connection errors.
-        logger.warn({ what, err: errorFields(err).message.split(' - ').at(-1) }, 'database unavailable; waiting for it');
+        logger.warn({ what, err: outageReason(err) }, 'database unavailable; waiting for it');
       }
       await sleep(outageBackoffMs(attempt), undefined, { signal }).catch(() => {});
     }

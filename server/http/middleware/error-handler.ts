@@ -1,6 +1,6 @@
 import { NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Middleware } from 'koa';
-import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { isDatabaseUnavailable, outageReason, throttledErrorLog } from '../../db/unavailable.js';
 import { errorFields, type Logger } from '../../logger.js';
 import { ApiError, applicationError, conflict, methodNotAllowed, routeNotFound, serviceUnavailable, validationError } from '../../errors.js';
 import type { AppState } from '../route.js';
@@ -28,6 +28,8 @@ export function toApiError(err: HttpishError): ApiError {
 }
 
 export function errorHandler(logger: Logger): Middleware<AppState> {
+  // Through an outage every request fails alike: one line per 10 s with a count, not a stack each.
+  const answeredUnavailable = throttledErrorLog(logger, 'requests answered 503: the database is unavailable');
   return async function errorHandler(ctx, next) {
     try {
       await next();
@@ -35,7 +37,9 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
     } catch (thrown) {
       const err = thrown instanceof Error ? (thrown as HttpishError) : new Error(String(thrown));
       const apiError = toApiError(err);
-      if (apiError.statusCode >= 500) {
+      if (isDatabaseUnavailable(err)) {
+        answeredUnavailable(new Error(outageReason(err)));
+      } else if (apiError.statusCode >= 500) {
         logger.error({ requestId: ctx.state.requestId, err: errorFields(err) }, 'request failed');
       }
       ctx.status = apiError.statusCode;
