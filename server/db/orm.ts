@@ -4,9 +4,13 @@ import pg from 'pg';
 import type { Config } from '../../config/index.js';
 import { mikroOrmConfig } from '../../config/mikro-orm.js';
 import type { Logger } from '../logger.js';
+import { withoutNamedStatements } from './query.js';
 
-export function initOrm(config: Config, overrides: Partial<Options> = {}): Promise<MikroORM> {
-  return MikroORM.init(mikroOrmConfig(config, overrides));
+/** The ORM on DATABASE_URL (or `overrides.clientUrl`); on anything but the direct URL, no statement is prepared under a name. */
+export async function initOrm(config: Config, overrides: Partial<Options> = {}): Promise<MikroORM> {
+  const orm = await MikroORM.init(mikroOrmConfig(config, overrides));
+  if ((overrides.clientUrl ?? config.DATABASE_URL) !== config.POSTLANE_DATABASE_DIRECT_URL) withoutNamedStatements(orm);
+  return orm;
 }
 
 export class DatabaseUnavailableError extends Error {
@@ -41,7 +45,15 @@ export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
   return (await orm.migrator.getPendingMigrations()).map((m) => m.name);
 }
 
-/** Applies every pending migration in one transaction (allOrNothing); returns their names. */
-export async function migrate(orm: MikroORM): Promise<string[]> {
-  return (await orm.migrator.up()).map((m) => m.name);
+/**
+ * Applies every pending migration in one transaction (allOrNothing) on the direct URL, never through
+ * a transaction pooler (DDL, long index builds); returns their names.
+ */
+export async function migrate(config: Config): Promise<string[]> {
+  const orm = await initOrm(config, { clientUrl: config.POSTLANE_DATABASE_DIRECT_URL });
+  try {
+    return (await orm.migrator.up()).map((m) => m.name);
+  } finally {
+    await orm.close();
+  }
 }

@@ -15,7 +15,7 @@ import { Domain } from '../../server/entities/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
-import { createTestDatabase } from './db.js';
+import { appDatabaseEnv, createTestDatabase } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 
 export interface TestAppOptions {
@@ -31,7 +31,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const database = await createTestDatabase(inject('templateDatabase'));
   const config: Config = loadConfig({
     POSTLANE_CONFIG: '/nonexistent/postlane.json',
-    DATABASE_URL: database.url,
+    ...appDatabaseEnv(database.url),
     POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
     POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
