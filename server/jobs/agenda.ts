@@ -64,8 +64,14 @@ export class AgendaJobs implements JobQueue {
   }
 
   async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
-    if (at && at.getTime() > Date.now()) await this.agenda.schedule(at, name, data);
-    else await this.agenda.now(name, data);
+    if (at && at.getTime() > Date.now()) {
+      await this.agenda.schedule(at, name, data);
+      return;
+    }
+    await this.agenda.now(name, data);
+    // Agenda announces a saved job only on a channel it started: an API process's never is, and
+    // workers would see its job (a broadcast to send) at their next poll.
+    if (!this.started) this.wake(name);
   }
 
   private readonly wakePending = new Set<JobName>();

@@ -4,7 +4,7 @@ import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { aptInstall, TestSetupError } from './os-tools.js';
+import { TestSetupError } from './os-tools.js';
 import { freePort } from './throwaway-cluster.js';
 
 export interface PgBouncer {
@@ -15,16 +15,8 @@ export interface PgBouncer {
   stop: () => Promise<void>;
 }
 
+/** Debian's (1.18 on Debian 12), installed by the global setup (os-tools.ts). */
 const PGBOUNCER = '/usr/sbin/pgbouncer';
-
-/** Debian's pgbouncer (1.18 on Debian 12), installed with apt when missing and possible. */
-export function ensurePgBouncer(): void {
-  try {
-    execFileSync(PGBOUNCER, ['--version'], { stdio: 'ignore' });
-  } catch {
-    aptInstall(['pgbouncer'], 'PgBouncer (the transaction-pooling runs)');
-  }
-}
 
 /**
  * A PgBouncer of the caller's own in front of the server `serverUrl` names, as operators run it for
@@ -32,7 +24,6 @@ export function ensurePgBouncer(): void {
  * port, its config in a temp folder. It refuses to run as root, so as root it drops to `postgres`.
  */
 export async function startPgBouncer(serverUrl: string, { poolSize = 30 }: { poolSize?: number } = {}): Promise<PgBouncer> {
-  ensurePgBouncer();
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
   const dir = mkdtempSync(join(tmpdir(), 'postlane-pgbouncer-'));
