@@ -7,14 +7,14 @@ import { behindPooler, type Config } from './schema.js';
 
 const migrationsDir = (suffix: string) => fileURLToPath(new URL(`../server/db/migrations${suffix}`, import.meta.url));
 
-type PgConnection = { query(sql: string, callback: (err: Error | null) => void): void };
+export type PgConnection = { query(sql: string, callback: (err: Error | null) => void): void };
 
 /**
  * Server connections give up on any statement after POSTLANE_STATEMENT_TIMEOUT_SECONDS, so a stalled
  * database turns requests into errors instead of holding them (and their bodies) indefinitely.
  * Migrations and the CLI use the plain pool: an index build may rightly take longer. Behind a
  * transaction pooler a session SET would land on whichever server connection served it and stay
- * there for other clients, so the timeout is the pooler's or the role's (docs/operations.md, "PgBouncer").
+ * there for other clients, so there the timeout is the role's (setPooledStatementTimeout).
  */
 export function serverPool(config: Config): Options['pool'] {
   const timeoutMs = config.POSTLANE_STATEMENT_TIMEOUT_SECONDS * 1000;

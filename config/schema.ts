@@ -252,7 +252,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_DATABASE_DIRECT_URL: {
     default: "`DATABASE_URL`",
     description:
-      "A direct (session) connection to the same database, for what a transaction pooler cannot carry: migrations and the job runner's LISTEN for wake-ups. Set it when `DATABASE_URL` points at PgBouncer in transaction mode; Postlane then also stops naming prepared statements and setting `statement_timeout` on `DATABASE_URL` (docs/operations.md, \"PgBouncer\").",
+      "A direct (session) connection to the same database, for what a transaction pooler cannot carry: migrations and the job runner's LISTEN for wake-ups. Set it when `DATABASE_URL` points at PgBouncer in transaction mode; Postlane then sends no named prepared statements to `DATABASE_URL`, and makes `POSTLANE_STATEMENT_TIMEOUT_SECONDS` the role's default in the database (docs/operations.md, \"PgBouncer\").",
   },
   DATABASE_POOL_SIZE: { description: "Connections in the main pool of each process. The job runner holds its own `POSTLANE_JOB_CONCURRENCY` + 2 on top of these." },
   POSTLANE_HOST: { description: "Address the API listens on. Use `0.0.0.0` to listen on every interface." },

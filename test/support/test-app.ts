@@ -7,7 +7,7 @@ import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
 import { serverPool } from '../../config/mikro-orm.js';
 import { createApp } from '../../server/app.js';
-import { initOrm } from '../../server/db/orm.js';
+import { initOrm, setPooledStatementTimeout } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
 import { AgendaJobs, type JobQueue, jobDefinitions, RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
@@ -38,6 +38,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
     ...options.env,
   });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL, options.logDestination);
+  // As `postlane serve` boots (server/main.ts).
+  await setPooledStatementTimeout(config, logger);
   const orm = await initOrm(config, { pool: serverPool(config) });
   const mode = options.jobs ?? 'recording';
   const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);
