@@ -22,8 +22,10 @@ export function withoutNamedStatements(orm: MikroORM): void {
  * `jsonb_to_recordset(?::jsonb)`).
  */
 export async function sqlQuery<T>(em: EntityManager, sql: string, bindings: readonly unknown[] = [], name?: string): Promise<T[]> {
-  const query = em.getConnection().getKnex().raw(sql, bindings as never);
-  if (name && !unnamed.has(em.config)) query.options({ name });
+  const named = name !== undefined && !unnamed.has(em.config);
+  // Unnamed, the name still labels the statement where an operator sees it (pg_stat_activity, logs).
+  const query = em.getConnection().getKnex().raw(name && !named ? `/* ${name} */ ${sql}` : sql, bindings as never);
+  if (named) query.options({ name });
   const transaction = em.getTransactionContext();
   if (transaction) query.transacting(transaction as never);
   const result = await query;
