@@ -63,7 +63,6 @@ describe('behind PgBouncer in transaction mode', () => {
   it('the CLI migrates and sets up a team, and doctor says what it found', async () => {
     const { applied } = await cli<{ applied: string[] }>(['migrate']);
     expect(applied.length).toBeGreaterThan(0);
-    expect(await cli(['migrate', '--status'])).toEqual({ pending: [] });
     const team = await cli<{ id: string }>(['teams', 'create', '--name', 'Acme']);
     const key = await cli<{ token: string }>(['keys', 'create', '--name', 'sdk', '--team', team.id]);
     await cli(['domains', 'add', 'acme.test', '--team', team.id]);

@@ -100,7 +100,9 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
           const pooled = await probeSessions(config!.DATABASE_URL);
           const seen = `DATABASE_URL: ${pooled.detail}`;
           if (!behindPooler(config!)) {
-            if (!pooled.transactionPooled) return ok(`${seen}; direct sessions, POSTLANE_DATABASE_DIRECT_URL not needed`);
+            if (!pooled.transactionPooled && !pooled.inBetween) return ok(`${seen}; direct sessions, POSTLANE_DATABASE_DIRECT_URL not needed`);
+            // A busy transaction pooler may hand the second connection another server: the port still shows something is there.
+            if (!pooled.transactionPooled) return warn(seen, 'If that is a transaction pooler (PgBouncer with pool_mode = transaction), set POSTLANE_DATABASE_DIRECT_URL to PostgreSQL itself.');
             return fail(
               `${seen}: a transaction pooler, and POSTLANE_DATABASE_DIRECT_URL is not set, so named prepared statements fail and job wake-ups (LISTEN) are lost`,
               'Set POSTLANE_DATABASE_DIRECT_URL to a direct connection to the same database (PostgreSQL itself, not the pooler), then restart Postlane.',

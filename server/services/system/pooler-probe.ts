@@ -3,7 +3,9 @@ import pg from 'pg';
 export interface SessionProbe {
   /** Two connections open at once were served by one server process: a transaction (or statement) pooler. */
   transactionPooled: boolean;
-  /** What was checked, in words, for the report; a server port unlike the URL's means a pooler or proxy in between. */
+  /** The server reports another port than the URL's: a pooler or proxy in between, of whatever kind. */
+  inBetween: boolean;
+  /** What was checked, in words, for the report. */
   detail: string;
 }
 
@@ -26,7 +28,7 @@ export async function probeSessions(url: string): Promise<SessionProbe> {
     const transactionPooled = rows[0]!.pid === rows[1]!.pid;
     const ports = serverPort === null ? 'over a socket' : serverPort === urlPort ? `server port ${serverPort} as in the URL` : `URL port ${urlPort}, server port ${serverPort}: something in between`;
     const pids = transactionPooled ? `two open connections shared server process ${rows[0]!.pid}` : `two open connections had server processes ${rows[0]!.pid} and ${rows[1]!.pid}`;
-    return { transactionPooled, detail: `${pids}, ${ports}` };
+    return { transactionPooled, inBetween: serverPort !== null && serverPort !== urlPort, detail: `${pids}, ${ports}` };
   } finally {
     await Promise.all(clients.map((client) => client.end().catch(() => {})));
   }
