@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { type Config, ConfigSchema } from './schema.js';
 
 export type { Config, ProviderConfig } from './schema.js';
+export { behindPooler } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

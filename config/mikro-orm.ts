@@ -3,19 +3,22 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { migrationsList } from '../server/db/migrations/index.js';
 import { entities } from '../server/entities/index.js';
-import type { Config } from './schema.js';
+import { behindPooler, type Config } from './schema.js';
 
 const migrationsDir = (suffix: string) => fileURLToPath(new URL(`../server/db/migrations${suffix}`, import.meta.url));
 
-type PgConnection = { query(sql: string, callback: (err: Error | null) => void): void };
+export type PgConnection = { query(sql: string, callback: (err: Error | null) => void): void };
 
 /**
  * Server connections give up on any statement after POSTLANE_STATEMENT_TIMEOUT_SECONDS, so a stalled
  * database turns requests into errors instead of holding them (and their bodies) indefinitely.
- * Migrations and the CLI use the plain pool: an index build may rightly take longer.
+ * Migrations and the CLI use the plain pool: an index build may rightly take longer. Behind a
+ * transaction pooler a session SET would land on whichever server connection served it and stay
+ * there for other clients, so there the timeout is the role's (setPooledStatementTimeout).
  */
 export function serverPool(config: Config): Options['pool'] {
   const timeoutMs = config.POSTLANE_STATEMENT_TIMEOUT_SECONDS * 1000;
+  if (behindPooler(config)) return { min: 0, max: config.DATABASE_POOL_SIZE };
   return {
     min: 0,
     max: config.DATABASE_POOL_SIZE,

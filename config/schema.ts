@@ -130,6 +130,7 @@ export const ConfigSchema = v.pipe(
   v.object({
     DATABASE_URL: Url(['postgres:', 'postgresql:']),
     DATABASE_POOL_SIZE: v.optional(Integer(4, 200), 20),
+    POSTLANE_DATABASE_DIRECT_URL: v.optional(Url(['postgres:', 'postgresql:'])),
     POSTLANE_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
     POSTLANE_PORT: v.optional(Integer(0, 65_535), 3000),
     POSTLANE_PUBLIC_URL: v.optional(Url(['http:', 'https:'])),
@@ -223,12 +224,16 @@ export const ConfigSchema = v.pipe(
   ),
   v.transform((c) => ({
     ...c,
+    POSTLANE_DATABASE_DIRECT_URL: c.POSTLANE_DATABASE_DIRECT_URL ?? c.DATABASE_URL,
     POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT),
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
     POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
     POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
   })),
 );
+
+/** Whether DATABASE_URL is a transaction pooler: the operator gave a separate direct URL for session work. */
+export const behindPooler = (config: Pick<Config, 'DATABASE_URL' | 'POSTLANE_DATABASE_DIRECT_URL'>): boolean => config.POSTLANE_DATABASE_DIRECT_URL !== config.DATABASE_URL;
 
 export type ConfigInput = v.InferInput<typeof ConfigSchema>;
 export type Config = Readonly<v.InferOutput<typeof ConfigSchema>>;
@@ -244,6 +249,11 @@ export interface SettingDoc {
 /** One entry per setting, or the build fails: the reference cannot leave a setting out. */
 export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } = {
   DATABASE_URL: { default: "required", description: "PostgreSQL URL (`postgres://` or `postgresql://`)." },
+  POSTLANE_DATABASE_DIRECT_URL: {
+    default: "`DATABASE_URL`",
+    description:
+      "A direct (session) connection to the same database, for what a transaction pooler cannot carry: migrations and the job runner's LISTEN for wake-ups. Set it when `DATABASE_URL` points at PgBouncer in transaction mode; Postlane then sends no named prepared statements to `DATABASE_URL`, and makes `POSTLANE_STATEMENT_TIMEOUT_SECONDS` the role's default in the database (docs/operations.md, \"PgBouncer\").",
+  },
   DATABASE_POOL_SIZE: { description: "Connections in the main pool of each process. The job runner holds its own `POSTLANE_JOB_CONCURRENCY` + 2 on top of these." },
   POSTLANE_HOST: { description: "Address the API listens on. Use `0.0.0.0` to listen on every interface." },
   POSTLANE_PORT: { description: "Port the API listens on (0 picks a free one)." },

@@ -39,7 +39,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'postlane' },
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'password', '*.password', 'DATABASE_URL'],
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'password', '*.password', 'DATABASE_URL', 'POSTLANE_DATABASE_DIRECT_URL'],
         censor: '[redacted]',
       },
       hooks: { streamWrite: maskAddresses },

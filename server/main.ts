@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import { createApp, createMetricsApp } from './app.js';
 import { serverPool } from '../config/mikro-orm.js';
-import { initOrm, pendingMigrations, waitForDatabase } from './db/orm.js';
+import { initOrm, pendingMigrations, setPooledStatementTimeout, waitForDatabase } from './db/orm.js';
 import { knexLog } from './db/unavailable.js';
 import { createDeps, type Deps } from './deps.js';
 import { serviceUnavailable } from './errors.js';
@@ -62,6 +62,7 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
   try {
     // A service starts before its database as often as after it: wait for as long as it takes.
     await waitForDatabase(config, logger, Number.POSITIVE_INFINITY);
+    await setPooledStatementTimeout(config, logger);
     orm = await initOrm(config, { pool: serverPool(config), driverOptions: { log: knexLog(logger) } });
     const pending = await pendingMigrations(orm);
     if (pending.length > 0) {

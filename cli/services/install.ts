@@ -68,7 +68,7 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
     {
       title: 'Apply database migrations',
       run: async () => {
-        partial.migrations_applied = await withDatabase(({ orm }) => migrate(orm));
+        partial.migrations_applied = await withDatabase(({ config }) => migrate(config));
         return partial.migrations_applied;
       },
       detail: (applied: string[]) => (applied.length ? `${applied.length} applied` : 'up to date'),

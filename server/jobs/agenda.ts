@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { PostgresBackend } from '@agendajs/postgres-backend';
+import { PostgresBackend, PostgresNotificationChannel } from '@agendajs/postgres-backend';
 import { RequestContext } from '@mikro-orm/core';
 import { Agenda } from 'agenda';
 import pg from 'pg';
@@ -23,6 +23,7 @@ const WAKE_COALESCE_MS = 5;
 export class AgendaJobs implements JobQueue {
   readonly name: string;
   private readonly pool: pg.Pool;
+  private readonly listenPool: pg.Pool;
   private readonly agenda: Agenda;
   private started = false;
   private readonly stopController = new AbortController();
@@ -34,13 +35,19 @@ export class AgendaJobs implements JobQueue {
     role: string,
   ) {
     this.name = `${hostname()}:${process.pid}:${role}`;
-    // LISTEN holds one connection for good, and every finishing job saves its state (pitfall A11).
+    // Every finishing job saves its state (pitfall A11).
     this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.POSTLANE_JOB_CONCURRENCY + 2, application_name: `postlane-jobs:${role}` });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
-    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, channelName: AGENDA_NOTIFY_CHANNEL, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
-    backend.notificationChannel?.on?.('error', throttledErrorLog(logger, 'job notification channel error'));
+    // LISTEN needs a session of its own for good: behind a transaction pooler the server connection
+    // that ran it goes back to the pool, and the notifications with it. One for LISTEN, one for Agenda's NOTIFY.
+    this.listenPool = new pg.Pool({ connectionString: config.POSTLANE_DATABASE_DIRECT_URL, max: 2, application_name: `postlane-listen:${role}` });
+    this.listenPool.on('error', throttledErrorLog(logger, 'job notification connection lost'));
+    const notificationChannel = new PostgresNotificationChannel({ pool: this.listenPool, channelName: AGENDA_NOTIFY_CHANNEL, reconnect: { enabled: true } });
+    notificationChannel.on('error', throttledErrorLog(logger, 'job notification channel error'));
+    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, disableNotifications: true, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
     this.agenda = new Agenda({
       backend,
+      notificationChannel,
       name: this.name,
       processEvery: config.POSTLANE_JOB_PROCESS_EVERY_SECONDS * 1000,
       defaultLockLifetime: config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS * 1000,
@@ -57,8 +64,14 @@ export class AgendaJobs implements JobQueue {
   }
 
   async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
-    if (at && at.getTime() > Date.now()) await this.agenda.schedule(at, name, data);
-    else await this.agenda.now(name, data);
+    if (at && at.getTime() > Date.now()) {
+      await this.agenda.schedule(at, name, data);
+      return;
+    }
+    await this.agenda.now(name, data);
+    // Agenda announces a saved job only on a channel it started: an API process's never is, and
+    // workers would see its job (a broadcast to send) at their next poll.
+    if (!this.started) this.wake(name);
   }
 
   private readonly wakePending = new Set<JobName>();
@@ -140,7 +153,7 @@ export class AgendaJobs implements JobQueue {
         [this.name],
       );
     }
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.listenPool.end()]);
   }
 
 }

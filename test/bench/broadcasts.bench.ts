@@ -51,7 +51,7 @@ try {
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config);
-  await migrate(orm);
+  await migrate(config);
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
   pool.on('error', () => {});
   const jobs = new AgendaJobs(config, logger, 'api');

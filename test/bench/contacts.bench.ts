@@ -61,7 +61,7 @@ await adminQuery(`CREATE DATABASE "${dbName}"`);
 try {
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const orm = await initOrm(config, { pool: serverPool(config) });
-  await migrate(orm);
+  await migrate(config);
   const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger(config.POSTLANE_LOG_LEVEL) });
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
   pool.on('error', () => {});

@@ -80,7 +80,7 @@ try {
   const env = { DATABASE_URL: databaseUrl(dbName), POSTLANE_PROVIDERS: providers };
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const orm = await initOrm(config, { pool: serverPool(config) });
-  await migrate(orm);
+  await migrate(config);
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
   pool.on('error', () => {});
   const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger('silent') });

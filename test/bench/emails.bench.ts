@@ -54,7 +54,7 @@ try {
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config, { pool: serverPool(config) });
-  await migrate(orm);
+  await migrate(config);
   // For the row counts, outside both measured paths.
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
   // pool.end() resolves before its sockets close, so DROP DATABASE ... WITH (FORCE) can still hit an idle one.

@@ -114,7 +114,7 @@ try {
   const env = { DATABASE_URL: databaseUrl(dbName) };
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const orm = await initOrm(config, { pool: serverPool(config) });
-  await migrate(orm);
+  await migrate(config);
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
   // pool.end() resolves before its sockets close, so DROP DATABASE ... WITH (FORCE) can still hit an idle one.
   pool.on('error', () => {});

@@ -46,7 +46,7 @@ async function measure(generator: string): Promise<number[]> {
   try {
     const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
     const orm = await initOrm(config);
-    await migrate(orm);
+    await migrate(config);
     await orm.close();
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
     await client.connect();

@@ -77,7 +77,7 @@ try {
   const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config, { pool: serverPool(config) });
-  await migrate(orm);
+  await migrate(config);
   // Enqueue only: the deliveries' drain jobs wait for the worker process.
   const jobs = new AgendaJobs(config, logger, 'api');
   await jobs.ready();

@@ -193,7 +193,7 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
     const orm = await initOrm(config);
     let token: string;
     try {
-      await migrate(orm);
+      await migrate(config);
       const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger('silent') });
       token = await RequestContext.create(orm.em, async () => {
         const team = await createTeam(deps, { name: 'Chaos' });

@@ -13,6 +13,21 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
+/**
+ * The database settings an app under test gets for the test database at `url`: that URL, or in a
+ * POSTLANE_TEST_PGBOUNCER=1 run the same database through the run's PgBouncer (transaction mode)
+ * with `url` as the direct one. A URL of another server (a throwaway cluster, a dead port) stays as is.
+ */
+export function appDatabaseEnv(url: string): { DATABASE_URL: string; POSTLANE_DATABASE_DIRECT_URL?: string } {
+  const pooler = process.env.POSTLANE_TEST_POOLER_URL;
+  const direct = new URL(url);
+  const server = new URL(adminUrl());
+  if (!pooler || direct.host !== server.host) return { DATABASE_URL: url };
+  const through = new URL(pooler);
+  through.pathname = direct.pathname;
+  return { DATABASE_URL: through.toString(), POSTLANE_DATABASE_DIRECT_URL: url };
+}
+
 export async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl() });
   await client.connect();

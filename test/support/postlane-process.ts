@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { appDatabaseEnv } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
@@ -15,12 +16,24 @@ export interface PostlaneProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The compiled CLI (`npm test` builds first) as a real child process with its own environment (and Node options, such as `--cpu-prof`). */
+/**
+ * The compiled CLI (`npm test` builds first) as a real child process with its own environment (and
+ * Node options, such as `--cpu-prof`). A test database's DATABASE_URL goes through the run's
+ * PgBouncer when there is one (db.ts, appDatabaseEnv), unless the test names a direct URL itself.
+ */
 export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], user: { uid?: number; gid?: number } = {}): PostlaneProcess {
   const child = spawn(process.execPath, [...nodeOptions, BIN, ...args], {
     ...user,
     // TZ passed on: the run's time zone (test/vitest.config.ts) holds for the processes too.
-    env: { PATH: process.env.PATH ?? '', TZ: process.env.TZ ?? 'UTC', POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_LOG_LEVEL: 'info', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      TZ: process.env.TZ ?? 'UTC',
+      POSTLANE_CONFIG: '/nonexistent/postlane.json',
+      POSTLANE_LOG_LEVEL: 'info',
+      POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+      ...env,
+      ...(env.DATABASE_URL && !env.POSTLANE_DATABASE_DIRECT_URL ? appDatabaseEnv(env.DATABASE_URL) : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -7,7 +7,7 @@ import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
 import { serverPool } from '../../config/mikro-orm.js';
 import { createApp } from '../../server/app.js';
-import { initOrm } from '../../server/db/orm.js';
+import { initOrm, setPooledStatementTimeout } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
 import { AgendaJobs, type JobQueue, jobDefinitions, RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
@@ -15,7 +15,7 @@ import { Domain } from '../../server/entities/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
-import { createTestDatabase } from './db.js';
+import { appDatabaseEnv, createTestDatabase } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 
 export interface TestAppOptions {
@@ -31,13 +31,15 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const database = await createTestDatabase(inject('templateDatabase'));
   const config: Config = loadConfig({
     POSTLANE_CONFIG: '/nonexistent/postlane.json',
-    DATABASE_URL: database.url,
+    ...appDatabaseEnv(database.url),
     POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
     POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
     ...options.env,
   });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL, options.logDestination);
+  // As `postlane serve` boots (server/main.ts).
+  await setPooledStatementTimeout(config, logger);
   const orm = await initOrm(config, { pool: serverPool(config) });
   const mode = options.jobs ?? 'recording';
   const agenda = mode === 'recording' ? null : new AgendaJobs(config, logger, `test-${mode}`);

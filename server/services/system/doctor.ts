@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Config, ConfigError, configFileToRead, loadConfig } from '../../../config/index.js';
+import { behindPooler, type Config, ConfigError, configFileToRead, loadConfig } from '../../../config/index.js';
 import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
 import { createProviders } from '../../providers/index.js';
 import { SecretBox } from '../../security/secret-box.js';
@@ -9,6 +9,7 @@ import { Domain } from '../../entities/index.js';
 import { checkRecords } from '../domains/check-records.js';
 import { dkimKeyOf } from '../domains/dkim-key.js';
 import { jobBacklog } from './job-backlog.js';
+import { probeSessions } from './pooler-probe.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
 
@@ -89,6 +90,33 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
           } catch (err) {
             return fail((err as Error).message, 'Start PostgreSQL (systemctl start postgresql) or correct DATABASE_URL.');
           }
+        }),
+    },
+    {
+      name: 'database_pooler',
+      title: 'Connection pooler',
+      run: () =>
+        needs(orm, async () => {
+          const pooled = await probeSessions(config!.DATABASE_URL);
+          const seen = `DATABASE_URL: ${pooled.detail}`;
+          if (!behindPooler(config!)) {
+            if (!pooled.transactionPooled && !pooled.inBetween) return ok(`${seen}; direct sessions, POSTLANE_DATABASE_DIRECT_URL not needed`);
+            // A busy transaction pooler may hand the second connection another server: the port still shows something is there.
+            if (!pooled.transactionPooled) return warn(seen, 'If that is a transaction pooler (PgBouncer with pool_mode = transaction), set POSTLANE_DATABASE_DIRECT_URL to PostgreSQL itself.');
+            return fail(
+              `${seen}: a transaction pooler, and POSTLANE_DATABASE_DIRECT_URL is not set, so named prepared statements fail and job wake-ups (LISTEN) are lost`,
+              'Set POSTLANE_DATABASE_DIRECT_URL to a direct connection to the same database (PostgreSQL itself, not the pooler), then restart Postlane.',
+            );
+          }
+          let direct;
+          try {
+            direct = await probeSessions(config!.POSTLANE_DATABASE_DIRECT_URL);
+          } catch (err) {
+            return fail(`${seen}; POSTLANE_DATABASE_DIRECT_URL does not answer: ${(err as Error).message}`, 'Point POSTLANE_DATABASE_DIRECT_URL at PostgreSQL itself, reachable from this host.');
+          }
+          const detail = `${seen}${pooled.transactionPooled ? ' (a transaction pooler)' : ''}; POSTLANE_DATABASE_DIRECT_URL: ${direct.detail}`;
+          if (direct.transactionPooled) return fail(detail, 'POSTLANE_DATABASE_DIRECT_URL must reach PostgreSQL itself (or a session-mode pool), not a transaction pooler.');
+          return ok(detail);
         }),
     },
     {

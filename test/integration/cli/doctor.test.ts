@@ -23,7 +23,7 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', database_pooler: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
   });

@@ -14,13 +14,17 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** Counts the statements the driver runs, by prepared-statement name: observed, nothing replaced. */
+/**
+ * Counts the statements the driver runs, by prepared-statement name (or, behind a transaction
+ * pooler, the label they carry instead): observed, nothing replaced.
+ */
 const original = pg.Client.prototype.query;
 const ran = new Map<string, number>();
 function countStatements() {
   ran.clear();
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const name = (args[0] as { name?: string } | undefined)?.name;
+    const statement = args[0] as { name?: string; text?: string } | undefined;
+    const name = statement?.name ?? /^\/\* (\w+) \*\//.exec(statement?.text ?? '')?.[1];
     if (name) ran.set(name, (ran.get(name) ?? 0) + 1);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
