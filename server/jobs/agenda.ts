@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { PostgresBackend } from '@agendajs/postgres-backend';
 import { RequestContext } from '@mikro-orm/core';
@@ -34,6 +35,9 @@ export class AgendaJobs implements JobQueue {
     role: string,
   ) {
     this.name = `${hostname()}:${process.pid}:${role}`;
+    // Every wait for the database listens to it: through an outage, one per webhook delivery in
+    // hand, past Node's leak warning at 10.
+    setMaxListeners(0, this.stopping);
     // LISTEN holds one connection for good, and every finishing job saves its state (pitfall A11).
     this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.POSTLANE_JOB_CONCURRENCY + 2, application_name: `postlane-jobs:${role}` });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));

@@ -40,7 +40,6 @@ const otherErrors = Object.keys(result.statuses).filter((status) => !['200', '50
 const failed =
   result.lost > 0 || result.delayed > 0 || result.duplicates > result.duplicateBound || result.undrained.emails + result.undrained.webhooks > 0 || result.webhooks.lost > 0 || !result.survived.api || !result.survived.worker || result.unhandledRejections > 0 || otherErrors.length > 0 || result.withoutRetryAfter > 0;
 const { logs, ...figures } = result;
-(await import('node:fs')).writeFileSync('/tmp/fo/api.log', logs[0]!); (await import('node:fs')).writeFileSync('/tmp/fo/worker.log', logs[1]!);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
 if (args.json) console.log(JSON.stringify({ ...figures, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter }, null, 2));

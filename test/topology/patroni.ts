@@ -3,7 +3,8 @@
  * two Patroni-managed PostgreSQL 15 instances (a primary and a synchronous streaming standby) and
  * HAProxy routing to whichever answers Patroni's `GET /primary` with 200. Everything listens on free
  * loopback ports and lives in one temp folder; PostgreSQL refuses to run as root, so as root every
- * process runs as the `postgres` user.
+ * process runs as the `postgres` user. etcd, Patroni and HAProxy come from Debian's etcd-server,
+ * patroni and haproxy, which the test setup installs (test/support/os-tools.ts).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,25 +14,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { aptInstall } from '../support/os-tools.js';
 import { freePort } from '../support/throwaway-cluster.js';
 
 const run = promisify(execFile);
 const PG_BIN = process.env.POSTLANE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-
-/** What the topology runs, and the Debian package each comes from. */
-const TOOLS = [
-  { bin: '/usr/bin/etcd', pkg: 'etcd-server' },
-  { bin: '/usr/bin/patroni', pkg: 'patroni' },
-  { bin: '/usr/sbin/haproxy', pkg: 'haproxy' },
-];
-
-/** Installs etcd-server, patroni and haproxy when missing (as root with apt; otherwise fails saying how). */
-export async function ensureTopologyTools(): Promise<void> {
-  const present = await Promise.all(TOOLS.map(async (tool) => run('test', ['-x', tool.bin]).then(() => true, () => false)));
-  const missing = TOOLS.filter((_, i) => !present[i]);
-  if (missing.length > 0) aptInstall(missing.map((tool) => tool.pkg), `the failover topology (${missing.map((tool) => tool.pkg).join(', ')})`);
-}
 
 /** Patroni's timings: the leader key lives 10 s, a member looks every 2 s, a DCS call gives up after 4 s. */
 export const PATRONI_TIMINGS = { ttl: 10, loop_wait: 2, retry_timeout: 4 };
@@ -81,7 +67,6 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 export async function startPatroniTopology(): Promise<PatroniTopology> {
-  await ensureTopologyTools();
   const asRoot = process.getuid?.() === 0;
   const owner = asRoot ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) } : {};
   const dir = await mkdtemp(join(tmpdir(), 'postlane-patroni-'));
