@@ -4,10 +4,13 @@
  * PostgreSQL 15), while the primary's host is killed and the standby promoted
  * (test/topology/failover.ts). Prints the pause (seconds without an accepted email), what the clients
  * saw, lost and duplicated mail; exits non-zero on any loss, any dead process, duplicates past the
- * documented window or a 5xx other than 503. Needs root (or the postgres user) and Debian's
- * etcd-server, patroni and haproxy (installed when missing, as root).
+ * documented window or a 5xx other than 503. Needs Debian's etcd-server, patroni and haproxy (the
+ * `npm test` setup installs them, as root).
  *
- *   node --import tsx test/bench/failover.bench.ts [--json] [--rate 40] [--clients 8] [--before 100] [--after 200] [--timeout 300]
+ *   node --import tsx test/bench/failover.bench.ts [--json] [--rate 40] [--clients 8] [--before 100] [--after 200] [--lease 10] [--timeout 300]
+ *
+ * `--lease` sets POSTLANE_SEND_LEASE_SECONDS (the job lock 2 s longer): shorter than the pause, the
+ * mail in the duplicate window is sent again; longer, its outcomes are written after the failover.
  *
  * Run `npm run build` first (`npm run bench` does).
  */
@@ -22,6 +25,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '8' },
     before: { type: 'string', default: '100' },
     after: { type: 'string', default: '200' },
+    lease: { type: 'string', default: '10' },
     timeout: { type: 'string', default: '300' },
   },
 });
@@ -33,6 +37,7 @@ const result = await runFailover({
   before: Number(args.before),
   after: Number(args.after),
   timeoutMs: Number(args.timeout) * 1000,
+  env: { POSTLANE_SEND_LEASE_SECONDS: args.lease!, POSTLANE_JOB_LOCK_LIFETIME_SECONDS: String(Number(args.lease) + 2) },
   progress,
 });
 const loadAfter = Number(loadavg()[0]!.toFixed(2));
@@ -48,7 +53,7 @@ else {
   console.log(`  ${result.killed} killed; ${result.promoted} promoted and routed by HAProxy after ${seconds(result.promotedMs)} s; accepting again ${seconds(result.acceptingAgainMs)} s after the kill`);
   console.log(`  pause (last accepted before → first accepted after): ${seconds(result.pauseMs)} s`);
   console.log(`  clients' tries: ${Object.entries(result.statuses).map(([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`).join(', ')}; 503 without Retry-After: ${result.withoutRetryAfter}; longest try ${seconds(result.longestTryMs)} s`);
-  console.log(`lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} (documented bound ${result.duplicateBound} per fault)`);
+  console.log(`lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} with ${args.lease} s leases (documented bound ${result.duplicateBound} per fault)`);
   if (result.undrained.emails + result.undrained.webhooks > 0) console.log(`NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`);
   console.log(`webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`);
   console.log(`survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.worker ? 'yes' : 'NO'}; unhandled rejections: ${result.unhandledRejections}`);
