@@ -43,6 +43,13 @@ export class AgendaJobs implements JobQueue {
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
     const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, channelName: AGENDA_NOTIFY_CHANNEL, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
     backend.notificationChannel?.on?.('error', throttledErrorLog(logger, 'job notification channel error'));
+    // Agenda releases a lock it will not use (over the lock limit, a job not due yet) without awaiting
+    // it: through an outage (a failover) that rejection went unhandled and ended the worker. A lock
+    // not released expires after its lifetime.
+    const repository = backend.repository;
+    const unlockJob = repository.unlockJob.bind(repository);
+    const unlockFailed = throttledErrorLog(logger, 'could not release a job lock; it expires on its own');
+    repository.unlockJob = (job) => unlockJob(job).catch(unlockFailed);
     this.agenda = new Agenda({
       backend,
       name: this.name,

@@ -5,7 +5,8 @@
  * API while, at seeded random points of the delivery, the worker is SIGKILLed (and started again),
  * PostgreSQL is restarted (`pg_ctl restart -m fast`) and stopped, then started. Then it counts what
  * arrived: lost, duplicated (blamed on the first fault after a copy's first arrival), and whether the
- * processes that were not killed survived.
+ * processes that were not killed survived. The stack, the sending client, the drain and the count
+ * also serve the failover run on a Patroni pair (test/topology/failover.ts).
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';

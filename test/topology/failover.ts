@@ -100,7 +100,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
     // A rejection is awaited below; until then it must not count as unhandled.
     sending.catch(() => {});
 
-    const outcome = async <T>(what: string, probe: () => Promise<T | false>) => {
+    const waitUntil = async <T>(what: string, probe: () => Promise<T | false>) => {
       for (;; await sleep(100)) {
         await watch();
         const value = await probe();
@@ -108,7 +108,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
         if (Date.now() > deadline) throw new Error(`${what} did not happen within the run's ${options.timeoutMs / 1000} s\n${topology.logs()}`);
       }
     };
-    await outcome(`${options.before} emails delivered`, async () => (await stack.sink.stats()).distinct >= options.before);
+    await waitUntil(`${options.before} emails delivered`, async () => (await stack.sink.stats()).distinct >= options.before);
 
     const killedAt = Date.now();
     const killed = await topology.killPrimary();
@@ -116,7 +116,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
     const promoted = await topology.waitForPromotion(killed, Math.max(0, deadline - Date.now()));
     promotedAt = Date.now();
     progress(`${promoted} is primary and HAProxy routes to it ${((promotedAt - killedAt) / 1000).toFixed(1)} s after the kill`);
-    await outcome(`${options.after} emails accepted after the promotion`, async () => acceptedAfter >= options.after);
+    await waitUntil(`${options.after} emails accepted after the promotion`, async () => acceptedAfter >= options.after);
     await sending;
 
     progress('waiting for the drain…');

@@ -28,6 +28,7 @@ interface Member {
   restPort: number;
   data: string;
   patroni: ChildProcess | null;
+  killed: boolean;
   log: string[];
 }
 
@@ -88,7 +89,7 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   };
   const [etcdClient, etcdPeer, haproxyPort] = [await freePort(), await freePort(), await freePort()];
   const members: Member[] = [];
-  for (const name of ['pg0', 'pg1']) members.push({ name, pgPort: await freePort(), restPort: await freePort(), data: join(dir, name), patroni: null, log: [] });
+  for (const name of ['pg0', 'pg1']) members.push({ name, pgPort: await freePort(), restPort: await freePort(), data: join(dir, name), patroni: null, killed: false, log: [] });
   const etcdLog: string[] = [];
   const haproxyLog: string[] = [];
   const logs = () =>
@@ -108,6 +109,9 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
     await rm(dir, { recursive: true, force: true });
   };
   const killMember = async (member: Member) => {
+    // Once only: afterwards postmaster.pid is stale, and its pid may be another process's by now.
+    if (member.killed) return;
+    member.killed = true;
     const patroni = member.patroni;
     if (patroni && patroni.exitCode === null && patroni.signalCode === null) {
       process.kill(-patroni.pid!, 'SIGKILL');
