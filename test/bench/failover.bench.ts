@@ -7,7 +7,7 @@
  * documented window or a 5xx other than 503. Needs Debian's etcd-server, patroni and haproxy (the
  * `npm test` setup installs them, as root).
  *
- *   node --import tsx test/bench/failover.bench.ts [--json] [--rate 40] [--clients 8] [--before 100] [--after 200] [--lease 10] [--timeout 300]
+ *   node --import tsx test/bench/failover.bench.ts [--json] [--rate 40] [--clients 8] [--before 100] [--after 200] [--lease 20] [--timeout 300]
  *
  * `--lease` sets POSTLANE_SEND_LEASE_SECONDS (the job lock 2 s longer): shorter than the pause, the
  * mail in the duplicate window is sent again; longer, its outcomes are written after the failover.
@@ -25,7 +25,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '8' },
     before: { type: 'string', default: '100' },
     after: { type: 'string', default: '200' },
-    lease: { type: 'string', default: '10' },
+    lease: { type: 'string', default: '20' },
     timeout: { type: 'string', default: '300' },
   },
 });
@@ -54,6 +54,7 @@ else {
   console.log(`  pause (last accepted before → first accepted after): ${seconds(result.pauseMs)} s`);
   console.log(`  clients' tries: ${Object.entries(result.statuses).map(([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`).join(', ')}; 503 without Retry-After: ${result.withoutRetryAfter}; longest try ${seconds(result.longestTryMs)} s`);
   console.log(`lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} with ${args.lease} s leases (documented bound ${result.duplicateBound} per fault)`);
+  if (result.duplicates > 0) console.log(`  duplicated messages first arrived ${seconds(result.duplicatedAtMs[0]!)} s to ${seconds(result.duplicatedAtMs.at(-1)!)} s after the kill`);
   if (result.undrained.emails + result.undrained.webhooks > 0) console.log(`NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`);
   console.log(`webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`);
   console.log(`survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.worker ? 'yes' : 'NO'}; unhandled rejections: ${result.unhandledRejections}`);
