@@ -74,7 +74,7 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   if (owner.uid !== undefined) await chown(dir, owner.uid, owner.gid!);
   await chmod(dir, 0o700);
 
-  const processes: { child: ChildProcess; log: string[] }[] = [];
+  const processes: ChildProcess[] = [];
   const start = (command: string, args: string[], log: string[]) => {
     // Its own process group, so a kill of the group reaches whatever it forked (not postgres: Patroni setsid()s it).
     const child = spawn(command, args, { ...owner, cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: dir, LANG: 'C.UTF-8' } });
@@ -84,7 +84,7 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    processes.push({ child, log });
+    processes.push(child);
     return child;
   };
   const [etcdClient, etcdPeer, haproxyPort] = [await freePort(), await freePort(), await freePort()];
@@ -100,7 +100,7 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
     if (removed) return;
     removed = true;
     for (const member of members) await killMember(member);
-    for (const { child } of processes) {
+    for (const child of processes) {
       if (child.exitCode === null && child.signalCode === null) {
         process.kill(-child.pid!, 'SIGKILL');
         await once(child, 'exit');
