@@ -7,8 +7,13 @@ import { errorFields, type Logger } from '../logger.js';
  * statement timeout.
  */
 const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+/**
+ * The last one: when BEGIN fails on a connection that has just been cut (a failover: HAProxy shuts
+ * the old primary's sessions), knex swallows that error, hands over the transaction as completed,
+ * and the first statement in it fails with "Transaction query already complete".
+ */
 const UNAVAILABLE_MESSAGES =
-  /timeout exceeded when trying to connect|Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error|Connection ended unexpectedly|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command|Client was closed and is not queryable|read ECONNRESET/i;
+  /timeout exceeded when trying to connect|Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|pool is draining|Client has encountered a connection error|Connection ended unexpectedly|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command|Client was closed and is not queryable|read ECONNRESET|Transaction query already complete/i;
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { PostgresBackend, PostgresNotificationChannel } from '@agendajs/postgres-backend';
 import { RequestContext } from '@mikro-orm/core';
@@ -35,6 +36,9 @@ export class AgendaJobs implements JobQueue {
     role: string,
   ) {
     this.name = `${hostname()}:${process.pid}:${role}`;
+    // Every wait for the database listens to it: through an outage, one per webhook delivery in
+    // hand, past Node's leak warning at 10.
+    setMaxListeners(0, this.stopping);
     // Every finishing job saves its state (pitfall A11).
     this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.POSTLANE_JOB_CONCURRENCY + 2, application_name: `postlane-jobs:${role}` });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
@@ -45,6 +49,13 @@ export class AgendaJobs implements JobQueue {
     const notificationChannel = new PostgresNotificationChannel({ pool: this.listenPool, channelName: AGENDA_NOTIFY_CHANNEL, reconnect: { enabled: true } });
     notificationChannel.on('error', throttledErrorLog(logger, 'job notification channel error'));
     const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, disableNotifications: true, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
+    // Agenda releases a lock it will not use (over the lock limit, a job not due yet) without awaiting
+    // it: through an outage (a failover) that rejection went unhandled and ended the worker. A lock
+    // not released expires after its lifetime.
+    const repository = backend.repository;
+    const unlockJob = repository.unlockJob.bind(repository);
+    const unlockFailed = throttledErrorLog(logger, 'could not release a job lock; it expires on its own');
+    repository.unlockJob = (job) => unlockJob(job).catch(unlockFailed);
     this.agenda = new Agenda({
       backend,
       notificationChannel,

@@ -5,7 +5,8 @@
  * API while, at seeded random points of the delivery, the worker is SIGKILLed (and started again),
  * PostgreSQL is restarted (`pg_ctl restart -m fast`) and stopped, then started. Then it counts what
  * arrived: lost, duplicated (blamed on the first fault after a copy's first arrival), and whether the
- * processes that were not killed survived.
+ * processes that were not killed survived. The stack, the sending client, the drain and the count
+ * also serve the failover run on a Patroni pair (test/topology/failover.ts).
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -26,10 +27,10 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { type PostlaneProcess, spawnPostlane } from './postlane-process.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 import { startSmtpSinkProcess } from './smtp-sink-client.js';
-import { createThrowawayCluster, freePort } from './throwaway-cluster.js';
+import { createThrowawayCluster, freePort, type ThrowawayCluster } from './throwaway-cluster.js';
 
-/** The pool the benchmark's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
-const SMTP_CONNECTIONS = 5;
+/** The pool the stack's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
+export const SMTP_CONNECTIONS = 5;
 
 export interface ChaosOptions {
   emails: number;
@@ -122,6 +123,40 @@ async function startReceiver() {
   };
 }
 
+/** One try of `POST /emails`: its status (0: no answer, refused, reset or timed out), `Retry-After`, and when it started and ended. */
+export interface SendAttempt {
+  status: number;
+  retryAfter: string | null;
+  startedAt: number;
+  ms: number;
+}
+
+/**
+ * Sends email `i` with its own Idempotency-Key until the API accepts it (a 503 or a cut connection
+ * is the client's cue to retry, as with Resend: backoff from 100 ms to 2 s), each try bounded by
+ * 30 s; gives up past `deadline`. Returns the email's id.
+ */
+export async function sendUntilAccepted(stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>, i: number, key: string, deadline: number, onAttempt: (attempt: SendAttempt) => void = () => {}): Promise<string> {
+  for (let attempt = 0; ; attempt += 1) {
+    const startedAt = Date.now();
+    let status = 0;
+    let retryAfter: string | null = null;
+    let id: string | undefined;
+    try {
+      const res = await fetch(`${stack.apiUrl}/emails`, { method: 'POST', headers: { ...stack.headers, 'idempotency-key': key }, body: stack.emailBody(i), signal: AbortSignal.timeout(30_000) });
+      retryAfter = res.headers.get('retry-after');
+      id = ((await res.json()) as { id?: string }).id;
+      status = res.status;
+    } catch {
+      // Refused, reset or timed out: status 0, retried below.
+    }
+    onAttempt({ status, retryAfter, startedAt, ms: Date.now() - startedAt });
+    if (status === 200 && id) return id;
+    if (Date.now() > deadline) throw new Error(`email ${i} was never accepted`);
+    await sleep(Math.min(100 * 2 ** attempt, 2_000));
+  }
+}
+
 /** Status of one request, or 0 when it could not be made at all (refused, reset, timed out). */
 async function statusOf(url: string, init: RequestInit = {}): Promise<number> {
   try {
@@ -133,15 +168,25 @@ async function statusOf(url: string, init: RequestInit = {}): Promise<number> {
   }
 }
 
-export type ChaosStack = Awaited<ReturnType<typeof startStack>>;
+/** Where the stack's database lives: a throwaway cluster unless the caller builds another (the failover topology). */
+export interface StackDatabase {
+  url: (database: string) => string;
+  remove: () => Promise<void>;
+}
+
+export type ChaosStack<D extends StackDatabase = ThrowawayCluster> = Awaited<ReturnType<typeof startStackOn<D>>>;
+
+/** The stack on a throwaway cluster of its own. */
+export const startStack = (extraEnv: Record<string, string> = {}) => startStackOn(createThrowawayCluster, extraEnv);
 
 /**
- * Everything but the faults: a throwaway cluster with a migrated `postlane` database, a team with a
- * verified domain and a key, the SMTP sink, the webhook receiver, and spawners for the compiled API
- * (on a fixed port, so one started again answers where clients already send) and worker.
+ * Everything but the faults: the database `createDatabase` makes, with a migrated `postlane`
+ * database, a team with a verified domain and a key, the SMTP sink, the webhook receiver, and
+ * spawners for the compiled API (on a fixed port, so one started again answers where clients
+ * already send) and worker.
  */
-export async function startStack(extraEnv: Record<string, string> = {}) {
-  const cluster = await createThrowawayCluster();
+export async function startStackOn<D extends StackDatabase>(createDatabase: () => Promise<D>, extraEnv: Record<string, string> = {}) {
+  const cluster = await createDatabase();
   const closers: (() => Promise<void> | void)[] = [() => cluster.remove()];
   const processes: PostlaneProcess[] = [];
   const close = async () => {
@@ -253,11 +298,49 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
   }
 }
 
+/**
+ * Waits until every email and webhook delivery has settled (nothing left to send or re-send), or
+ * `deadline` passes; `tick` runs between looks. Returns what is still unsettled (0 and 0: drained).
+ */
+export async function waitForDrain(stack: Pick<ChaosStack, 'query'>, deadline: number, tick: () => Promise<void> = async () => {}) {
+  for (;; await sleep(200)) {
+    await tick();
+    const [row] = await stack.query<{ emails: string; webhooks: string }>(
+      `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
+              (SELECT count(*) FROM webhook_delivery WHERE status IN ('pending', 'retry', 'sending')) AS webhooks`,
+    );
+    const undrained = { emails: Number(row!.emails), webhooks: Number(row!.webhooks) };
+    if ((undrained.emails === 0 && undrained.webhooks === 0) || Date.now() > deadline) return undrained;
+  }
+}
+
+/** What became of the accepted emails (by id) and of their webhooks, counted at the sink and the receiver. */
+export async function countOutcomes(stack: Pick<ChaosStack, 'query' | 'sink' | 'receiver'>, accepted: Set<string>) {
+  const stats = await stack.sink.stats();
+  const stored = await stack.query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
+  const arrived = new Set(stats.ids);
+  const missing = stored.filter((row) => !arrived.has(row.message_id));
+  // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
+  const delayed = missing.filter((row) => row.status === 'queued' || row.status === 'sending').length;
+  const deliveries = await stack.query<{ message_id: string }>(`SELECT DISTINCT message_id FROM webhook_delivery`);
+  const webhookLost = deliveries.filter((row) => !stack.receiver.seen.has(row.message_id)).length;
+  let webhookDuplicates = 0;
+  for (const count of stack.receiver.seen.values()) webhookDuplicates += Math.max(0, count - 1);
+  return {
+    stats,
+    delivered: stats.distinct,
+    lost: accepted.size - stored.length + missing.length - delayed,
+    delayed,
+    duplicates: stats.duplicates,
+    webhooks: { expected: deliveries.length, delivered: deliveries.length - webhookLost, lost: webhookLost, duplicates: webhookDuplicates },
+  };
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const progress = options.progress ?? (() => {});
   const rand = random(options.seed);
   const stack = await startStack(options.env);
-  const { cluster, sink, receiver, query, apiUrl, headers, processes } = stack;
+  const { cluster, sink, query, apiUrl, processes } = stack;
   const killed = new Set<PostlaneProcess>();
   try {
     const { startApi, startWorker } = stack;
@@ -278,34 +361,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     if (options.webhooks) await stack.createWebhook();
 
-    // Sends: 16 clients, each email with its own Idempotency-Key, retried until accepted (a 503 or a
-    // cut connection during an outage is the client's cue to retry, as with Resend).
+    // Sends: 16 clients, each email with its own Idempotency-Key, retried until accepted.
     progress(`sending ${options.emails} emails through the API…`);
     const started = Date.now();
     const accepted = new Set<string>();
     let nextEmail = 0;
     const client = async () => {
-      for (let i = nextEmail++; i < options.emails; i = nextEmail++) {
-        for (let attempt = 0; ; attempt += 1) {
-          try {
-            const res = await fetch(`${apiUrl}/emails`, {
-              method: 'POST',
-              headers: { ...headers, 'idempotency-key': `chaos-${options.seed}-${i}` },
-              body: stack.emailBody(i),
-              signal: AbortSignal.timeout(30_000),
-            });
-            const body = (await res.json()) as { id?: string };
-            if (res.status === 200 && body.id) {
-              accepted.add(body.id);
-              break;
-            }
-          } catch {
-            // Refused or reset: retried below.
-          }
-          if (Date.now() - started > options.timeoutMs) throw new Error(`email ${i} was never accepted`);
-          await sleep(Math.min(100 * 2 ** attempt, 2_000));
-        }
-      }
+      for (let i = nextEmail++; i < options.emails; i = nextEmail++) accepted.add(await sendUntilAccepted(stack, i, `chaos-${options.seed}-${i}`, started + options.timeoutMs));
     };
     const sending = Promise.all(Array.from({ length: 16 }, client));
 
@@ -365,48 +427,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     while (!(await Promise.race([sending.then(() => true), sleep(200).then(() => false)]))) await supervise();
 
-    // Drained: every accepted email settled and nothing left to send or re-send.
     progress('waiting for the drain…');
-    let undrained = { emails: 0, webhooks: 0 };
-    for (const deadline = started + options.timeoutMs; ; await sleep(200)) {
-      await supervise();
-      const [row] = await query<{ emails: string; webhooks: string }>(
-        `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
-                (SELECT count(*) FROM webhook_delivery WHERE status IN ('pending', 'retry', 'sending')) AS webhooks`,
-      );
-      undrained = { emails: Number(row!.emails), webhooks: Number(row!.webhooks) };
-      if ((undrained.emails === 0 && undrained.webhooks === 0) || Date.now() > deadline) break;
-    }
-    const stats = await sink.stats();
-    const drainMs = Math.max(stats.lastAt, Date.now()) - started;
-    const stored = await query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
-    const arrived = new Set(stats.ids);
-    const missing = stored.filter((row) => !arrived.has(row.message_id));
-    // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
-    const delayed = missing.filter((row) => row.status === 'queued' || row.status === 'sending').length;
-    const lost = accepted.size - stored.length + missing.length - delayed;
-    for (const { copies, firstAt } of stats.duplicated) {
+    const undrained = await waitForDrain(stack, started + options.timeoutMs, supervise);
+    const outcome = await countOutcomes(stack, accepted);
+    const drainMs = Math.max(outcome.stats.lastAt, Date.now()) - started;
+    for (const { copies, firstAt } of outcome.stats.duplicated) {
       const blamed = faults.find((fault) => fault.at >= firstAt);
       if (blamed) blamed.duplicates += copies;
     }
-    const deliveries = await query<{ message_id: string }>(`SELECT DISTINCT message_id FROM webhook_delivery`);
-    const webhookLost = deliveries.filter((row) => !receiver.seen.has(row.message_id)).length;
-    let webhookDuplicates = 0;
-    for (const count of receiver.seen.values()) webhookDuplicates += Math.max(0, count - 1);
 
     const alive = (proc: PostlaneProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
     const logs = processes.map((proc) => proc.output());
     return {
       seed: options.seed,
       accepted: accepted.size,
-      delivered: stats.distinct,
-      lost,
-      delayed,
-      duplicates: stats.duplicates,
+      delivered: outcome.delivered,
+      lost: outcome.lost,
+      delayed: outcome.delayed,
+      duplicates: outcome.duplicates,
       faults: faults.map(({ at: _at, ...fault }) => fault),
       drainMs,
       undrained,
-      webhooks: { expected: deliveries.length, delivered: deliveries.length - webhookLost, lost: webhookLost, duplicates: webhookDuplicates },
+      webhooks: outcome.webhooks,
       survived: { api: !deaths.some((death) => death.startsWith('api')) && alive(api), workers: !deaths.some((death) => death.startsWith('worker')) && alive(worker) },
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
