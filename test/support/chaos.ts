@@ -26,10 +26,12 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { type PostlaneProcess, spawnPostlane } from './postlane-process.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 import { startSmtpSinkProcess } from './smtp-sink-client.js';
-import { createThrowawayCluster, freePort } from './throwaway-cluster.js';
+import { type ClusterPlacement, createThrowawayCluster, freePort } from './throwaway-cluster.js';
 
 /** The pool the benchmark's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
 const SMTP_CONNECTIONS = 5;
+/** The documented duplicate window per crash (docs/guarantees.md): the SMTP connections × what each may have taken and not yet recorded. */
+export const DUPLICATE_BOUND = SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION;
 
 export interface ChaosOptions {
   emails: number;
@@ -135,13 +137,26 @@ async function statusOf(url: string, init: RequestInit = {}): Promise<number> {
 
 export type ChaosStack = Awaited<ReturnType<typeof startStack>>;
 
+/** Where the stack's parts run when they are not all on loopback (test/topology: hosts in network namespaces). */
+export interface StackPlacement {
+  database?: ClusterPlacement;
+  /** The address the SMTP sink listens on: one every worker reaches. */
+  sinkHost?: string;
+}
+
+/** A host of the topology: a network namespace and its address (the one an API process listens on). */
+export interface Host {
+  netns: string;
+  address: string;
+}
+
 /**
  * Everything but the faults: a throwaway cluster with a migrated `postlane` database, a team with a
  * verified domain and a key, the SMTP sink, the webhook receiver, and spawners for the compiled API
  * (on a fixed port, so one started again answers where clients already send) and worker.
  */
-export async function startStack(extraEnv: Record<string, string> = {}) {
-  const cluster = await createThrowawayCluster();
+export async function startStack(extraEnv: Record<string, string> = {}, placement: StackPlacement = {}) {
+  const cluster = await createThrowawayCluster(placement.database);
   const closers: (() => Promise<void> | void)[] = [() => cluster.remove()];
   const processes: PostlaneProcess[] = [];
   const close = async () => {
@@ -152,7 +167,7 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
     for (const closer of closers.reverse()) await closer();
   };
   try {
-    const sink = await startSmtpSinkProcess();
+    const sink = await startSmtpSinkProcess(placement.sinkHost);
     closers.push(sink.close);
     const receiver = await startReceiver();
     closers.push(receiver.close);
@@ -178,7 +193,7 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
 
     const env = {
       DATABASE_URL: databaseUrl,
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://127.0.0.1:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://${sink.host}:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
       POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
       // Short leases and locks: a killed worker's claims come back in seconds, not minutes.
       POSTLANE_SEND_LEASE_SECONDS: '5',
@@ -207,9 +222,12 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
       await orm.close();
     }
 
-    const apiUrl = `http://127.0.0.1:${await freePort()}`;
-    const spawn = (role: 'api' | 'worker') => {
-      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, POSTLANE_PORT: new URL(apiUrl).port } : env);
+    const apiPort = await freePort();
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    /** Without a host, on loopback here; with one, in its namespace (an API listening on its address, at `apiUrlOn(host)`). */
+    const spawn = (role: 'api' | 'worker', host?: Host) => {
+      const apiEnv = { POSTLANE_PORT: String(apiPort), ...(host && { POSTLANE_HOST: host.address }) };
+      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, ...apiEnv } : env, [], { netns: host?.netns });
       processes.push(proc);
       return proc;
     };
@@ -226,13 +244,14 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
       receiver,
       query,
       apiUrl,
+      apiUrlOn: (host: Host) => `http://${host.address}:${apiPort}`,
       headers,
       emailBody,
       processes,
       /** Spawns a process; `startApi`/`startWorker` also wait until it has started. */
       spawn,
-      startApi: () => started(spawn('api')),
-      startWorker: () => started(spawn('worker')),
+      startApi: (host?: Host) => started(spawn('api', host)),
+      startWorker: (host?: Host) => started(spawn('worker', host)),
       /** One endpoint for `email.sent`, through the API (which must be up). */
       async createWebhook() {
         const created = await fetch(`${apiUrl}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }) });
@@ -253,11 +272,70 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
   }
 }
 
+/**
+ * Sends `emails` emails as 16 clients would, each with its own Idempotency-Key, retried until accepted
+ * (a 503 or a cut connection is the client's cue to retry, as with Resend). Email i goes to
+ * `urls[i % n]`, and each retry to the next URL, as a load balancer would. `accepted` fills as the
+ * API answers; `sending` settles when every email is in, and fails past `deadline`.
+ */
+export function sendEmails(stack: ChaosStack, { emails, keyPrefix, urls, deadline }: { emails: number; keyPrefix: string; urls: string[]; deadline: number }) {
+  const accepted = new Set<string>();
+  let nextEmail = 0;
+  const client = async () => {
+    for (let i = nextEmail++; i < emails; i = nextEmail++) {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          const res = await fetch(`${urls[(i + attempt) % urls.length]}/emails`, {
+            method: 'POST',
+            headers: { ...stack.headers, 'idempotency-key': `${keyPrefix}-${i}` },
+            body: stack.emailBody(i),
+            signal: AbortSignal.timeout(30_000),
+          });
+          const body = (await res.json()) as { id?: string };
+          if (res.status === 200 && body.id) {
+            accepted.add(body.id);
+            break;
+          }
+        } catch {
+          // Refused, reset or timed out: retried below.
+        }
+        if (Date.now() > deadline) throw new Error(`email ${i} was never accepted`);
+        await sleep(Math.min(100 * 2 ** attempt, 2_000));
+      }
+    }
+  };
+  return { accepted, sending: Promise.all(Array.from({ length: 16 }, client)).then(() => {}) };
+}
+
+/** Waits until every accepted email and webhook delivery is settled (nothing left to send or re-send), or `deadline`; what is still unsettled. */
+export async function waitForDrain(stack: ChaosStack, deadline: number, onPoll: () => Promise<void> = async () => {}) {
+  for (;; await sleep(200)) {
+    await onPoll();
+    const [row] = await stack.query<{ emails: string; webhooks: string }>(
+      `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
+              (SELECT count(*) FROM webhook_delivery WHERE status IN ('pending', 'retry', 'sending')) AS webhooks`,
+    );
+    const undrained = { emails: Number(row!.emails), webhooks: Number(row!.webhooks) };
+    if ((undrained.emails === 0 && undrained.webhooks === 0) || Date.now() > deadline) return undrained;
+  }
+}
+
+/** What of the accepted emails reached the sink (by Message-ID): lost, delayed (still due: a retry booked for later) and the sink's counts. */
+export async function countDeliveries(stack: ChaosStack, accepted: Set<string>) {
+  const stats = await stack.sink.stats();
+  const stored = await stack.query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
+  const arrived = new Set(stats.ids);
+  const missing = stored.filter((row) => !arrived.has(row.message_id));
+  // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
+  const delayed = missing.filter((row) => row.status === 'queued' || row.status === 'sending').length;
+  return { stats, delayed, lost: accepted.size - stored.length + missing.length - delayed };
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const progress = options.progress ?? (() => {});
   const rand = random(options.seed);
   const stack = await startStack(options.env);
-  const { cluster, sink, receiver, query, apiUrl, headers, processes } = stack;
+  const { cluster, sink, receiver, query, apiUrl, processes } = stack;
   const killed = new Set<PostlaneProcess>();
   try {
     const { startApi, startWorker } = stack;
@@ -278,36 +356,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     if (options.webhooks) await stack.createWebhook();
 
-    // Sends: 16 clients, each email with its own Idempotency-Key, retried until accepted (a 503 or a
-    // cut connection during an outage is the client's cue to retry, as with Resend).
     progress(`sending ${options.emails} emails through the API…`);
     const started = Date.now();
-    const accepted = new Set<string>();
-    let nextEmail = 0;
-    const client = async () => {
-      for (let i = nextEmail++; i < options.emails; i = nextEmail++) {
-        for (let attempt = 0; ; attempt += 1) {
-          try {
-            const res = await fetch(`${apiUrl}/emails`, {
-              method: 'POST',
-              headers: { ...headers, 'idempotency-key': `chaos-${options.seed}-${i}` },
-              body: stack.emailBody(i),
-              signal: AbortSignal.timeout(30_000),
-            });
-            const body = (await res.json()) as { id?: string };
-            if (res.status === 200 && body.id) {
-              accepted.add(body.id);
-              break;
-            }
-          } catch {
-            // Refused or reset: retried below.
-          }
-          if (Date.now() - started > options.timeoutMs) throw new Error(`email ${i} was never accepted`);
-          await sleep(Math.min(100 * 2 ** attempt, 2_000));
-        }
-      }
-    };
-    const sending = Promise.all(Array.from({ length: 16 }, client));
+    const { accepted, sending } = sendEmails(stack, { emails: options.emails, keyPrefix: `chaos-${options.seed}`, urls: [apiUrl], deadline: started + options.timeoutMs });
 
     // Faults at seeded random points of the delivery, in a seeded order.
     const kinds: FaultKind[] = [...Array.from({ length: options.kills }, () => 'kill' as const), 'restart', ...(options.downMs > 0 ? ['stop-start' as const] : [])];
@@ -365,26 +416,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     while (!(await Promise.race([sending.then(() => true), sleep(200).then(() => false)]))) await supervise();
 
-    // Drained: every accepted email settled and nothing left to send or re-send.
     progress('waiting for the drain…');
-    let undrained = { emails: 0, webhooks: 0 };
-    for (const deadline = started + options.timeoutMs; ; await sleep(200)) {
-      await supervise();
-      const [row] = await query<{ emails: string; webhooks: string }>(
-        `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
-                (SELECT count(*) FROM webhook_delivery WHERE status IN ('pending', 'retry', 'sending')) AS webhooks`,
-      );
-      undrained = { emails: Number(row!.emails), webhooks: Number(row!.webhooks) };
-      if ((undrained.emails === 0 && undrained.webhooks === 0) || Date.now() > deadline) break;
-    }
-    const stats = await sink.stats();
+    const undrained = await waitForDrain(stack, started + options.timeoutMs, supervise);
+    const { stats, lost, delayed } = await countDeliveries(stack, accepted);
     const drainMs = Math.max(stats.lastAt, Date.now()) - started;
-    const stored = await query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
-    const arrived = new Set(stats.ids);
-    const missing = stored.filter((row) => !arrived.has(row.message_id));
-    // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
-    const delayed = missing.filter((row) => row.status === 'queued' || row.status === 'sending').length;
-    const lost = accepted.size - stored.length + missing.length - delayed;
     for (const { copies, firstAt } of stats.duplicated) {
       const blamed = faults.find((fault) => fault.at >= firstAt);
       if (blamed) blamed.duplicates += copies;
@@ -411,7 +446,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
       logs,
-      duplicateBound: SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION,
+      duplicateBound: DUPLICATE_BOUND,
     };
   } finally {
     await stack.close();
