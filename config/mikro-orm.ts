@@ -24,7 +24,9 @@ const LOST_AFTER_MS = 2_000;
  * query opens a fresh connection once the network is back.
  */
 function abandonWhenSilent(connection: PgConnection, afterMs: number) {
-  const query = connection.query.bind(connection);
+  // pg's own method, looked up at each call: what patches pg's prototype later (tracing, the tests' statement counts) still sees every query.
+  const prototype = Object.getPrototypeOf(connection) as PgConnection;
+  const query = (...args: unknown[]) => prototype.query.apply(connection, args);
   connection.query = (...args: unknown[]) => {
     const callback = args.at(-1);
     // Knex always passes a callback; a streamed query (no callback) keeps pg's own behaviour.

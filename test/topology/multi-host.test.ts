@@ -23,10 +23,11 @@ beforeAll(async () => {
         POSTLANE_SEND_BATCH_SIZE: String(BATCH),
         // Each batch waits a little before it goes out, so a worker always holds claims to lose.
         POSTLANE_TEST_SEND_DELAY_MS: '300',
-        // Short leases (the chaos test's): a dead host's claims come back in seconds, and a loaded
-        // machine still sends a batch well within one.
-        POSTLANE_SEND_LEASE_SECONDS: '10',
-        POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '12',
+        // Short leases (the chaos benchmark's): a dead host's claims come back in seconds, and a
+        // machine loaded by the whole suite still sends a batch within one (a batch that outlives
+        // 80 % of it is a temporary failure, retried 30 s later).
+        POSTLANE_SEND_LEASE_SECONDS: '20',
+        POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '24',
         // A request on a connection cut off by the partition fails this long (+ 2 s) after it was sent.
         POSTLANE_STATEMENT_TIMEOUT_SECONDS: '5',
       },
@@ -65,10 +66,12 @@ it('a worker host killed mid-run: its leases expire, the other worker host finis
   await sending;
   const sentAt = Date.now() - started;
 
-  const undrained = await waitForDrain(stack, started + 120_000);
+  const undrained = await waitForDrain(stack, started + 150_000);
+  // What is left, and why, if the drain did not finish.
+  const left = await stack.query(`SELECT status, attempts, last_error, send_after - now() AS due_in FROM email WHERE status IN ('queued', 'scheduled', 'sending')`);
   const { stats, lost, delayed } = await countDeliveries(stack, accepted);
   const retaken = Number((await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE attempts > 1`))[0]!.n);
-  console.log(`multi-host: ${accepted.size} accepted through 2 API hosts, worker host 1 killed (${killed} process) at ${deliveredAtKill} delivered; ${stats.distinct} delivered, ${lost} lost, ${stats.duplicates} duplicates, ${retaken} claimed more than once; killed at ${killedAt} ms, all accepted at ${sentAt} ms, drained at ${Date.now() - started} ms`);
+  console.log(`multi-host: ${accepted.size} accepted through 2 API hosts, worker host 1 killed (${killed} process) at ${deliveredAtKill} delivered; ${stats.distinct} delivered, ${lost} lost, ${stats.duplicates} duplicates, ${retaken} claimed more than once; killed at ${killedAt} ms, all accepted at ${sentAt} ms, drained at ${Date.now() - started} ms`, left);
 
   expect(killed).toBe(1);
   expect(accepted.size).toBe(emails);
@@ -79,7 +82,7 @@ it('a worker host killed mid-run: its leases expire, the other worker host finis
   expect(retaken).toBeGreaterThan(0);
   // The documented window for one crash (docs/guarantees.md): ≤ 5 per SMTP connection of the dead worker.
   expect(stats.duplicates).toBeLessThanOrEqual(DUPLICATE_BOUND);
-}, 150_000);
+}, 180_000);
 
 it('an API host cut off from the database answers 503 with Retry-After, the other keeps accepting, and it recovers by itself', async () => {
   const [api1, api2] = [stack.apiUrlOn(net.hosts.api1!), stack.apiUrlOn(net.hosts.api2!)];
