@@ -72,7 +72,7 @@ export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
  */
 export async function migrate(config: Config): Promise<string[]> {
   // No statement timeout for an index build, whatever the role's default (setPooledStatementTimeout).
-  const pool = { min: 0, max: 2, afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) => connection.query('SET statement_timeout = 0', (err) => done(err, connection)) };
+  const pool = { min: 0, max: 2, afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) => connection.query('SET statement_timeout = 0', (err: Error | null) => done(err, connection)) };
   const orm = await initOrm(config, { clientUrl: config.POSTLANE_DATABASE_DIRECT_URL, pool: pool as Options['pool'] });
   try {
     return (await orm.migrator.up()).map((m) => m.name);

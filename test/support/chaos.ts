@@ -27,10 +27,12 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { type PostlaneProcess, spawnPostlane } from './postlane-process.js';
 import { TEST_SECRET_KEY } from './secrets.js';
 import { startSmtpSinkProcess } from './smtp-sink-client.js';
-import { createThrowawayCluster, freePort, type ThrowawayCluster } from './throwaway-cluster.js';
+import { type ClusterPlacement, createThrowawayCluster, freePort, type ThrowawayCluster } from './throwaway-cluster.js';
 
 /** The pool the stack's relay gets: the issue's figure (≤ 25 duplicates per kill) is for 5 connections. */
 export const SMTP_CONNECTIONS = 5;
+/** The documented duplicate window per crash (docs/guarantees.md): the SMTP connections × what each may have taken and not yet recorded. */
+export const DUPLICATE_BOUND = SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION;
 
 export interface ChaosOptions {
   emails: number;
@@ -134,16 +136,22 @@ export interface SendAttempt {
 /**
  * Sends email `i` with its own Idempotency-Key until the API accepts it (a 503 or a cut connection
  * is the client's cue to retry, as with Resend: backoff from 100 ms to 2 s), each try bounded by
- * 30 s; gives up past `deadline`. Returns the email's id.
+ * 30 s, to `urls[i % n]` and each retry to the next; gives up past `deadline`. Returns the email's id.
  */
-export async function sendUntilAccepted(stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>, i: number, key: string, deadline: number, onAttempt: (attempt: SendAttempt) => void = () => {}): Promise<string> {
+export async function sendUntilAccepted(
+  stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>,
+  i: number,
+  key: string,
+  deadline: number,
+  { onAttempt = () => {}, urls = [stack.apiUrl] }: { onAttempt?: (attempt: SendAttempt) => void; urls?: string[] } = {},
+): Promise<string> {
   for (let attempt = 0; ; attempt += 1) {
     const startedAt = Date.now();
     let status = 0;
     let retryAfter: string | null = null;
     let id: string | undefined;
     try {
-      const res = await fetch(`${stack.apiUrl}/emails`, { method: 'POST', headers: { ...stack.headers, 'idempotency-key': key }, body: stack.emailBody(i), signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${urls[(i + attempt) % urls.length]}/emails`, { method: 'POST', headers: { ...stack.headers, 'idempotency-key': key }, body: stack.emailBody(i), signal: AbortSignal.timeout(30_000) });
       retryAfter = res.headers.get('retry-after');
       id = ((await res.json()) as { id?: string }).id;
       status = res.status;
@@ -176,8 +184,22 @@ export interface StackDatabase {
 
 export type ChaosStack<D extends StackDatabase = ThrowawayCluster> = Awaited<ReturnType<typeof startStackOn<D>>>;
 
-/** The stack on a throwaway cluster of its own. */
-export const startStack = (extraEnv: Record<string, string> = {}) => startStackOn(createThrowawayCluster, extraEnv);
+/** The stack on a throwaway cluster of its own (placed in a network namespace for test/topology). */
+export const startStack = (extraEnv: Record<string, string> = {}, placement: StackPlacement = {}) =>
+  startStackOn(() => createThrowawayCluster(placement.database), extraEnv, placement);
+
+/** Where the stack's parts run when they are not all on loopback (test/topology: hosts in network namespaces). */
+export interface StackPlacement {
+  database?: ClusterPlacement;
+  /** The address the SMTP sink listens on: one every worker reaches. */
+  sinkHost?: string;
+}
+
+/** A host of the topology: a network namespace and its address (the one an API process listens on). */
+export interface Host {
+  netns: string;
+  address: string;
+}
 
 /**
  * Everything but the faults: the database `createDatabase` makes, with a migrated `postlane`
@@ -185,7 +207,7 @@ export const startStack = (extraEnv: Record<string, string> = {}) => startStackO
  * spawners for the compiled API (on a fixed port, so one started again answers where clients
  * already send) and worker.
  */
-export async function startStackOn<D extends StackDatabase>(createDatabase: () => Promise<D>, extraEnv: Record<string, string> = {}) {
+export async function startStackOn<D extends StackDatabase>(createDatabase: () => Promise<D>, extraEnv: Record<string, string> = {}, placement: Pick<StackPlacement, 'sinkHost'> = {}) {
   const cluster = await createDatabase();
   const closers: (() => Promise<void> | void)[] = [() => cluster.remove()];
   const processes: PostlaneProcess[] = [];
@@ -197,7 +219,7 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
     for (const closer of closers.reverse()) await closer();
   };
   try {
-    const sink = await startSmtpSinkProcess();
+    const sink = await startSmtpSinkProcess(placement.sinkHost);
     closers.push(sink.close);
     const receiver = await startReceiver();
     closers.push(receiver.close);
@@ -223,7 +245,7 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
 
     const env = {
       DATABASE_URL: databaseUrl,
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://127.0.0.1:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://${sink.host}:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
       POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
       // Short leases and locks: a killed worker's claims come back in seconds, not minutes.
       POSTLANE_SEND_LEASE_SECONDS: '5',
@@ -252,9 +274,12 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       await orm.close();
     }
 
-    const apiUrl = `http://127.0.0.1:${await freePort()}`;
-    const spawn = (role: 'api' | 'worker') => {
-      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, POSTLANE_PORT: new URL(apiUrl).port } : env);
+    const apiPort = await freePort();
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    /** Without a host, on loopback here; with one, in its namespace (an API listening on its address, at `apiUrlOn(host)`). */
+    const spawn = (role: 'api' | 'worker', host?: Host) => {
+      const apiEnv = { POSTLANE_PORT: String(apiPort), ...(host && { POSTLANE_HOST: host.address }) };
+      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, ...apiEnv } : env, [], { netns: host?.netns });
       processes.push(proc);
       return proc;
     };
@@ -271,13 +296,14 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       receiver,
       query,
       apiUrl,
+      apiUrlOn: (host: Host) => `http://${host.address}:${apiPort}`,
       headers,
       emailBody,
       processes,
       /** Spawns a process; `startApi`/`startWorker` also wait until it has started. */
       spawn,
-      startApi: () => started(spawn('api')),
-      startWorker: () => started(spawn('worker')),
+      startApi: (host?: Host) => started(spawn('api', host)),
+      startWorker: (host?: Host) => started(spawn('worker', host)),
       /** One endpoint for `email.sent`, through the API (which must be up). */
       async createWebhook() {
         const created = await fetch(`${apiUrl}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }) });
@@ -296,6 +322,21 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
     await close();
     throw err;
   }
+}
+
+/**
+ * Sends `emails` emails as 16 clients would, each with its own Idempotency-Key, retried until accepted
+ * (sendUntilAccepted). Email i goes to `urls[i % n]`, and each retry to the next URL, as a load
+ * balancer would. `accepted` fills as the API answers; `sending` settles when every email is in,
+ * and fails past `deadline`.
+ */
+export function sendEmails(stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>, { emails, keyPrefix, urls, deadline }: { emails: number; keyPrefix: string; urls: string[]; deadline: number }) {
+  const accepted = new Set<string>();
+  let nextEmail = 0;
+  const client = async () => {
+    for (let i = nextEmail++; i < emails; i = nextEmail++) accepted.add(await sendUntilAccepted(stack, i, `${keyPrefix}-${i}`, deadline, { urls }));
+  };
+  return { accepted, sending: Promise.all(Array.from({ length: 16 }, client)).then(() => {}) };
 }
 
 /**
@@ -361,15 +402,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     if (options.webhooks) await stack.createWebhook();
 
-    // Sends: 16 clients, each email with its own Idempotency-Key, retried until accepted.
     progress(`sending ${options.emails} emails through the API…`);
     const started = Date.now();
-    const accepted = new Set<string>();
-    let nextEmail = 0;
-    const client = async () => {
-      for (let i = nextEmail++; i < options.emails; i = nextEmail++) accepted.add(await sendUntilAccepted(stack, i, `chaos-${options.seed}-${i}`, started + options.timeoutMs));
-    };
-    const sending = Promise.all(Array.from({ length: 16 }, client));
+    const { accepted, sending } = sendEmails(stack, { emails: options.emails, keyPrefix: `chaos-${options.seed}`, urls: [apiUrl], deadline: started + options.timeoutMs });
 
     // Faults at seeded random points of the delivery, in a seeded order.
     const kinds: FaultKind[] = [...Array.from({ length: options.kills }, () => 'kill' as const), 'restart', ...(options.downMs > 0 ? ['stop-start' as const] : [])];
@@ -453,7 +488,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
       logs,
-      duplicateBound: SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION,
+      duplicateBound: DUPLICATE_BOUND,
     };
   } finally {
     await stack.close();

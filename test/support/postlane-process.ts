@@ -16,13 +16,23 @@ export interface PostlaneProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Who runs a process, and where: another user, or another host (a network namespace, entered with `ip netns exec`). */
+export interface ProcessPlacement {
+  uid?: number;
+  gid?: number;
+  netns?: string;
+}
+
 /**
  * The compiled CLI (`npm test` builds first) as a real child process with its own environment (and
  * Node options, such as `--cpu-prof`). A test database's DATABASE_URL goes through the run's
  * PgBouncer when there is one (db.ts, appDatabaseEnv), unless the test names a direct URL itself.
  */
-export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], user: { uid?: number; gid?: number } = {}): PostlaneProcess {
-  const child = spawn(process.execPath, [...nodeOptions, BIN, ...args], {
+export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], { netns, ...user }: ProcessPlacement = {}): PostlaneProcess {
+  const command = [process.execPath, ...nodeOptions, BIN, ...args];
+  // `ip netns exec` execs the command in place: the child's pid is Node's, so signals reach it.
+  const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+  const child = spawn(file!, rest, {
     ...user,
     // TZ passed on: the run's time zone (test/vitest.config.ts) holds for the processes too.
     env: {
@@ -55,7 +65,7 @@ export function spawnPostlane(args: string[], env: Record<string, string>, nodeO
 }
 
 /** Runs a CLI command to completion (as another user, given one) and returns what it printed. */
-export async function runPostlane(args: string[], env: Record<string, string>, user: { uid?: number; gid?: number } = {}) {
+export async function runPostlane(args: string[], env: Record<string, string>, user: ProcessPlacement = {}) {
   const proc = spawnPostlane(args, env, [], user);
   let stdout = '';
   proc.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -13,9 +13,12 @@ export interface SinkStats {
   ids: string[];
 }
 
-/** Starts the SMTP sink in a process of its own and waits for its port; `stats` and `reset` ask it over IPC. */
-export async function startSmtpSinkProcess() {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [], {
+/**
+ * Starts the SMTP sink in a process of its own, listening on `host`, and waits for its port; `stats`
+ * and `reset` ask it over IPC.
+ */
+export async function startSmtpSinkProcess(host = '127.0.0.1') {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [host], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -31,6 +34,7 @@ export async function startSmtpSinkProcess() {
       child.send({ type });
     });
   return {
+    host,
     port: Number(portLine),
     stats: () => ask<SinkStats>('stats'),
     reset: () => ask<void>('reset'),

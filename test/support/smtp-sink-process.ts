@@ -2,7 +2,8 @@
  * An SMTP sink in a process of its own (the delivery benchmark's, the crash tests'), so receiving
  * mail never shares an event loop with any sender. Accepts everything, keeps how often each Message-ID arrived and
  * when the last message did. Parent messages: `{ type: 'stats' }` (answered with the figures) and
- * `{ type: 'reset' }`. Prints its port on stdout once listening.
+ * `{ type: 'reset' }`. Listens on the address given as its argument (loopback by default) and prints
+ * its port on stdout once listening.
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -60,6 +61,6 @@ process.on('message', (message: { type: string }) => {
 });
 process.on('disconnect', () => process.exit(0));
 
-server.listen(0, '127.0.0.1', () => {
+server.listen(0, process.argv[2] ?? '127.0.0.1', () => {
   process.stdout.write(`${(server.server.address() as AddressInfo).port}\n`);
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface ThrowawayCluster {
-  /** postgres://postgres@127.0.0.1:port/<name> */
+  /** postgres://postgres@<host>:port/<name> */
   url: (database: string) => string;
   port: number;
   /** `pg_ctl restart -m fast`: every connection is cut, the server is back when this resolves. */
@@ -30,12 +30,20 @@ export interface ThrowawayCluster {
   remove(): Promise<void>;
 }
 
+/** Where a throwaway cluster runs: by default on loopback in our own network namespace. */
+export interface ClusterPlacement {
+  /** A network namespace (`ip netns`) the server runs in, as a host of its own. */
+  netns?: string;
+  /** The address it listens on (and its URL names). */
+  host?: string;
+}
+
 /**
- * A PostgreSQL cluster of our own in a temp folder on a free loopback port, for tests and benchmarks
- * that stop and restart the database: never the machine's shared server. PostgreSQL refuses to run
+ * A PostgreSQL cluster of our own in a temp folder on a free port, for tests and benchmarks that
+ * stop and restart the database: never the machine's shared server. PostgreSQL refuses to run
  * as root, so as root the binaries run as the `postgres` user.
  */
-export async function createThrowawayCluster(): Promise<ThrowawayCluster> {
+export async function createThrowawayCluster({ netns, host = '127.0.0.1' }: ClusterPlacement = {}): Promise<ThrowawayCluster> {
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), 'postlane-pg-'));
   const data = join(dir, 'data');
@@ -45,18 +53,24 @@ export async function createThrowawayCluster(): Promise<ThrowawayCluster> {
     await chown(dir, Number(stdout), Number(gid));
   }
   await chmod(dir, 0o700);
-  const exec = (bin: string, args: string[]) => run(asRoot ? 'runuser' : join(PG_BIN, bin), asRoot ? ['-u', 'postgres', '--', join(PG_BIN, bin), ...args] : args, { cwd: dir });
+  const exec = (bin: string, args: string[]) => {
+    const command = asRoot ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args] : [join(PG_BIN, bin), ...args];
+    const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+    return run(file!, rest, { cwd: dir });
+  };
   await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  // initdb trusts loopback only; on an address of its own, the hosts of the subnets it sits on too.
+  if (host !== '127.0.0.1') await appendFile(join(data, 'pg_hba.conf'), 'host all all samenet trust\n');
   const port = await freePort();
   // Durability does not matter for a throwaway: fsync off keeps the shared disk quiet.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const ctl = (action: string, ...extra: string[]) => exec('pg_ctl', [action, '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), ...extra]);
   const start = async () => void (await ctl('start', '-o', options));
   await start();
   let removed = false;
   return {
     port,
-    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    url: (database) => `postgres://postgres@${host}:${port}/${database}`,
     restart: async () => void (await ctl('restart', '-m', 'fast', '-o', options)),
     stop: async () => void (await ctl('stop', '-m', 'fast')),
     start,

@@ -93,7 +93,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
       while (acceptedAfter < options.after) {
         const i = nextEmail++;
         await sleep(Math.max(0, started + (i * 1000) / options.rate - Date.now()));
-        accepted.add(await sendUntilAccepted(stack, i, `failover-${started}-${i}`, deadline, (attempt) => attempts.push(attempt)));
+        accepted.add(await sendUntilAccepted(stack, i, `failover-${started}-${i}`, deadline, { onAttempt: (attempt) => attempts.push(attempt) }));
         const at = Date.now();
         acceptedAt.push(at);
         if (at > promotedAt) acceptedAfter += 1;

@@ -23,6 +23,7 @@ export const GUIDE_PAGES: readonly { slug: string; title: string }[] = [
   { slug: 'security', title: 'Security' },
   { slug: 'cli', title: 'CLI reference' },
   { slug: 'benchmarks', title: 'Benchmarks' },
+  { slug: 'capacity', title: 'Capacity and sizing' },
   { slug: 'development', title: 'Development' },
 ];
 
