@@ -3,7 +3,10 @@
  * baseline measured in the same run on the same database: a bare Koa handler doing one INSERT.
  * Absolute figures depend on the machine; the ratio much less.
  *
- *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50]
+ *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50] [--alternate 0]
+ *
+ * `--alternate N` then measures plain and keyed sends in turn, N rounds on the same app: on a
+ * busy machine the load moves between two runs, so their ratio is read round by round.
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    alternate: { type: 'string', default: '0' },
   },
 });
 const settings: LoadSettings = { connections: Number(args.connections), warmupSeconds: Number(args.warmup), durationSeconds: Number(args.duration) };
@@ -101,7 +105,16 @@ try {
     progress('postlane with Idempotency-Key: same settings…');
     const keyed = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
 
-    report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed });
+    const rounds: Round[] = [];
+    for (let round = 1; round <= Number(args.alternate); round += 1) {
+      progress(`alternating, round ${round}: plain, then with Idempotency-Key…`);
+      const loadAverage = Number(loadavg()[0]!.toFixed(2));
+      const plain = await load(app, { path: '/emails', headers: auth, body: payload }, settings, count('email'));
+      const withKey = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
+      if (plain.rows !== plain.served || withKey.rows !== withKey.served) process.exitCode = 1;
+      rounds.push({ round, loadAverage, plain: Math.round(plain.rps), keyed: Math.round(withKey.rps), ratio: Number((withKey.rps / plain.rps).toFixed(2)) });
+    }
+    report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed }, rounds);
   } finally {
     await jobs.stop(1_000);
     await deps.providers.close();
@@ -114,8 +127,16 @@ try {
 }
 
 type Measured = LoadResult & { rows: number };
+/** One round of `--alternate`: plain and keyed sends per second, and the load average as it began. */
+interface Round {
+  round: number;
+  loadAverage: number;
+  plain: number;
+  keyed: number;
+  ratio: number;
+}
 
-function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }, more: { batch: Measured; keyed: Measured }) {
+function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }, more: { batch: Measured; keyed: Measured }, rounds: Round[]) {
   const ratio = postlane.rps / baseline.rps;
   const batchEmailsPerSecond = more.batch.rps * BATCH_SIZE;
   const others = {
@@ -142,7 +163,7 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
   if (!sanity.rowsMatchServed || !sanity.everyEmailEnqueued || !sanity.batchRowsMatchServed || !sanity.keyedRowsMatchServed) process.exitCode = 1;
   if (args.json) {
     const round = ({ rows: _rows, ...r }: Measured) => ({ ...r, rps: Math.round(r.rps) });
-    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, ...others, sanity }, null, 2));
+    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, ...others, sanity, alternating: rounds }, null, 2));
     return;
   }
   const line = (label: string, r: Measured) =>
@@ -162,4 +183,7 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
       `${sanity.jobsEnqueued} of ${sanity.emailsTotal} emails with a drain booked ${sanity.everyEmailEnqueued ? 'ok' : 'MISMATCH'}; ` +
       `batch rows ${sanity.batchRowsMatchServed ? 'ok' : 'MISMATCH'}; keyed rows ${sanity.keyedRowsMatchServed ? 'ok' : 'MISMATCH'}`,
   );
+  if (rounds.length === 0) return;
+  console.log('\nalternating on the same app and database, keyed beside plain:');
+  for (const r of rounds) console.log(`round ${r.round}: plain ${r.plain} req/s, keyed ${r.keyed} req/s, ratio ${r.ratio.toFixed(2)} (load average ${r.loadAverage})`);
 }
