@@ -6,8 +6,11 @@
  *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50] [--alternate 0]
  *
  * `--alternate N` then measures plain and keyed sends in turn, N rounds on the same app: on a
- * busy machine the load moves between two runs, so their ratio is read round by round.
+ * busy machine the load moves between two runs, so their ratio is read round by round, beside
+ * the CPU each accepted email cost the app's thread and the database's backends, which other
+ * engineers' load moves much less than a rate.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
@@ -105,14 +108,30 @@ try {
     progress('postlane with Idempotency-Key: same settings…');
     const keyed = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
 
+    /** CPU milliseconds of this process's main thread (the app; the load generator has a thread of its own) and of the database's backends. */
+    const cpuMs = async () => {
+      const ticks = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).reduce((sum, n) => sum + Number(n), 0) * 10;
+      const pids = (await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r) => r.pid);
+      // A backend that ended meanwhile is simply not counted.
+      const backends = new Map(pids.flatMap((pid) => { try { return [[pid, ticks(readFileSync(`/proc/${pid}/stat`, 'utf8'))] as const]; } catch { return []; } }));
+      return { app: ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')), backends };
+    };
+    /** Warm-up included: CPU per email written over the whole load. */
+    const measured = async (request: Parameters<typeof load>[1]) => {
+      const [before, rowsBefore] = [await cpuMs(), await count('email')()];
+      const result = await load(app, request, settings, count('email'));
+      const [after, rows] = [await cpuMs(), (await count('email')()) - rowsBefore];
+      if (result.rows !== result.served) process.exitCode = 1;
+      const db = [...after.backends].reduce((sum, [pid, ms]) => sum + ms - (before.backends.get(pid) ?? 0), 0);
+      return { rps: Math.round(result.rps), appUs: Math.round(((after.app - before.app) * 1000) / rows), dbUs: Math.round((db * 1000) / rows) };
+    };
     const rounds: Round[] = [];
     for (let round = 1; round <= Number(args.alternate); round += 1) {
       progress(`alternating, round ${round}: plain, then with Idempotency-Key…`);
       const loadAverage = Number(loadavg()[0]!.toFixed(2));
-      const plain = await load(app, { path: '/emails', headers: auth, body: payload }, settings, count('email'));
-      const withKey = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
-      if (plain.rows !== plain.served || withKey.rows !== withKey.served) process.exitCode = 1;
-      rounds.push({ round, loadAverage, plain: Math.round(plain.rps), keyed: Math.round(withKey.rps), ratio: Number((withKey.rps / plain.rps).toFixed(2)) });
+      const plain = await measured({ path: '/emails', headers: auth, body: payload });
+      const keyed = await measured({ path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true });
+      rounds.push({ round, loadAverage, plain, keyed, ratio: Number((keyed.rps / plain.rps).toFixed(2)) });
     }
     report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed }, rounds);
   } finally {
@@ -127,12 +146,18 @@ try {
 }
 
 type Measured = LoadResult & { rows: number };
-/** One round of `--alternate`: plain and keyed sends per second, and the load average as it began. */
+/** Accepted per second, and CPU microseconds per email of the app's thread and of the database. */
+interface Side {
+  rps: number;
+  appUs: number;
+  dbUs: number;
+}
+/** One round of `--alternate`: plain and keyed sends, and the load average as it began. */
 interface Round {
   round: number;
   loadAverage: number;
-  plain: number;
-  keyed: number;
+  plain: Side;
+  keyed: Side;
   ratio: number;
 }
 
@@ -185,5 +210,10 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
   );
   if (rounds.length === 0) return;
   console.log('\nalternating on the same app and database, keyed beside plain:');
-  for (const r of rounds) console.log(`round ${r.round}: plain ${r.plain} req/s, keyed ${r.keyed} req/s, ratio ${r.ratio.toFixed(2)} (load average ${r.loadAverage})`);
+  const side = (s: Side) => `${String(s.rps).padStart(5)} req/s (CPU per email: app ${s.appUs} µs, database ${s.dbUs} µs)`;
+  for (const r of rounds) console.log(`round ${r.round}: plain ${side(r.plain)}, keyed ${side(r.keyed)}, ratio ${r.ratio.toFixed(2)} (load average ${r.loadAverage})`);
+  const sum = (pick: (r: Round) => number) => rounds.reduce((total, r) => total + pick(r), 0);
+  console.log(
+    `keyed/plain CPU per email over all rounds: app ${(sum((r) => r.keyed.appUs) / sum((r) => r.plain.appUs)).toFixed(2)}, database ${(sum((r) => r.keyed.dbUs) / sum((r) => r.plain.dbUs)).toFixed(2)}`,
+  );
 }
