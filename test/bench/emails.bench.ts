@@ -103,17 +103,25 @@ try {
 
     const app = createApp(deps).callback();
     const auth = { authorization: `Bearer ${token}` };
+    const keyedRequest = { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true };
     progress('postlane batch of 100: same settings…');
     const batch = await load(app, { path: '/emails/batch', headers: auth, body: `[${Array(BATCH_SIZE).fill(payload).join(',')}]` }, settings, count('email'));
     progress('postlane with Idempotency-Key: same settings…');
-    const keyed = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
+    const keyed = await load(app, keyedRequest, settings, count('email'));
 
     /** CPU milliseconds of this process's main thread (the app; the load generator has a thread of its own) and of the database's backends. */
     const cpuMs = async () => {
+      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in ticks of 10 ms (USER_HZ is 100 on Linux).
       const ticks = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).reduce((sum, n) => sum + Number(n), 0) * 10;
       const pids = (await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r) => r.pid);
-      // A backend that ended meanwhile is simply not counted.
-      const backends = new Map(pids.flatMap((pid) => { try { return [[pid, ticks(readFileSync(`/proc/${pid}/stat`, 'utf8'))] as const]; } catch { return []; } }));
+      const backends = new Map<number, number>();
+      for (const pid of pids) {
+        try {
+          backends.set(pid, ticks(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+        } catch {
+          // A backend that ended meanwhile is not counted.
+        }
+      }
       return { app: ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')), backends };
     };
     /** Warm-up included: CPU per email written over the whole load. */
@@ -123,14 +131,14 @@ try {
       const [after, rows] = [await cpuMs(), (await count('email')()) - rowsBefore];
       if (result.rows !== result.served) process.exitCode = 1;
       const db = [...after.backends].reduce((sum, [pid, ms]) => sum + ms - (before.backends.get(pid) ?? 0), 0);
-      return { rps: Math.round(result.rps), appUs: Math.round(((after.app - before.app) * 1000) / rows), dbUs: Math.round((db * 1000) / rows) };
+      return { rps: Math.round(result.rps), appUs: Math.round(((after.app - before.app) * 1000) / rows), dbUs: Math.round((db * 1000) / rows), rowsMatchServed: result.rows === result.served };
     };
     const rounds: Round[] = [];
     for (let round = 1; round <= Number(args.alternate); round += 1) {
       progress(`alternating, round ${round}: plain, then with Idempotency-Key…`);
       const loadAverage = Number(loadavg()[0]!.toFixed(2));
       const plain = await measured({ path: '/emails', headers: auth, body: payload });
-      const keyed = await measured({ path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true });
+      const keyed = await measured(keyedRequest);
       rounds.push({ round, loadAverage, plain, keyed, ratio: Number((keyed.rps / plain.rps).toFixed(2)) });
     }
     report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed }, rounds);
@@ -151,6 +159,7 @@ interface Side {
   rps: number;
   appUs: number;
   dbUs: number;
+  rowsMatchServed: boolean;
 }
 /** One round of `--alternate`: plain and keyed sends, and the load average as it began. */
 interface Round {
@@ -210,7 +219,7 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
   );
   if (rounds.length === 0) return;
   console.log('\nalternating on the same app and database, keyed beside plain:');
-  const side = (s: Side) => `${String(s.rps).padStart(5)} req/s (CPU per email: app ${s.appUs} µs, database ${s.dbUs} µs)`;
+  const side = (s: Side) => `${String(s.rps).padStart(5)} req/s (CPU per email: app ${s.appUs} µs, database ${s.dbUs} µs${s.rowsMatchServed ? '' : ', rows MISMATCH'})`;
   for (const r of rounds) console.log(`round ${r.round}: plain ${side(r.plain)}, keyed ${side(r.keyed)}, ratio ${r.ratio.toFixed(2)} (load average ${r.loadAverage})`);
   const sum = (pick: (r: Round) => number) => rounds.reduce((total, r) => total + pick(r), 0);
   console.log(
