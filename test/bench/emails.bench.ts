@@ -3,8 +3,14 @@
  * baseline measured in the same run on the same database: a bare Koa handler doing one INSERT.
  * Absolute figures depend on the machine; the ratio much less.
  *
- *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50]
+ *   node --import tsx test/bench/emails.bench.ts [--json] [--duration 10] [--warmup 3] [--connections 50] [--alternate 0]
+ *
+ * `--alternate N` then measures plain and keyed sends in turn, N rounds on the same app: on a
+ * busy machine the load moves between two runs, so their ratio is read round by round, beside
+ * the CPU each accepted email cost the app's thread and the database's backends, which other
+ * engineers' load moves much less than a rate.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
@@ -37,6 +43,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    alternate: { type: 'string', default: '0' },
   },
 });
 const settings: LoadSettings = { connections: Number(args.connections), warmupSeconds: Number(args.warmup), durationSeconds: Number(args.duration) };
@@ -96,12 +103,45 @@ try {
 
     const app = createApp(deps).callback();
     const auth = { authorization: `Bearer ${token}` };
+    const keyedRequest = { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true };
     progress('postlane batch of 100: same settings…');
     const batch = await load(app, { path: '/emails/batch', headers: auth, body: `[${Array(BATCH_SIZE).fill(payload).join(',')}]` }, settings, count('email'));
     progress('postlane with Idempotency-Key: same settings…');
-    const keyed = await load(app, { path: '/emails', headers: { ...auth, 'idempotency-key': '[<id>]' }, body: payload, idReplacement: true }, settings, count('email'));
+    const keyed = await load(app, keyedRequest, settings, count('email'));
 
-    report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed });
+    /** CPU milliseconds of this process's main thread (the app; the load generator has a thread of its own) and of the database's backends. */
+    const cpuMs = async () => {
+      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in ticks of 10 ms (USER_HZ is 100 on Linux).
+      const ticks = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).reduce((sum, n) => sum + Number(n), 0) * 10;
+      const pids = (await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r) => r.pid);
+      const backends = new Map<number, number>();
+      for (const pid of pids) {
+        try {
+          backends.set(pid, ticks(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+        } catch {
+          // A backend that ended meanwhile is not counted.
+        }
+      }
+      return { app: ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')), backends };
+    };
+    /** Warm-up included: CPU per email written over the whole load. */
+    const measured = async (request: Parameters<typeof load>[1]) => {
+      const [before, rowsBefore] = [await cpuMs(), await count('email')()];
+      const result = await load(app, request, settings, count('email'));
+      const [after, rows] = [await cpuMs(), (await count('email')()) - rowsBefore];
+      if (result.rows !== result.served) process.exitCode = 1;
+      const db = [...after.backends].reduce((sum, [pid, ms]) => sum + ms - (before.backends.get(pid) ?? 0), 0);
+      return { rps: Math.round(result.rps), appUs: Math.round(((after.app - before.app) * 1000) / rows), dbUs: Math.round((db * 1000) / rows), rowsMatchServed: result.rows === result.served };
+    };
+    const rounds: Round[] = [];
+    for (let round = 1; round <= Number(args.alternate); round += 1) {
+      progress(`alternating, round ${round}: plain, then with Idempotency-Key…`);
+      const loadAverage = Number(loadavg()[0]!.toFixed(2));
+      const plain = await measured({ path: '/emails', headers: auth, body: payload });
+      const keyed = await measured(keyedRequest);
+      rounds.push({ round, loadAverage, plain, keyed, ratio: Number((keyed.rps / plain.rps).toFixed(2)) });
+    }
+    report(baseline, postlane, { emailsTotal, jobsEnqueued }, { batch, keyed }, rounds);
   } finally {
     await jobs.stop(1_000);
     await deps.providers.close();
@@ -114,8 +154,23 @@ try {
 }
 
 type Measured = LoadResult & { rows: number };
+/** Accepted per second, and CPU microseconds per email of the app's thread and of the database. */
+interface Side {
+  rps: number;
+  appUs: number;
+  dbUs: number;
+  rowsMatchServed: boolean;
+}
+/** One round of `--alternate`: plain and keyed sends, and the load average as it began. */
+interface Round {
+  round: number;
+  loadAverage: number;
+  plain: Side;
+  keyed: Side;
+  ratio: number;
+}
 
-function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }, more: { batch: Measured; keyed: Measured }) {
+function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: number; jobsEnqueued: number }, more: { batch: Measured; keyed: Measured }, rounds: Round[]) {
   const ratio = postlane.rps / baseline.rps;
   const batchEmailsPerSecond = more.batch.rps * BATCH_SIZE;
   const others = {
@@ -142,7 +197,7 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
   if (!sanity.rowsMatchServed || !sanity.everyEmailEnqueued || !sanity.batchRowsMatchServed || !sanity.keyedRowsMatchServed) process.exitCode = 1;
   if (args.json) {
     const round = ({ rows: _rows, ...r }: Measured) => ({ ...r, rps: Math.round(r.rps) });
-    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, ...others, sanity }, null, 2));
+    console.log(JSON.stringify({ settings, loadAverageBefore: loadBefore, baseline: round(baseline), postlane: round(postlane), ratio: targets.ratio.value, targets, ...others, sanity, alternating: rounds }, null, 2));
     return;
   }
   const line = (label: string, r: Measured) =>
@@ -161,5 +216,13 @@ function report(baseline: Measured, postlane: Measured, jobs: { emailsTotal: num
       `(autocannon counted ${sanity.autocannon2xx}; ${sanity.droppedInFlight} in flight at its stop); ` +
       `${sanity.jobsEnqueued} of ${sanity.emailsTotal} emails with a drain booked ${sanity.everyEmailEnqueued ? 'ok' : 'MISMATCH'}; ` +
       `batch rows ${sanity.batchRowsMatchServed ? 'ok' : 'MISMATCH'}; keyed rows ${sanity.keyedRowsMatchServed ? 'ok' : 'MISMATCH'}`,
+  );
+  if (rounds.length === 0) return;
+  console.log('\nalternating on the same app and database, keyed beside plain:');
+  const side = (s: Side) => `${String(s.rps).padStart(5)} req/s (CPU per email: app ${s.appUs} µs, database ${s.dbUs} µs${s.rowsMatchServed ? '' : ', rows MISMATCH'})`;
+  for (const r of rounds) console.log(`round ${r.round}: plain ${side(r.plain)}, keyed ${side(r.keyed)}, ratio ${r.ratio.toFixed(2)} (load average ${r.loadAverage})`);
+  const sum = (pick: (r: Round) => number) => rounds.reduce((total, r) => total + pick(r), 0);
+  console.log(
+    `keyed/plain CPU per email over all rounds: app ${(sum((r) => r.keyed.appUs) / sum((r) => r.plain.appUs)).toFixed(2)}, database ${(sum((r) => r.keyed.dbUs) / sum((r) => r.plain.dbUs)).toFixed(2)}`,
   );
 }

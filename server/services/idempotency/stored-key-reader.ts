@@ -20,7 +20,7 @@ const STORED_KEYS = `
     FROM jsonb_to_recordset(?::jsonb) AS r(req int, team_id uuid, key text)
     JOIN idempotency_key k ON k.team_id = r.team_id AND k.key = r.key AND k.created_at >= now() - interval '24 hours'`;
 
-/** Idempotency-Key rows, read for many concurrent requests at once (every idempotent send asks first). */
+/** Idempotency-Key rows, read for many concurrent requests at once (a burst of retries whose keys are stored). */
 export class StoredKeyReader {
   private readonly shared: SharedQuery<KeyRequest, StoredKey | undefined>;
 

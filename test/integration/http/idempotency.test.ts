@@ -55,6 +55,25 @@ describe('Idempotency-Key on POST /emails', () => {
     expect(await countEmails('Fixed later')).toBe(1);
   });
 
+  it('replays a stored answer even when the same send would now be refused, and stores nothing for a refused one', async () => {
+    const key = crypto.randomUUID();
+    const body = { ...valid, to: 'later-suppressed@example.com', subject: 'Replay over refusal' };
+    const first = await send(key, body);
+    expect(first.status).toBe(200);
+    expect((await app.request('POST', '/suppressions', { token, body: { email: 'later-suppressed@example.com' } })).status).toBe(201);
+    const again = await send(key, body);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // Another body under the stored key is still a 409, not the send's own refusal.
+    expect((await send(key, { ...body, subject: 'Other' })).body.name).toBe('invalid_idempotent_request');
+    const fresh = crypto.randomUUID();
+    expect((await send(fresh, body)).status).toBe(422);
+    const stored = await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM idempotency_key WHERE key = ?', [fresh]);
+    expect(stored).toEqual([]);
+    expect(await countEmails('Replay over refusal')).toBe(1);
+  });
+
   it('refuses an empty or overlong key with 400', async () => {
     for (const key of ['', 'k'.repeat(257)]) {
       const res = await send(key);
