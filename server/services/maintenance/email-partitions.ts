@@ -55,10 +55,10 @@ async function partitionsEndingBy(deps: PartitionDeps, cutoff: Date): Promise<Pa
   const rows = await deps.orm.em.getConnection().execute<{ parent: Partition['parent']; name: string }[]>(
     `SELECT p.relname AS parent, c.relname AS name
        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-      WHERE p.relname = ANY(?) AND p.relnamespace = 'public'::regnamespace
+      WHERE p.relname = ANY(?::text[]) AND p.relnamespace = 'public'::regnamespace
         AND (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz <= ?
       ORDER BY c.relname`,
-    [[...PARTITIONED_TABLES], cutoff],
+    [`{${PARTITIONED_TABLES.join(',')}}`, cutoff],
   );
   return rows.map((row) => ({ ...row, suffix: row.name.slice(row.parent.length) }));
 }
