@@ -72,6 +72,19 @@ export class Migration20261220000000_email_partitions extends Migration {
       return true;
     end $$;`);
 
+    // The outbox claim's due rows, in due order, off the partial indexes `email_due_idx` of every
+    // partition merged in order, so the LIMIT stops after the batch. Without enable_sort the planner
+    // cannot choose to read every due row and sort them, which it would on statistics that expect
+    // none due (a backlog added since the last ANALYZE): the plan does not depend on them.
+    this.addSql(`create function postlane_due_emails(due_region text, only_ids uuid[], batch int)
+      returns table (id uuid, created_at timestamptz, send_after timestamptz, body bigint)
+      language sql volatile set enable_sort = off as $$
+        select e.id, e.created_at, e.send_after, coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0)
+          from email e
+         where e.status = 'queued' and e.region = due_region and e.send_after <= now() and (only_ids is null or e.id = any(only_ids))
+         order by e.send_after limit batch for update skip locked
+      $$;`);
+
     // Everything written so far stays in the legacy partitions: up to the end of the UTC day of the newest row, or of today.
     this.addSql(`create temporary table legacy_bound on commit drop as
       select (date_trunc('day', greatest(now(), (select max(created_at) from email), (select max(created_at) from event)) at time zone 'UTC')

@@ -65,32 +65,34 @@ async function partitionsEndingBy(deps: PartitionDeps, cutoff: Date): Promise<Pa
 
 /**
  * Emails past POSTLANE_EMAIL_RETENTION_DAYS go a day at a time: the day's partitions of `email`,
- * `email_recipient` and `email_attachment` are dropped together, whatever the volume, in one
- * short transaction. A day that still holds mail not yet handed over (queued, scheduled or being
- * sent) is kept whole until that mail has gone, so retention never loses mail. Events go by their
- * own day. Returns how many partitions were dropped.
+ * `email_recipient` and `email_attachment` are dropped, whatever the volume. A day that still
+ * holds mail not yet handed over (queued, scheduled or being sent) is kept whole until that mail
+ * has gone, so retention never loses mail. Events go by their own day. Each DROP is a transaction
+ * of its own: it locks its parent table for a moment, and holding one parent's lock while waiting
+ * for another's would stall every query on the first (a run cut short leaves a day's recipients or
+ * attachments without their emails, and the next run drops them). Returns how many partitions went.
  */
 export async function dropExpiredEmailPartitions(deps: PartitionDeps): Promise<number> {
   const cutoff = new Date(deps.clock().getTime() - deps.config.POSTLANE_EMAIL_RETENTION_DAYS * DAY_MS);
   const expired = await partitionsEndingBy(deps, cutoff);
   let dropped = 0;
-  const days = new Set(expired.filter((p) => p.parent === 'email').map((p) => p.suffix));
-  for (const suffix of days) {
-    const parts = expired.filter((p) => p.suffix === suffix && p.parent !== 'event');
-    const gone = await withLockTimeout(deps, async (trx) => {
-      // Each condition matches a partial index of the partition (email_due_idx, email_lease_idx).
-      const unsent = await trx.raw<{ rows: { held: boolean }[] }>(
-        `SELECT EXISTS (SELECT 1 FROM "email${suffix}" WHERE status = 'queued') OR EXISTS (SELECT 1 FROM "email${suffix}" WHERE status = 'sending') AS held`,
-      );
-      if (unsent.rows[0]!.held) return 0;
-      for (const part of parts) await trx.raw(`DROP TABLE "${part.name}"`);
-      return parts.length;
-    });
-    dropped += gone;
-  }
-  for (const part of expired.filter((p) => p.parent === 'event')) {
+  const drop = async (part: Partition) => {
     await withLockTimeout(deps, (trx) => trx.raw(`DROP TABLE "${part.name}"`));
     dropped++;
+  };
+  for (const suffix of new Set(expired.filter((p) => p.parent !== 'event').map((p) => p.suffix))) {
+    const [email, ...rest] = EMAIL_TABLES.map((table) => expired.find((p) => p.parent === table && p.suffix === suffix));
+    if (email) {
+      // Each condition matches a partial index of the partition (email_due_idx, email_lease_idx).
+      const [{ held }] = await deps.orm.em.getConnection().execute<[{ held: boolean }]>(
+        `SELECT EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'queued') OR EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'sending') AS held`,
+      );
+      // New mail lands in today's partition, and a row never goes back to queued or sending: this holds until the drop.
+      if (held) continue;
+      await drop(email);
+    }
+    for (const part of rest) if (part) await drop(part);
   }
+  for (const part of expired.filter((p) => p.parent === 'event')) await drop(part);
   return dropped;
 }
