@@ -16,8 +16,9 @@
  *   of 100k due emails added after the ANALYZE, so the planner's statistics say nothing is due;
  * - `GET /emails/{id}` of the middle email: by id alone, it probes every day partition's index;
  * - disk bytes per email (`email`, `email_recipient` and `event`, all partitions, indexes and TOAST included);
- * - at the end, a retention run (`dropExpiredEmailPartitions`) keeping only the last two days: its
- *   time, the partitions and emails it removed, and the disk before and after.
+ * - at the end, a retention run (`dropExpiredEmailPartitions`) that drops every day before today
+ *   (a one-day retention run a day later): its time, the partitions and emails it removed, and the
+ *   disk before and after.
  *
  * The database is shaped like one partitioned since it was installed: the (empty) legacy
  * partitions go, and day partitions cover the 35 days before today (a 30-day retention and a few
@@ -62,8 +63,6 @@ const FILL_CHUNK = 250_000;
 const EMAIL_SPACING_MS = 86;
 /** Days of partitions before today: a 30-day retention's, and a few more. */
 const PAST_DAYS = 35;
-/** The retention run at the end keeps this many days. */
-const RETAINED_DAYS = 2;
 const PARTITIONED = ['email', 'email_recipient', 'email_attachment', 'event'];
 const TARGETS = { postRatio: 0.8, walRatio: 1.5, claimMs: 50, pageMs: 20, countMs: 100 };
 
@@ -372,12 +371,13 @@ try {
       });
     }
 
-    progress(`retention: dropping the days before the last ${RETAINED_DAYS}…`);
+    progress('retention: dropping every day before today…');
     const count = async () => Number((await one<{ n: string }>('SELECT count(*) AS n FROM email')).n);
     const before = { emails: await count(), bytes: await diskBytes(PARTITIONED) };
     let dropped = 0;
     const retentionMs = await timed(async () => {
-      dropped = await dropExpiredEmailPartitions({ ...deps, config: { ...config, POSTLANE_EMAIL_RETENTION_DAYS: RETAINED_DAYS } });
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      dropped = await dropExpiredEmailPartitions({ ...deps, clock: () => tomorrow, config: { ...config, POSTLANE_EMAIL_RETENTION_DAYS: 1 } });
     });
     const after = { emails: await count(), bytes: await diskBytes(PARTITIONED) };
     report(results, { partitionsPerTable: partitions, ms: Math.round(retentionMs), partitionsDropped: dropped, emailsBefore: before.emails, emailsAfter: after.emails, bytesBefore: before.bytes, bytesAfter: after.bytes });
@@ -441,7 +441,7 @@ function report(results: Measured[], retention: Retention) {
   console.log(`fill seconds: ${results.map((r) => r.fillSeconds).join(', ')}; non-2xx on POST: ${results.map((r) => r.postNon2xx).join(', ')}`);
   const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
   console.log(
-    `retention keeping ${RETAINED_DAYS} days (${retention.partitionsPerTable} partitions a table): ${retention.partitionsDropped} partitions dropped in ${retention.ms} ms; ` +
+    `retention dropping the days before today (${retention.partitionsPerTable} partitions a table): ${retention.partitionsDropped} partitions dropped in ${retention.ms} ms; ` +
       `emails ${retention.emailsBefore.toLocaleString('en')} → ${retention.emailsAfter.toLocaleString('en')}; disk (emails, recipients, attachments, events) ${gb(retention.bytesBefore)} → ${gb(retention.bytesAfter)}`,
   );
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
