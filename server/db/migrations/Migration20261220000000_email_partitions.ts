@@ -17,7 +17,7 @@ const PARTITIONED: Record<string, { indexes: Record<string, string> }> = {
 };
 
 /**
- * Bounded disk (docs/operations.md, "Retention"): `email`, `email_recipient`, `email_attachment`
+ * Bounded disk (docs/operations.md, "Disk and email retention"): `email`, `email_recipient`, `email_attachment`
  * and `event` become tables partitioned by RANGE on `created_at`, one partition per UTC day, so
  * retention drops a day whole (one catalog operation at any volume) instead of deleting rows.
  *
