@@ -8,7 +8,7 @@ export async function run(_options: object, cmd: Command): Promise<void> {
   const results = await withDatabase(({ config, orm }) => {
     const deps = { config, orm, clock: () => new Date() };
     return renderTasks(
-      MAINTENANCE_TASKS.map((task) => ({ title: task.title, run: () => task.run(deps), detail: (removed: number) => `${removed} removed` })),
+      MAINTENANCE_TASKS.map((task) => ({ title: task.title, run: () => task.run(deps), detail: (n: number) => `${n} ${task.counts ?? 'removed'}` })),
       { quiet: json, keepGoing: true },
     );
   });

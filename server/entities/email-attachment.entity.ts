@@ -7,7 +7,8 @@ export const EmailAttachment = defineEntity({
   name: 'EmailAttachment',
   properties: {
     ...baseProperties,
-    email: () => p.manyToOne(Email).deleteRule('cascade').index(),
+    /** No foreign key (partitions are dropped whole): `deleteEmail` removes an email's rows itself. */
+    email: () => p.manyToOne(Email).createForeignKeyConstraint(false).index(),
     position: p.integer(),
     filename: p.text(),
     contentType: p.text().nullable(),

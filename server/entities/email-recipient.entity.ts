@@ -10,7 +10,8 @@ export const EmailRecipient = defineEntity({
   name: 'EmailRecipient',
   properties: {
     ...baseProperties,
-    email: () => p.manyToOne(Email).deleteRule('cascade').index(),
+    /** No foreign key (partitions are dropped whole): `deleteEmail` removes an email's rows itself. */
+    email: () => p.manyToOne(Email).createForeignKeyConstraint(false).index(),
     kind: p.enum([...RECIPIENT_KINDS]),
     address: p.text(),
     status: p.enum([...RECIPIENT_STATUSES]),

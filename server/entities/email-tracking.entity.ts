@@ -10,9 +10,11 @@ import { Email } from './email.entity.js';
 export const EmailTracking = defineEntity({
   name: 'EmailTracking',
   properties: {
-    email: () => p.oneToOne(Email).primary().deleteRule('cascade'),
+    email: () => p.oneToOne(Email).primary().createForeignKeyConstraint(false),
     /** The first `email.opened` still standing; null when none, or when it was retracted. */
     openedAt: timestamp().nullable(),
+    /** Set by the database; email retention deletes the row by it. */
+    createdAt: timestamp().defaultRaw('now()'),
   },
 });
 
@@ -22,7 +24,7 @@ export const TrackingClick = defineEntity({
   indexes: [{ name: 'tracking_click_email_time_idx', properties: ['email', 'clickedAt'] }],
   properties: {
     ...baseProperties,
-    email: () => p.manyToOne(Email).deleteRule('cascade'),
+    email: () => p.manyToOne(Email).createForeignKeyConstraint(false),
     link: p.text(),
     clickedAt: timestamp(),
     ipAddress: p.text().nullable(),

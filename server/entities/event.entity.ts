@@ -16,8 +16,8 @@ export const Event = defineEntity({
     ...baseProperties,
     /** No foreign key: checked per row, it was a third of a bulk event write; the change the event reports is of this team's row. */
     team: () => p.manyToOne(Team).createForeignKeyConstraint(false),
-    /** Set for email events, so an email's history reads from here and goes when the email does. */
-    email: () => p.manyToOne(Email).deleteRule('cascade').nullable().index(),
+    /** Set for email events, so an email's history reads from here; `deleteEmail` removes them (no foreign key: partitions are dropped whole). */
+    email: () => p.manyToOne(Email).createForeignKeyConstraint(false).nullable().index(),
     /** Webhook event names (`email.sent`), plus `email.failed`, which is recorded but never delivered. */
     type: p.text(),
     payload: p.json<Record<string, unknown>>(),

@@ -23,7 +23,8 @@ export const WebhookDelivery = defineEntity({
     ...baseProperties,
     team: () => p.manyToOne(Team),
     endpoint: () => p.manyToOne(WebhookEndpoint).deleteRule('cascade'),
-    event: () => p.manyToOne(Event).deleteRule('cascade'),
+    /** No foreign key: event partitions are dropped whole; a delivery carries its own body. */
+    event: () => p.manyToOne(Event).createForeignKeyConstraint(false),
     type: p.text(),
     /** Standard Webhooks message id: the same on every retry and replay of this event to this endpoint. */
     messageId: p.text(),

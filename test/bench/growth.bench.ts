@@ -14,7 +14,16 @@
  *   `contact_count`), `GET /contacts/{email}`;
  * - the outbox claim (the worker's statement, prepared as the worker prepares it) over a backlog
  *   of 100k due emails added after the ANALYZE, so the planner's statistics say nothing is due;
- * - disk bytes per email (`email`, `email_recipient` and `event`, indexes and TOAST included).
+ * - `GET /emails/{id}` of the middle email: by id alone, it probes every day partition's index;
+ * - disk bytes per email (`email`, `email_recipient` and `event`, all partitions, indexes and TOAST included);
+ * - at the end, a retention run (`dropExpiredEmailPartitions`) that drops every day before today
+ *   (a one-day retention run a day later): its time, the partitions and emails it removed, and the
+ *   disk before and after.
+ *
+ * The database is shaped like one partitioned since it was installed: the (empty) legacy
+ * partitions go, and day partitions cover the 35 days before today (a 30-day retention and a few
+ * days kept for unsent mail) and the days ahead, so every size is measured over ~40 partitions
+ * a table, and the fill (spread back in time) lands in its days.
  *
  * Each figure is printed beside the empty database's, measured first in the same run, as a ratio.
  *
@@ -41,6 +50,7 @@ import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { claimStatement } from '../../server/services/emails/drain-outbox.js';
+import { DAYS_AHEAD, dropExpiredEmailPartitions } from '../../server/services/maintenance/email-partitions.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { type PostlaneProcess, SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
@@ -51,6 +61,9 @@ const CLAIMS = 10;
 const FILL_CHUNK = 250_000;
 /** One email every 86 ms back in time: a million a day. */
 const EMAIL_SPACING_MS = 86;
+/** Days of partitions before today: a 30-day retention's, and a few more. */
+const PAST_DAYS = 35;
+const PARTITIONED = ['email', 'email_recipient', 'email_attachment', 'event'];
 const TARGETS = { postRatio: 0.8, walRatio: 1.5, claimMs: 50, pageMs: 20, countMs: 100 };
 
 const { values: args } = parseArgs({
@@ -103,6 +116,7 @@ interface Measured {
   middlePage: Summary;
   segmentCount: Summary;
   contactByEmail: Summary;
+  emailById: Summary;
   claim: Summary & { claimed: number };
   diskBytesPerEmail: number | null;
 }
@@ -122,6 +136,14 @@ try {
   const one = async <T>(sql: string, params: unknown[] = []) => (await query<T>(sql, params))[0]!;
   const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger('silent') });
   try {
+    for (const table of PARTITIONED) {
+      await query(`DROP TABLE "${table}_legacy"`);
+      await query(`SELECT postlane_add_day_partition($1, (now() AT TIME ZONE 'UTC')::date - d) FROM generate_series(-${DAYS_AHEAD}, ${PAST_DAYS}) d`, [table]);
+    }
+    const partitions = Number((await one<{ n: string }>(`SELECT count(*) AS n FROM pg_partition_tree('email') WHERE isleaf`)).n);
+    /** Bytes of the tables that grow with email: every partition, with indexes and TOAST. */
+    const diskBytes = async (tables = ['email', 'email_recipient', 'event']) =>
+      Number((await one<{ bytes: string }>(`SELECT sum(pg_total_relation_size(p.relid)) AS bytes FROM unnest($1::text[]) t, pg_partition_tree(t) p`, [tables])).bytes);
     const { teamId, token } = await RequestContext.create(orm.em, async () => {
       const team = await createTeam(deps, { name: 'Growth' });
       return { teamId: team.id, token: (await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' })).token };
@@ -152,7 +174,8 @@ try {
     // The template: a real email, accepted by the API and delivered by a worker (its recipient settled, its events written).
     progress('template: one email through the API and a worker…');
     const template = await call('POST', '/emails', TEMPLATE);
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' }, SERVICE_NODE_FLAGS);
+    // Its maintenance leaves the partitions to the benchmark, which drops days itself at the end.
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1', POSTLANE_EMAIL_RETENTION_DAYS: '3650' }, SERVICE_NODE_FLAGS);
     try {
       for (let waited = 0; (await query(`SELECT 1 FROM email WHERE id = $1 AND status = 'sent'`, [template.id])).length === 0; waited += 200) {
         if (waited > 60_000 || worker.child.exitCode !== null) throw new Error(`the template email was not sent:\n${worker.output()}`);
@@ -283,7 +306,7 @@ try {
       progress(`fill: ${emails.toLocaleString('en')} emails, ${contacts.toLocaleString('en')} contacts; VACUUM ANALYZE…`);
       await query('VACUUM ANALYZE');
       const fillSeconds = (performance.now() - fillStart) / 1000;
-      const { bytes } = await one<{ bytes: string }>(`SELECT pg_total_relation_size('email') + pg_total_relation_size('email_recipient') + pg_total_relation_size('event') AS bytes`);
+      const bytes = await diskBytes();
 
       progress(`measure at ${emails.toLocaleString('en')} emails: reads…`);
       const readTimes = async (path: () => string) => {
@@ -297,6 +320,7 @@ try {
       const middlePage = await readTimes(() => `/emails?after=${middle}`);
       const segmentCount = await readTimes(() => `/segments/${segment.id}`);
       let pick = 0;
+      const emailById = await readTimes(() => `/emails/${middle}`);
       const contactByEmail = await readTimes(() => `/contacts/${encodeURIComponent(`user${(pick = (pick * 7919 + 104_729) % contacts)}@example${pick % 7}.com`)}`);
       const { created_at: middleAt } = await one<{ created_at: Date }>(`SELECT created_at FROM email WHERE id = $1`, [middle]);
       await explain(`GET /emails?after=<middle> at ${emails}`, `SELECT id FROM email WHERE team_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT 21`, [teamId, middleAt, middle]);
@@ -341,11 +365,22 @@ try {
         middlePage,
         segmentCount,
         contactByEmail,
+        emailById,
         claim: { ...summary(claimTimes), claimed },
-        diskBytesPerEmail: emails > 1 ? Math.round(Number(bytes) / emails) : null,
+        diskBytesPerEmail: emails > 1 ? Math.round(bytes / emails) : null,
       });
     }
-    report(results);
+
+    progress('retention: dropping every day before today…');
+    const count = async () => Number((await one<{ n: string }>('SELECT count(*) AS n FROM email')).n);
+    const before = { emails: await count(), bytes: await diskBytes(PARTITIONED) };
+    let dropped = 0;
+    const retentionMs = await timed(async () => {
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      dropped = await dropExpiredEmailPartitions({ ...deps, clock: () => tomorrow, config: { ...config, POSTLANE_EMAIL_RETENTION_DAYS: 1 } });
+    });
+    const after = { emails: await count(), bytes: await diskBytes(PARTITIONED) };
+    report(results, { partitionsPerTable: partitions, ms: Math.round(retentionMs), partitionsDropped: dropped, emailsBefore: before.emails, emailsAfter: after.emails, bytesBefore: before.bytes, bytesAfter: after.bytes });
   } finally {
     if (api) {
       api.child.kill('SIGTERM');
@@ -359,7 +394,17 @@ try {
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }
 
-function report(results: Measured[]) {
+interface Retention {
+  partitionsPerTable: number;
+  ms: number;
+  partitionsDropped: number;
+  emailsBefore: number;
+  emailsAfter: number;
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+function report(results: Measured[], retention: Retention) {
   const empty = results[0]!;
   const last = results.at(-1)!;
   const targets = {
@@ -370,7 +415,7 @@ function report(results: Measured[]) {
     countMs: { target: TARGETS.countMs, value: last.segmentCount.median, met: results.every((r) => r.segmentCount.median < TARGETS.countMs) },
   };
   if (args.json) {
-    console.log(JSON.stringify({ loadAverageBefore: loadBefore, loadAverageAfter: Number(loadavg()[0]!.toFixed(2)), backlog: BACKLOG, results, targets }, null, 2));
+    console.log(JSON.stringify({ loadAverageBefore: loadBefore, loadAverageAfter: Number(loadavg()[0]!.toFixed(2)), backlog: BACKLOG, results, retention, targets }, null, 2));
     return;
   }
   const size = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ? `${n / 1_000}k` : String(n));
@@ -385,6 +430,7 @@ function report(results: Measured[]) {
     ['GET /emails middle page', (r) => r.middlePage.median, () => empty.middlePage.median, ' ms'],
     ['GET /segments/{id} (count)', (r) => r.segmentCount.median, () => empty.segmentCount.median, ' ms'],
     ['GET /contacts/{email}', (r) => r.contactByEmail.median, () => empty.contactByEmail.median, ' ms'],
+    ['GET /emails/{id}', (r) => r.emailById.median, () => empty.emailById.median, ' ms'],
     // The empty database has one email, so its disk per email says nothing: the first filled size is the base.
     ['disk bytes per email', (r) => r.diskBytesPerEmail, () => results.find((r) => r.diskBytesPerEmail !== null)?.diskBytesPerEmail ?? null, ' B'],
   ];
@@ -393,6 +439,11 @@ function report(results: Measured[]) {
   console.log(['operation'.padEnd(30), ...results.map((r) => `${size(r.emails)} / ${size(r.contacts)}`.padEnd(width))].join(''));
   for (const [label, value, base, unit] of rows) console.log([label.padEnd(30), ...results.map((r) => cell(value(r), base(r), unit).padEnd(width))].join(''));
   console.log(`fill seconds: ${results.map((r) => r.fillSeconds).join(', ')}; non-2xx on POST: ${results.map((r) => r.postNon2xx).join(', ')}`);
+  const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
+  console.log(
+    `retention dropping the days before today (${retention.partitionsPerTable} partitions a table): ${retention.partitionsDropped} partitions dropped in ${retention.ms} ms; ` +
+      `emails ${retention.emailsBefore.toLocaleString('en')} → ${retention.emailsAfter.toLocaleString('en')}; disk (emails, recipients, attachments, events) ${gb(retention.bytesBefore)} → ${gb(retention.bytesAfter)}`,
+  );
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log(
     `targets at ${size(last.emails)}: POST ratio >= ${TARGETS.postRatio} ${met(targets.postRatio.met)} (${targets.postRatio.value}); ` +

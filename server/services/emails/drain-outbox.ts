@@ -36,45 +36,46 @@ const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_
  * whether it has attachments, so a batch is one round trip.
  *
  * The outbox is nearly all settled rows, so the planner may expect one due row, or none: the plan
- * must be cheap whatever it expects. The due rows come off the partial index `email_due_idx` with
- * the LIMIT inside, and everything after is driven by that small set, one index probe per row
- * (attachments and owed recipients by `email_id`, the update by primary key); no join between
- * two sets whose sizes the planner guesses. The update names the rows by id alone (`due` holds
- * them locked, still queued): a `status` condition there would let the planner drive the update
- * from `email_due_idx` on a stale estimate of one row and probe the batch for each of 100k due rows.
+ * must be cheap whatever it expects. The due rows come off the partial index `email_due_idx` of
+ * each day partition, merged in due order with the LIMIT inside (`postlane_due_emails`, in
+ * Migration20261220000000_email_partitions), with their body sizes (the row is read to lock it anyway), and everything after
+ * is driven by that small set, one index probe per row (attachments and owed recipients by
+ * `email_id`, the update by primary key); no join between two sets whose sizes the planner guesses.
+ * Each probe also names the email's `created_at`, which its recipients and attachments carry, so
+ * it reaches one day partition instead of all of them. The update names the rows by id alone
+ * (`due` holds them locked, still queued): a `status` condition there would let the planner drive
+ * the update from `email_due_idx` on a stale estimate of one row and probe the batch for each of
+ * 100k due rows.
  */
-const claimSql = (only: boolean) => `
-  WITH due AS MATERIALIZED (
-    SELECT id, send_after FROM email
-     WHERE status = 'queued' AND region = ? AND send_after <= now() ${only ? 'AND id = ANY(?::uuid[])' : ''}
-     ORDER BY send_after LIMIT ? FOR UPDATE SKIP LOCKED),
+const CLAIM_SQL = `
+  WITH due AS MATERIALIZED (SELECT * FROM postlane_due_emails(?, ?::uuid[], ?)),
   sized AS MATERIALIZED (
-    SELECT d.id, t.size IS NOT NULL AS has_attachments,
+    SELECT d.id, d.created_at, t.size IS NOT NULL AS has_attachments,
            row_number() OVER running AS n,
-           sum(coalesce(octet_length(e.html), 0) + coalesce(octet_length(e.text), 0) + coalesce(t.size, 0)) OVER running AS held
-      FROM due d JOIN email e ON e.id = d.id
-      LEFT JOIN LATERAL (SELECT sum(a.size) AS size FROM email_attachment a WHERE a.email_id = d.id HAVING count(*) > 0) t ON true
+           sum(d.body + coalesce(t.size, 0)) OVER running AS held
+      FROM due d
+      LEFT JOIN LATERAL (SELECT sum(a.size) AS size FROM email_attachment a WHERE a.email_id = d.id AND a.created_at = d.created_at HAVING count(*) > 0) t ON true
     WINDOW running AS (ORDER BY d.send_after, d.id)),
   claimed AS (
     UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
-      FROM sized s WHERE e.id = s.id AND (s.n = 1 OR s.held <= ?)
+      FROM sized s WHERE e.id = s.id AND e.created_at = s.created_at AND (s.n = 1 OR s.held <= ?)
     RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
               e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error, s.has_attachments)
   SELECT c.*, coalesce(o.owed, '[]') AS owed
     FROM claimed c
     LEFT JOIN LATERAL (SELECT json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)) AS owed
-                         FROM email_recipient r WHERE r.email_id = c.id AND r.status = 'pending') o ON true`;
+                         FROM email_recipient r WHERE r.email_id = c.id AND r.created_at = c.created_at AND r.status = 'pending') o ON true`;
 
 /** The claim of one batch as SQL and bindings: what `deliverDue` runs, and what the growth benchmark times and explains. */
 export function claimStatement(config: Config, region: string, only?: readonly string[]): { sql: string; bindings: unknown[] } {
   const bindings = [
     region,
-    ...(only ? [`{${only.join(',')}}`] : []),
+    only ? `{${only.join(',')}}` : null,
     config.POSTLANE_SEND_BATCH_SIZE,
     config.POSTLANE_SEND_LEASE_SECONDS,
     config.POSTLANE_SEND_BATCH_MB * 1024 * 1024,
   ];
-  return { sql: claimSql(Boolean(only)), bindings };
+  return { sql: CLAIM_SQL, bindings };
 }
 
 /** The columns the claim returns: those the writer wrote, and what sending has added since. */

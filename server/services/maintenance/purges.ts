@@ -50,6 +50,9 @@ export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
  */
 export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
 
+/** Open state of tracked emails, by its own age (the row is small and written on the first open): it goes with POSTLANE_EMAIL_RETENTION_DAYS. */
+export const purgeEmailTracking = (deps: PurgeDeps) => purgeInChunks(deps, 'email_tracking', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_EMAIL_RETENTION_DAYS));
+
 /**
  * Clicks kept to judge bursts: the next click on the same email prunes its own, but an email never
  * clicked again keeps them. No click older than an ingested event can be (14 days) still matters.

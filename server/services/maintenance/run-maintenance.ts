@@ -1,6 +1,8 @@
 import type { Deps } from '../../deps.js';
+import { addEmailPartitions, DAYS_AHEAD, dropExpiredEmailPartitions } from './email-partitions.js';
 import {
   purgeApiLogs,
+  purgeEmailTracking,
   purgeCapturedMessages,
   purgeFinishedJobs,
   purgeIdempotencyKeys,
@@ -11,8 +13,14 @@ import {
 
 type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
-/** Every piece of routine upkeep: each is idempotent and safe to run at any time, from cron or a worker. */
-export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: MaintenanceDeps) => Promise<number> }[] = [
+/**
+ * Every piece of routine upkeep: each is idempotent and safe to run at any time, from cron or a
+ * worker. Each answers how many rows it removed, or what `counts` names.
+ */
+export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: MaintenanceDeps) => Promise<number>; counts?: string }[] = [
+  { name: 'email_partitions', title: `Create the email partitions of the next ${DAYS_AHEAD} days`, run: addEmailPartitions, counts: 'partitions created' },
+  { name: 'email_retention', title: 'Drop the days of emails and events past POSTLANE_EMAIL_RETENTION_DAYS', run: dropExpiredEmailPartitions, counts: 'partitions dropped' },
+  { name: 'email_tracking', title: 'Purge open state of emails past POSTLANE_EMAIL_RETENTION_DAYS', run: purgeEmailTracking },
   { name: 'idempotency_keys', title: 'Purge idempotency keys older than 24 hours', run: purgeIdempotencyKeys },
   { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
   { name: 'webhook_deliveries', title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS', run: purgeWebhookDeliveries },

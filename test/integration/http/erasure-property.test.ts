@@ -84,7 +84,8 @@ function survivors(dump: string, values: readonly string[]): string[] {
   const b64 = values.flatMap((v) => [...base64Forms(v), ...base64Forms(v.toLowerCase())]).filter((f) => f.length >= 8);
   for (const line of dump.split('\n')) {
     const copy = /^COPY ([\w.]+) \((.*)\) FROM stdin;$/.exec(line);
-    if (copy) [table, columns] = [copy[1]!.replace(/^public\./, ''), copy[2]!.split(', ').map((c) => c.replace(/"/g, ''))];
+    // A day partition's rows (email_p20261220, email_legacy, email_default) are its table's.
+    if (copy) [table, columns] = [copy[1]!.replace(/^public\./, '').replace(/_(p\d{8}|legacy|default)$/, ''), copy[2]!.split(', ').map((c) => c.replace(/"/g, ''))];
     else if (line === '\\.') table = null;
     else if (table) {
       line.split('\t').forEach((field, i) => {

@@ -103,7 +103,9 @@ describe('erasure', () => {
 
   it('every text and json column of the schema is scrubbed or declared free of recipients’ addresses', async () => {
     const rows = await app.deps.orm.em.fork().getConnection().execute<{ table_name: string; column_name: string }[]>(
-      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND data_type IN ('text', 'jsonb', 'json', 'ARRAY', 'character varying')`,
+      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND data_type IN ('text', 'jsonb', 'json', 'ARRAY', 'character varying')
+          -- A partition's rows are its table's, scrubbed through it.
+          AND table_name NOT IN (SELECT relname FROM pg_class WHERE relispartition)`,
     );
     const scrubbed = new Set(SURFACES.flatMap((s) => Object.keys(s.columns).map((column) => `${s.table}.${column}`)));
     const unclassified = rows.map((r) => `${r.table_name}.${r.column_name}`).filter((column) => !scrubbed.has(column) && !(column in UNSCRUBBED) && !(`${column.split('.')[0]}.*` in UNSCRUBBED));
