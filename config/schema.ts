@@ -194,6 +194,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
+    POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
   }),
   v.forward(
     v.check(
@@ -304,4 +305,5 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: { description: "A request whose headers and body have not all arrived this long after it began is answered 408 and closed: a 40 MB email needs about 5 Mbit/s to make it. Time spent answering does not count." },
   POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: { description: "An idle kept-alive connection is closed after this long. Behind a load balancer or reverse proxy, keep it above the proxy's own idle timeout (60 s on AWS ALB and in nginx's upstream `keepalive_timeout`), so the proxy, not Postlane, closes idle connections and never sends a request on one Postlane is closing. Node checks the first two limits every second." },
   POSTLANE_STATEMENT_TIMEOUT_SECONDS: { description: "Longest any query of `postlane serve` may run (0 = no limit); a request that hits it answers 503. Migrations and other CLI commands are not bound by it." },
+  POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: { description: "How long a `download_url` (attachments of sent and received emails, a received email's raw message) works after the API handed it out. Anyone holding the URL can download until then; a URL past it answers 404." },
 };

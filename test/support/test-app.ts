@@ -29,9 +29,15 @@ export interface TestAppOptions {
 /** The real app on a real socket over a fresh database of its own. */
 export async function startTestApp(options: TestAppOptions = {}) {
   const database = await createTestDatabase(inject('templateDatabase'));
+  // Listening first, so the URLs the app hands out (download URLs) lead back to it unless a test says otherwise.
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const config: Config = loadConfig({
     POSTLANE_CONFIG: '/nonexistent/postlane.json',
     DATABASE_URL: database.url,
+    POSTLANE_PUBLIC_URL: url,
     POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
     POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
@@ -46,10 +52,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const deps = createDeps({ config, orm, jobs, logger });
   if (agenda && mode === 'worker') await agenda.start(deps, jobDefinitions);
 
-  const server = createServer(createApp(deps).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', createApp(deps).callback());
 
   /** Runs a service outside HTTP with its own EntityManager, as a job or the CLI would. */
   const run = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em, fn);
