@@ -1,8 +1,8 @@
 import { detectMimeType } from 'nodemailer/lib/mime-funcs/mime-types';
 import type { Deps } from '../../deps.js';
-import { EmailAttachment } from '../../entities/index.js';
+import { EmailAttachment, ReceivedAttachment, ReceivedEmail } from '../../entities/index.js';
 import { DownloadSigner } from './download-token.js';
-import { safeContentType } from './downloadable.js';
+import { dispositionOf, safeContentType } from './downloadable.js';
 
 /** A file as the download endpoint serves it. */
 export interface DownloadFile {
@@ -11,6 +11,9 @@ export interface DownloadFile {
   disposition: 'inline' | 'attachment';
   content: Buffer;
 }
+
+/** Koa sends a Buffer as bytes (and anything else as JSON); pg hands bytea over as one already. */
+const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /**
  * The file a download token names, if the token is one this instance signed, has not expired by
@@ -25,9 +28,18 @@ export async function readDownload(deps: Pick<Deps, 'orm' | 'secrets' | 'clock'>
       const attachment = await em.findOne(EmailAttachment, { id: target.attachmentId, email: target.emailId });
       if (!attachment) return null;
       const contentType = safeContentType(attachment.contentType ?? detectMimeType(attachment.filename));
-      return { filename: attachment.filename, contentType, disposition: 'attachment', content: Buffer.from(attachment.content) };
+      return { filename: attachment.filename, contentType, disposition: 'attachment', content: asBuffer(attachment.content) };
     }
-    default:
-      return null;
+    case 'received_attachment': {
+      const attachment = await em.findOne(ReceivedAttachment, { id: target.attachmentId, email: target.emailId }, { populate: ['content'] });
+      if (!attachment) return null;
+      const disposition = dispositionOf(attachment.contentDisposition);
+      return { filename: attachment.filename ?? null, contentType: safeContentType(attachment.contentType), disposition, content: asBuffer(attachment.content.unwrap()!) };
+    }
+    case 'received_raw': {
+      const email = await em.findOne(ReceivedEmail, { id: target.emailId }, { populate: ['raw'], exclude: ['html', 'text', 'headers'] });
+      if (!email) return null;
+      return { filename: `${email.id}.eml`, contentType: 'message/rfc822', disposition: 'attachment', content: asBuffer(email.raw.unwrap()!) };
+    }
   }
 }
