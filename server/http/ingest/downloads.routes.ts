@@ -23,8 +23,8 @@ export function createDownloadRouter(deps: Deps) {
       'x-content-type-options': 'nosniff',
       'content-security-policy': "default-src 'none'; sandbox",
     });
-    // The type first: Koa's attachment() would otherwise guess one from the file name.
-    ctx.type = file.contentType;
+    // Set as declared, first: Koa's \`type\` would add a charset the file may not be in, and attachment() would guess from the name.
+    ctx.set('content-type', file.contentType);
     // An ASCII `filename` beside the exact UTF-8 `filename*`: raw Latin-1 bytes in a header read differently from client to client.
     const fallback = file.filename?.replace(/[^\x20-\x7e]/g, '?');
     ctx.attachment(file.filename ?? undefined, { type: file.disposition, fallback });

@@ -42,7 +42,7 @@ describe('GET /emails/{email_id}/attachments', () => {
     const download = await fetch(list.body.data[1].download_url);
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer())).toEqual(csv);
-    expect(download.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(download.headers.get('content-type')).toBe('text/csv');
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="data.csv"');
     expect(download.headers.get('cache-control')).toBe('private, no-store');
     expect(download.headers.get('x-content-type-options')).toBe('nosniff');
