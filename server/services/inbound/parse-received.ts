@@ -51,6 +51,8 @@ function headerMap(lines: readonly { key: string; line: string }[]): Record<stri
 export async function parseReceived(raw: Buffer): Promise<ParsedMessage> {
   try {
     const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: true });
+    // mailparser reads anything; bytes without a single well-formed header field (RFC 5322 2.2) are not a message.
+    if (!mail.headerLines.some(({ line }) => /^[!-9;-~]+:/.test(line))) return { ...EMPTY, parseError: 'no header fields: not an RFC 5322 message' };
     return {
       messageId: mail.messageId ?? '',
       subject: mail.subject ?? '',

@@ -26,3 +26,29 @@ export function normalizeRecipient(address: string): string {
   const at = address.lastIndexOf('@');
   return `${address.slice(0, at).toLowerCase()}@${domainOfAddress(address)}`;
 }
+
+/**
+ * Whether a domain receives, as the listener asks at every RCPT TO, kept for a few seconds
+ * (POSTLANE_AUTH_CACHE_SECONDS), answers "no" included: a client trying addresses of domains we do
+ * not serve costs one query per domain and window, not one per recipient.
+ */
+export class ReceivingDomainCache {
+  private readonly entries = new Map<string, { receives: boolean; expiresAt: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async receives(em: EntityManager, name: string, now: number): Promise<boolean> {
+    const entry = this.entries.get(name);
+    if (entry && entry.expiresAt > now) return entry.receives;
+    const receives = (await findReceivingDomains(em, [name])).length > 0;
+    if (this.ttlMs > 0) {
+      this.entries.delete(name);
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(name, { receives, expiresAt: now + this.ttlMs });
+    }
+    return receives;
+  }
+}
