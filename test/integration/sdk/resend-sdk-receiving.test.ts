@@ -1,10 +1,15 @@
+import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
+import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
+import { startDnsServer } from '../../support/dns-server.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let dns: Awaited<ReturnType<typeof startDnsServer>>;
+let listener: InboundListener;
 let app: TestApp;
 let resend: Resend;
 let other: Resend;
@@ -75,16 +80,24 @@ let plainId: string;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  app = await startTestApp({ jobs: 'worker', env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
+  // The listener's SPF, DKIM and DMARC lookups go to this empty zone, never out of the machine.
+  dns = await startDnsServer();
+  app = await startTestApp({
+    jobs: 'worker',
+    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]), POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000' },
+  });
   const team = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'], receivingDomains: ['in.acme.test'] });
   resend = app.sdk(team.token);
   other = app.sdk((await app.createTeamWithKey()).token);
   inlineId = (await storeReceivedEmail(app.deps, { envelope, raw: withInlineImage, verdicts }))[0]!.id;
   plainId = (await storeReceivedEmail(app.deps, { envelope, raw: plain, verdicts }))[0]!.id;
+  listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
-  await app.close();
-  await sink.close();
+  await listener?.close();
+  await app?.close();
+  await sink?.close();
+  await dns?.close();
 });
 
 const bytesOf = async (url: string) => {
@@ -178,6 +191,20 @@ describe('the official resend SDK on received mail', () => {
     expect((await resend.emails.get(inlineId)).error).toMatchObject({ statusCode: 404 });
   });
 
+  it('refuses sending-only keys, an unknown html_format and ids that are not ids, without reading receiving as an email id', async () => {
+    const sending = await app.createTeamWithKey('sending_access');
+    for (const path of ['/emails/receiving', `/emails/receiving/${inlineId}`, `/emails/receiving/${inlineId}/attachments`]) {
+      const answer = await app.request('GET', path, { token: sending.token });
+      expect([answer.status, answer.body.name]).toEqual([403, 'restricted_api_key']);
+    }
+    const { token } = await app.createTeamWithKey();
+    expect((await app.request('GET', '/emails/receiving', { token })).body).toEqual({ object: 'list', has_more: false, data: [] });
+    const format = await app.request('GET', `/emails/receiving/${inlineId}?html_format=markdown`, { token });
+    expect([format.status, format.body.message]).toEqual([422, 'html_format: must be data_uri or cid']);
+    expect((await app.request('GET', '/emails/receiving/nope', { token })).status).toBe(422);
+    expect((await app.request('GET', '/emails/receiving/nope/attachments', { token })).status).toBe(422);
+  });
+
   it('forwards a received email as it is (passthrough) and wrapped as an .eml attachment', async () => {
     const passthrough = await resend.emails.receiving.forward({ emailId: plainId, from: 'Support <support@acme.test>', to: 'finance@example.com' });
     expect(passthrough.error).toBeNull();
@@ -207,5 +234,35 @@ describe('the official resend SDK on received mail', () => {
     expect(one.data).toMatchObject({ object: 'attachment', filename: 'invoice.pdf' });
     expect((await bytesOf(one.data!.download_url)).body).toEqual(pdf);
     expect((await other.emails.attachments.list({ emailId: sent.data!.id })).error).toMatchObject({ statusCode: 404 });
+  });
+
+  it('reads, downloads and forwards a message delivered over SMTP to the inbound listener', async () => {
+    const smtp = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, ignoreTLS: true, name: 'mx.elsewhere.test' });
+    const info = await smtp.sendMail({
+      from: 'Ann <ann@elsewhere.test>', to: 'Help <help@in.acme.test>', subject: 'Over SMTP',
+      html: '<p>Logo: <img src="cid:logo@smtp"></p>', text: 'Logo attached',
+      attachments: [{ filename: 'logo.png', content: png, cid: 'logo@smtp' }, { filename: 'notes.txt', content: 'some notes' }],
+    });
+    expect(info.accepted).toEqual(['help@in.acme.test']);
+
+    const { data: list } = await resend.emails.receiving.list({ limit: 1 });
+    const id = list!.data[0]!.id;
+    expect(list!.data[0]).toMatchObject({ subject: 'Over SMTP', from: 'Ann <ann@elsewhere.test>', received_for: ['help@in.acme.test'], message_id: info.messageId });
+    const { data: email } = await resend.emails.receiving.get(id);
+    expect(email!.html).toBe(`<p>Logo: <img src="data:image/png;base64,${png.toString('base64')}"></p>`);
+    expect((await resend.emails.receiving.get(id, { html_format: 'cid' })).data!.html).toBe('<p>Logo: <img src="cid:logo@smtp"></p>');
+    expect(email).toMatchObject({ authentication: { spf: { result: 'none' }, dkim: [], dmarc: { result: 'none' } } });
+    expect((await bytesOf(email!.raw!.download_url)).body.toString()).toContain('Subject: Over SMTP');
+
+    const { data: attachments } = await resend.emails.receiving.attachments.list({ emailId: id });
+    expect(attachments!.data.map((a) => [a.filename, a.content_disposition, a.content_id])).toEqual([['logo.png', 'inline', 'logo@smtp'], ['notes.txt', 'attachment', undefined]]);
+    expect((await bytesOf(attachments!.data[1]!.download_url)).body.toString()).toBe('some notes');
+
+    const before = sink.received.length;
+    const forwarded = await resend.emails.receiving.forward({ emailId: id, from: 'support@acme.test', to: 'desk@example.com', passthrough: false, html: '<p>FYI</p>' });
+    expect(forwarded.error).toBeNull();
+    const [mail] = (await sink.waitFor(before + 1)).filter((m) => m.envelope.to[0] === 'desk@example.com');
+    expect(mail!.parsed.subject).toBe('Fwd: Over SMTP');
+    expect(mail!.raw).toContain('Subject: Over SMTP');
   });
 });
