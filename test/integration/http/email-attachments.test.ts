@@ -97,6 +97,16 @@ describe('GET /emails/{email_id}/attachments', () => {
     expect((await app.request('GET', path('/nope'), { token })).status).toBe(422);
   });
 
+  it('stops serving a URL handed out before its email was deleted', async () => {
+    const sent = await app.request('POST', '/emails', {
+      token, body: { from: 'hello@acme.test', to: 'user@example.com', subject: 'Gone', text: 'x', attachments: [{ filename: 'a.txt', content: 'YQ==' }] },
+    });
+    const [attachment] = (await app.request('GET', `/emails/${sent.body.id}/attachments`, { token })).body.data;
+    expect((await fetch(attachment.download_url)).status).toBe(200);
+    expect((await app.request('DELETE', `/emails/${sent.body.id}`, { token })).status).toBe(200);
+    expect((await fetch(attachment.download_url)).status).toBe(404);
+  });
+
   it('is for full-access keys only', async () => {
     const sending = await app.createTeamWithKey('sending_access');
     const answer = await app.request('GET', path(), { token: sending.token });
