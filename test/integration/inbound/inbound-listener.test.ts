@@ -1,16 +1,20 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceivedEmail } from '../../../server/entities/index.js';
 import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let listener: InboundListener;
 let teamId: string;
+let token: string;
+let receiver: WebhookReceiver;
 const inbound = `in-${randomBytes(4).toString('hex')}.test`;
 /** The sender's domain: SPF names another IP (so SPF fails from loopback), DMARC asks for rejection, and a DKIM key is published. */
 const SIGNER = 'signer.test';
@@ -21,14 +25,19 @@ beforeAll(async () => {
   dns.set('TXT', SIGNER, ['v=spf1 ip4:192.0.2.1 -all']);
   dns.set('TXT', `_dmarc.${SIGNER}`, ['v=DMARC1; p=reject']);
   dns.set('TXT', `sel._domainkey.${SIGNER}`, [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
-  app = await startTestApp({ env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0' } });
-  ({ teamId } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
+  receiver = await startWebhookReceiver();
+  app = await startTestApp({
+    jobs: 'worker',
+    env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0', POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' },
+  });
+  ({ teamId, token } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
   await listener?.close();
   await app?.close();
   await dns?.close();
+  await receiver?.close();
 });
 
 const transport = (options: { dkim?: boolean } = {}) =>
@@ -51,6 +60,31 @@ describe('inbound listener', () => {
     expect(row).toMatchObject({ subject: 'Over SMTP', from: 'Ann <ann@elsewhere.test>', receivedFor: [`desk@${inbound}`], envelopeFrom: 'ann@elsewhere.test', helo: 'client.test', peerIp: '127.0.0.1', parseError: null });
     expect(row.text?.trim()).toBe('Hello by SMTP');
     expect(row.raw.unwrap()!.toString()).toContain('Subject: Over SMTP');
+  });
+
+  it('delivers email.received in Resend\'s shape, signed, to the team\'s endpoints', async () => {
+    const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.received'] } });
+    expect(hook.status).toBe(201);
+    const before = receiver.received.length;
+    const info = await transport().sendMail({
+      from: 'Ann <ann@elsewhere.test>', to: `Desk <desk@${inbound}>`, cc: 'cc@elsewhere.test', subject: 'Hook me', text: 'x',
+      attachments: [{ filename: 'logo.png', content: 'png', cid: 'logo@x' }],
+    });
+    const id = acceptedId(info.response);
+    await receiver.waitFor(before + 1, 20_000);
+    const request = receiver.received[before]!;
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
+    const event = new Webhook(hook.body.signing_secret).verify(request.body, headers) as { type: string; created_at: string; data: Record<string, unknown> };
+    const row = await stored(id);
+    expect(event).toEqual({
+      type: 'email.received',
+      created_at: row.createdAt.toISOString(),
+      data: {
+        email_id: id, created_at: row.createdAt.toISOString(), from: 'Ann <ann@elsewhere.test>', to: [`Desk <desk@${inbound}>`], cc: ['cc@elsewhere.test'], bcc: [],
+        received_for: [`desk@${inbound}`], message_id: row.messageId, subject: 'Hook me',
+        attachments: [{ id: expect.any(String), filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo@x' }],
+      },
+    });
   });
 
   it('refuses an unknown recipient at RCPT TO with 550 5.1.1, and accepts the rest of the envelope', async () => {
