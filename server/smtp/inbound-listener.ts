@@ -55,7 +55,8 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
   const sessions = new Map<string, SessionStats>();
   const memoryBudget = MESSAGES_IN_MEMORY * config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024;
   let bytesHeld = 0;
-  const stats = (session: SMTPServerSession) => sessions.get(session.id);
+  // A session the client already closed (its line logged) counts into a throwaway: a late reply must never throw.
+  const stats = (session: SMTPServerSession): SessionStats => sessions.get(session.id) ?? { startedAt: 0, messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false };
 
   /** A DATA or RCPT failure: the database's absence is a 451 the sender retries; so is anything unexpected, logged. */
   const temporaryFailure = (err: unknown, what: string) => {
@@ -66,9 +67,9 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
   async function acceptRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
     const domain = domainOfAddress(address.address);
     if (await domains.receives(deps.orm.em.fork(), domain, deps.clock().getTime())) return null;
-    stats(session)!.refused += 1;
+    stats(session).refused += 1;
     if (!peers.spend(session.remoteAddress)) {
-      stats(session)!.limited = true;
+      stats(session).limited = true;
       return reply(421, 'Too many refused recipients, closing connection');
     }
     return reply(550, 'No such recipient here');
@@ -135,15 +136,15 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
 
     onMailFrom(_address, session, callback) {
       if (peers.spend(session.remoteAddress)) return callback();
-      stats(session)!.limited = true;
-      stats(session)!.deferred += 1;
+      stats(session).limited = true;
+      stats(session).deferred += 1;
       callback(reply(451, 'Rate limit reached, try again later'));
     },
 
     onRcptTo(address, session, callback) {
       acceptRecipient(address, session).then(
         (refusal) => {
-          if (!refusal) stats(session)!.recipients += 1;
+          if (!refusal) stats(session).recipients += 1;
           callback(refusal);
         },
         (err: unknown) => callback(temporaryFailure(err, 'recipient lookup')),
@@ -153,13 +154,13 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
     onData(stream, session, callback) {
       receive(stream, session).then(
         (accepted) => {
-          if (accepted) stats(session)!.messages += 1;
+          if (accepted) stats(session).messages += 1;
           callback(null, accepted || undefined);
         },
         (err: unknown) => {
           // Whatever the failure, the rest of the message is read, so the reply lands after it.
           stream.resume();
-          stats(session)!.deferred += 1;
+          stats(session).deferred += 1;
           callback((err as { responseCode?: number }).responseCode ? (err as Error) : temporaryFailure(err, 'message'));
         },
       );
