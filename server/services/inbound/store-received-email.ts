@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { type AuthVerdicts, type IReceivedAttachment, type IReceivedEmail, ReceivedAttachment, ReceivedEmail } from '../../entities/index.js';
-import { parseReceived } from './parse-received.js';
+import { type ParsedMessage, parseReceived } from './parse-received.js';
 import { findReceivingDomains, normalizeRecipient } from './receiving-domains.js';
 import { domainOfAddress } from '../domains/domain-name.js';
 import { emitEvent } from '../events/emit-event.js';
@@ -19,6 +19,8 @@ export interface StoreReceivedEmailInput {
   envelope: ReceivedEnvelope;
   raw: Buffer;
   verdicts: AuthVerdicts;
+  /** `parseReceived(raw)`, when the caller has it already (the listener parses while DNS answers). */
+  parsed?: ParsedMessage;
 }
 
 export interface StoredReceivedEmail {
@@ -51,7 +53,7 @@ function receivedEventData(email: IReceivedEmail, attachments: readonly IReceive
  */
 export async function storeReceivedEmail(deps: Pick<Deps, 'orm' | 'clock'>, input: StoreReceivedEmailInput): Promise<StoredReceivedEmail[]> {
   const recipients = [...new Set(input.envelope.recipients.map(normalizeRecipient))];
-  const parsed = await parseReceived(input.raw);
+  const parsed = input.parsed ?? (await parseReceived(input.raw));
   const createdAt = deps.clock();
   return deps.orm.em.fork().transactional(async (tx) => {
     const domains = await findReceivingDomains(tx, recipients.map(domainOfAddress));

@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,7 +130,49 @@ describe('inbound listener', () => {
   });
 });
 
+describe('inbound listener STARTTLS', () => {
+  it('offers STARTTLS with the configured certificate, and not without one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'inbound-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=mx.inbound.test'], { stdio: 'ignore' });
+      const config = { ...app.deps.config, POSTLANE_INBOUND_TLS_CERT: join(dir, 'cert.pem'), POSTLANE_INBOUND_TLS_KEY: join(dir, 'key.pem') };
+      const secure = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
+      try {
+        const tls = nodemailer.createTransport({ host: '127.0.0.1', port: secure.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false, servername: 'mx.inbound.test' } });
+        const info = await tls.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'Over TLS', text: 'x' });
+        expect((await stored(acceptedId(info.response))).subject).toBe('Over TLS');
+      } finally {
+        await secure.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const plain = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, requireTLS: true });
+    await expect(plain.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'x', text: 'x' })).rejects.toMatchObject({ code: 'ETLS' });
+  });
+});
+
 describe('inbound listener limits', () => {
+  it('refuses a message over the size limit with 552 and recipients past the limit with 452', async () => {
+    const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_MESSAGE_MB: 1, POSTLANE_INBOUND_MAX_RECIPIENTS: 2 };
+    const small = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
+    try {
+      const client = await smtpConnect(small.port);
+      await client.greeting;
+      await client.command('EHLO client.test');
+      expect((await client.command(`MAIL FROM:<ann@elsewhere.test> SIZE=${2 * 1024 * 1024}`)).code).toBe(552);
+      expect((await client.command('MAIL FROM:<ann@elsewhere.test>')).code).toBe(250);
+      const rcpts = [];
+      for (const local of ['a', 'b', 'c']) rcpts.push((await client.command(`RCPT TO:<${local}@${inbound}>`)).code);
+      expect(rcpts).toEqual([250, 250, 452]);
+      const big = await client.data(`Subject: big\r\n\r\n${'x'.repeat(76)}\r\n`.repeat(15_000));
+      expect(big.code).toBe(552);
+      client.close();
+    } finally {
+      await small.close();
+    }
+  });
+
   it('answers a flooding client 421 past its connections and 451 past its rate, and serves again after the minute', async () => {
     let now = new Date('2026-11-25T10:00:00Z');
     const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3, POSTLANE_INBOUND_RATE_PER_MINUTE: 5 };
