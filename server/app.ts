@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
+import { createDownloadRouter } from './http/ingest/downloads.routes.js';
 import { createIngestRouter } from './http/ingest/ingest.routes.js';
 import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
 import { createTrackingRouter } from './http/ingest/tracking.routes.js';
@@ -44,10 +45,14 @@ export function createApp(deps: Deps): Koa<AppState> {
   // Open pixels and click redirects, reached through each domain's tracking CNAME.
   const tracking = createTrackingRouter(deps);
   app.use(tracking.routes());
+  // The files behind download_url (attachments, raw received messages): the signed token is the key.
+  const downloads = createDownloadRouter(deps);
+  app.use(downloads.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(preferencePages.allowedMethods({ throw: true }));
   app.use(tracking.allowedMethods({ throw: true }));
   app.use(ingest.allowedMethods({ throw: true }));
+  app.use(downloads.allowedMethods({ throw: true }));
   return app;
 }
 

@@ -47,6 +47,11 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
 /** The same paging over a short list already in memory, newest first (a contact's topics). */
 export function paginateInMemory<T extends { id: string; createdAt: Date }>(items: readonly T[], page: PageQuery): Page<T> {
   const sorted = [...items].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return paginateInOrder(sorted, page);
+}
+
+/** Paging over a short list in its own order (an email's attachments, as they appear in it). */
+export function paginateInOrder<T extends { id: string }>(sorted: readonly T[], page: PageQuery): Page<T> {
   const cursorId = page.after ?? page.before;
   let start = 0;
   let end = sorted.length;

@@ -12,13 +12,13 @@ export type RecordStatus = (typeof RECORD_STATUSES)[number];
 /** One DNS record the domain needs (or is advised to have), with what the last check found. */
 export interface DomainRecord {
   /** Resend's record kinds, plus DMARC. */
-  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'Tracking';
+  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'Tracking' | 'Receiving';
   name: string;
   type: 'TXT' | 'CNAME' | 'MX';
   ttl: string;
   value: string;
   priority?: number;
-  /** Counts towards the domain's status; DMARC (recommended) and the tracking CNAME do not. */
+  /** Counts towards the domain's status; DMARC (recommended), the tracking CNAME and the receiving MX do not. */
   required: boolean;
   status: RecordStatus;
   /** `found`, or what DNS answers instead (`missing`, `no answer`, or the values found). */
@@ -45,6 +45,8 @@ export const Domain = defineEntity({
     openTracking: p.boolean().default(false),
     clickTracking: p.boolean().default(false),
     trackingSubdomain: p.text().default('links'),
+    /** Resend's `capabilities.receiving`: the listener accepts mail for it (once verified) and `records` carries the MX record. */
+    receiving: p.boolean().default(false),
     /** The records as the provider asked for them at creation, then as each check found them. */
     records: p.json<DomainRecord[]>(),
     /** For providers where Postlane signs: the selector and the private key, sealed for this row. */

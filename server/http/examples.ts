@@ -24,6 +24,9 @@ export const ID = {
   broadcast: 'ec03de9c-3c8e-4021-a11f-4d3766af1534',
   copiedBroadcast: 'a2f24fd2-dae2-4636-b70d-282fe6e9c7fc',
   log: '5c721617-1394-4996-97e1-7d2ef0d34095',
+  attachment: '2a0c9ce0-3112-4728-976e-47ddcd16a318',
+  receivedEmail: '0f4e6c1a-6b1d-4a3e-9a51-3c2d1e8f7b64',
+  receivedAttachment: '7d3b5a90-2c4e-4f61-8a7b-9e0c1d2f3a45',
 } as const;
 
 export const SENDER = 'Acme <onboarding@acme.dev>';

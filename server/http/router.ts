@@ -8,6 +8,7 @@ import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts
 import { domainRoutes } from './routes/domains/domains.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
+import { receivingRoutes } from './routes/receiving/receiving.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
 import { templateRoutes } from './routes/templates/templates.routes.js';
 import { usageRoutes } from './routes/usage/usage.routes.js';
@@ -17,6 +18,8 @@ import { topicRoutes } from './routes/topics/topics.routes.js';
 import { webhookRoutes } from './routes/webhooks/webhooks.routes.js';
 
 const resourceRoutes: Route[] = [
+  // First: `/emails/receiving…` would otherwise match `/emails/:id…` and answer 422 for the id.
+  ...receivingRoutes,
   ...emailRoutes,
   ...domainRoutes,
   ...apiKeyRoutes,

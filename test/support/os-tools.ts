@@ -38,8 +38,8 @@ export function aptInstall(packages: string[], what: string): void {
  * What the tests drive besides Node: headless Chromium (preference page, API reference), tmux (the
  * journey test types into a real terminal), pg_dump (the erasure test searches a full dump),
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
- * and HAProxy (the failover topology, test/topology/patroni.ts) and ip (the multi-host test builds
- * its hosts from network namespaces).
+ * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
+ * its hosts from network namespaces) and openssl (a certificate for the inbound listener's STARTTLS).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(): void {
@@ -52,6 +52,7 @@ export function ensureTestTools(): void {
     { present: () => existsSync('/usr/bin/patroni'), pkg: 'patroni', what: 'Patroni (/usr/bin/patroni)' },
     { present: () => existsSync('/usr/sbin/haproxy'), pkg: 'haproxy', what: 'HAProxy (/usr/sbin/haproxy)' },
     { present: () => onPath('ip'), pkg: 'iproute2', what: 'ip (iproute2)' },
+    { present: () => onPath('openssl'), pkg: 'openssl', what: 'openssl (a certificate for the inbound listener’s STARTTLS)' },
   ];
   const missing = needed.filter((tool) => !tool.present());
   if (missing.length === 0) return;

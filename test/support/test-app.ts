@@ -29,9 +29,15 @@ export interface TestAppOptions {
 /** The real app on a real socket over a fresh database of its own. */
 export async function startTestApp(options: TestAppOptions = {}) {
   const database = await createTestDatabase(inject('templateDatabase'));
+  // Listening first, so the URLs the app hands out (download URLs) lead back to it unless a test says otherwise.
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const config: Config = loadConfig({
     POSTLANE_CONFIG: '/nonexistent/postlane.json',
     ...appDatabaseEnv(database.url),
+    POSTLANE_PUBLIC_URL: url,
     POSTLANE_LOG_LEVEL: process.env.POSTLANE_TEST_LOG_LEVEL ?? 'silent',
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
     POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
@@ -48,10 +54,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const deps = createDeps({ config, orm, jobs, logger });
   if (agenda && mode === 'worker') await agenda.start(deps, jobDefinitions);
 
-  const server = createServer(createApp(deps).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', createApp(deps).callback());
 
   /** Runs a service outside HTTP with its own EntityManager, as a job or the CLI would. */
   const run = <T>(fn: () => Promise<T>) => RequestContext.create(orm.em, fn);
@@ -66,14 +69,18 @@ export async function startTestApp(options: TestAppOptions = {}) {
     run,
     /**
      * A new team with one key of the given permission: every test works inside its own team.
-     * `verifiedDomains` are added and marked verified without DNS, for sends through a relay.
+     * `verifiedDomains` are added and marked verified without DNS, for sends through a relay;
+     * `receivingDomains` likewise, with receiving enabled, for mail through the inbound listener.
      */
-    async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access', { verifiedDomains = [] }: { verifiedDomains?: string[] } = {}) {
+    async createTeamWithKey(
+      permission: 'full_access' | 'sending_access' = 'full_access',
+      { verifiedDomains = [], receivingDomains = [] }: { verifiedDomains?: string[]; receivingDomains?: string[] } = {},
+    ) {
       return run(async () => {
         const team = await createTeam(deps, { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
-        for (const name of verifiedDomains) {
+        for (const name of [...verifiedDomains, ...receivingDomains]) {
           const domain = await createDomain(deps, team.id, { name });
-          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
+          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null, receiving: receivingDomains.includes(name) });
         }
         deps.senderDomains.evict(team.id);
         const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });

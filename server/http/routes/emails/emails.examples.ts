@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
 import { CREATED_AT, ID, RECIPIENT, SENDER, SUPPORT } from '../../examples.js';
-import type { BatchEmailSchema, EmailListItemSchema, EmailSchema, SendEmailBodySchema } from './emails.schemas.js';
+import type { AttachmentListItemSchema, BatchEmailSchema, EmailListItemSchema, EmailSchema, SendEmailBodySchema } from './emails.schemas.js';
 
 const SUBJECT = 'Your order #1042 has shipped';
 const HTML = '<p>Hi Jane, your order <strong>#1042</strong> is on its way.</p>';
@@ -40,3 +40,14 @@ export const EMAIL_LIST_ITEM: v.InferInput<typeof EmailListItemSchema> = {
 export const EMAIL: v.InferInput<typeof EmailSchema> = { object: 'email', ...EMAIL_LIST_ITEM, html: HTML, text: TEXT, tags: TAGS };
 
 export const EMAIL_REF = { object: 'email', id: ID.email } as const;
+
+/** An invoice attached to a sent email; its URL works for an hour after the request. */
+export const EMAIL_ATTACHMENT: v.InferInput<typeof AttachmentListItemSchema> = {
+  id: ID.attachment,
+  filename: 'invoice-1042.pdf',
+  size: 48213,
+  content_type: 'application/pdf',
+  content_disposition: 'attachment',
+  download_url: 'https://postlane.acme.dev/downloads/YQAAAAFp4ZfxQYDLS6O0TbqZvUJp…',
+  expires_at: '2026-11-02T15:03:27.000Z',
+};

@@ -2,7 +2,9 @@ import * as v from 'valibot';
 import { validationError } from '../../../errors.js';
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
 import { deleteEmail } from '../../../services/emails/delete-email.js';
+import { getEmailAttachment } from '../../../services/emails/get-email-attachment.js';
 import { getEmail } from '../../../services/emails/get-email.js';
+import { listEmailAttachments } from '../../../services/emails/list-email-attachments.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
 import { type BatchItem, type SendEmailInput, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
@@ -12,13 +14,18 @@ import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { BATCH_EMAILS, EMAIL, EMAIL_LIST_ITEM, EMAIL_REF, SEND_EMAIL_REQUEST } from './emails.examples.js';
+import { presentAttachment, presentAttachmentListItem } from './attachment.presenter.js';
+import { BATCH_EMAILS, EMAIL, EMAIL_ATTACHMENT, EMAIL_LIST_ITEM, EMAIL_REF, SEND_EMAIL_REQUEST } from './emails.examples.js';
 import { presentDeletedEmail, presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
 import {
+  AttachmentListItemSchema,
+  AttachmentObjectSchema,
   type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
   DeletedEmailSchema,
+  EmailAttachmentParamSchema,
+  EmailIdParamSchema,
   EmailListItemSchema,
   EmailObjectRefSchema,
   EmailRefSchema,
@@ -128,5 +135,21 @@ export const emailRoutes = [
       await deleteEmail(deps, auth.teamId, params.id);
       return presentDeletedEmail(params.id);
     },
+  ),
+  defineRoute(
+    {
+      method: 'get', path: '/emails/:email_id/attachments', operationId: 'listEmailAttachments', summary: "List a sent email's attachments, with download URLs", tags: ['Emails'],
+      permission: 'full_access', params: EmailIdParamSchema, query: PaginationQuerySchema, responses: { 200: listOf(AttachmentListItemSchema) },
+      examples: { response: exampleList(EMAIL_ATTACHMENT) },
+    },
+    async ({ input: { params, query }, auth, deps }) => presentList(await listEmailAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
+  ),
+  defineRoute(
+    {
+      method: 'get', path: '/emails/:email_id/attachments/:id', operationId: 'getEmailAttachment', summary: "Retrieve one of a sent email's attachments, with a download URL", tags: ['Emails'],
+      permission: 'full_access', params: EmailAttachmentParamSchema, responses: { 200: AttachmentObjectSchema },
+      examples: { response: { object: 'attachment', ...EMAIL_ATTACHMENT } },
+    },
+    async ({ input: { params }, auth, deps }) => presentAttachment(await getEmailAttachment(deps, auth.teamId, params.email_id, params.id)),
   ),
 ];

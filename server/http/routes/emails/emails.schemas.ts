@@ -240,3 +240,27 @@ export const EmailSchema = v.pipe(
   }),
   v.metadata({ title: 'Email' }),
 );
+
+export const EmailIdParamSchema = v.object({ email_id: UuidSchema });
+
+export const EmailAttachmentParamSchema = v.object({ email_id: UuidSchema, id: UuidSchema });
+
+/** An attachment of a sent or received email, with a signed URL for its bytes. */
+export const AttachmentListItemSchema = v.pipe(
+  v.object({
+    id: UuidSchema,
+    filename: v.optional(v.string()),
+    size: v.number(),
+    content_type: v.string(),
+    content_disposition: v.picklist(['inline', 'attachment']),
+    content_id: v.optional(v.string()),
+    download_url: v.pipe(v.string(), v.metadata({ description: 'Downloads the bytes without an API key until `expires_at`; afterwards, and for a URL altered in any way, it answers 404. Ask again for a fresh one.' })),
+    expires_at: TimestampSchema,
+  }),
+  v.metadata({ title: 'AttachmentListItem' }),
+);
+
+export const AttachmentObjectSchema = v.pipe(
+  v.object({ object: v.literal('attachment'), ...AttachmentListItemSchema.pipe[0].entries }),
+  v.metadata({ title: 'Attachment' }),
+);
