@@ -193,6 +193,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
     POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
+    POSTLANE_BOUNCE_DOMAIN: v.optional(v.pipe(HostName, v.toLowerCase())),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
   }),
   v.forward(
@@ -299,6 +300,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: { description: "The platform-wide complaint rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers." },
   POSTLANE_SNS_TOPIC_ARNS: { description: "Comma-separated SNS topic ARNs (JSON array in the file) whose messages `POST /ingest/ses` accepts: the topics your SES configuration sets publish events to. Messages of any other topic get 403, and their subscriptions are never confirmed." },
   POSTLANE_DSN_TOKEN: { description: "Bearer token an MTA presents to `POST /ingest/dsn` with a bounce report (32 to 256 printable characters, `openssl rand -hex 32`). Unset, that route does not exist." },
+  POSTLANE_BOUNCE_DOMAIN: { description: "A domain whose MX is the inbound listener: mail sent through an SMTP relay (or captured) then has the return path `bounces+<token>@<domain>` (VERP), and the bounce reports arriving there are recorded like `POST /ingest/dsn`. Unset, the return path is the From address. See [deliverability](deliverability.md#bounces-verp)." },
   POSTLANE_INGEST_BODY_LIMIT_KB: { description: "Largest body the ingestion webhook reads, in KB; SNS messages are at most 256 KB before JSON escaping." },
   POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: { description: "A connection that has not sent a request's complete headers this long after it began is closed (408 when possible). Not longer than the request timeout." },
   POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: { description: "A request whose headers and body have not all arrived this long after it began is answered 408 and closed: a 40 MB email needs about 5 Mbit/s to make it. Time spent answering does not count." },
