@@ -13,13 +13,16 @@ import { createHttpServer } from './http/http-server.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretBox } from './security/secret-box.js';
+import { type InboundListener, startInboundListener } from './smtp/inbound-listener.js';
 
-export type Role = 'api' | 'worker' | 'all';
+export type Role = 'api' | 'worker' | 'inbound' | 'all';
 
 export interface Appliance {
   deps: Deps;
   /** Where the API listens; null for a worker. */
   url: string | null;
+  /** The inbound SMTP listener's port; null when this process does not receive. */
+  inboundPort: number | null;
   shutdown(): Promise<void>;
 }
 
@@ -31,15 +34,19 @@ export class PendingMigrationsError extends Error {
 }
 
 /**
- * Starts the API, the worker, or both on one Postgres. Any number of each may run at once:
- * the database is the only shared state.
+ * Starts the API, the worker, the inbound SMTP listener, or all of them on one Postgres. Any
+ * number of each may run at once: the database is the only shared state. `all` receives mail only
+ * when POSTLANE_INBOUND_PORT is set; `inbound` refuses to start without it.
  */
 export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
   SecretBox.requireKey(config);
+  if (role === 'inbound' && config.POSTLANE_INBOUND_PORT === undefined) throw new Error('`--role inbound` needs POSTLANE_INBOUND_PORT (25 in production).');
+  const serves = role === 'api' || role === 'all';
+  const receives = (role === 'inbound' || role === 'all') && config.POSTLANE_INBOUND_PORT !== undefined;
   // Listen first: a port that is taken stops the process at once, and while the database is away
-  // callers get 503 service_unavailable rather than a refused connection. A worker-only process
-  // listens only when asked to, and then serves only its metrics.
-  const port = role !== 'worker' ? config.POSTLANE_PORT : config.POSTLANE_METRICS_PORT || null;
+  // callers get 503 service_unavailable rather than a refused connection. A worker-only or
+  // inbound-only process listens only when asked to, and then serves only its metrics.
+  const port = serves ? config.POSTLANE_PORT : config.POSTLANE_METRICS_PORT || null;
   let handle: RequestListener = answerUnavailable;
   let server: Server | null = null;
   let url: string | null = null;
@@ -76,11 +83,13 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
   }
   const deps = createDeps({ config, orm, jobs, logger });
   const { providers } = deps;
+  let inbound: InboundListener | null = null;
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info({ role }, 'shutting down');
+      await inbound?.close();
       await closeServer();
       await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
       await providers.close();
@@ -90,14 +99,17 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
     })());
 
   try {
-    if (server) handle = (role !== 'worker' ? createApp(deps) : createMetricsApp(deps)).callback();
-    if (role !== 'api') await jobs.start(deps, jobDefinitions);
+    if (server) handle = (serves ? createApp(deps) : createMetricsApp(deps)).callback();
+    if (role === 'worker' || role === 'all') await jobs.start(deps, jobDefinitions);
+    // Once the database answers: until then senders find the port closed and retry, as with any MX.
+    if (receives) inbound = await startInboundListener(deps, { host: config.POSTLANE_INBOUND_HOST, port: config.POSTLANE_INBOUND_PORT! });
   } catch (err) {
     await shutdown().catch(() => {});
     throw err;
   }
-  logger.info({ role, url, regions: providers.regions, worker: jobs.name }, 'postlane started');
-  return { deps, url, shutdown };
+  const inboundPort = inbound?.port ?? null;
+  logger.info({ role, url, inboundPort, regions: providers.regions, worker: jobs.name }, 'postlane started');
+  return { deps, url, inboundPort, shutdown };
 }
 
 /** What the port answers until the database does: the error envelope, and when to try again. */

@@ -38,6 +38,22 @@ export class DnsResolver {
     }
   }
 
+  /**
+   * Node's own `resolve()` answer for any record type (A, AAAA, MX, TXT, PTR), with the same
+   * servers and timeout: what mailauth's SPF, DKIM and DMARC checks expect of a resolver. Errors
+   * keep node's codes (ENOTFOUND, ENODATA, ETIMEOUT), which mailauth tells apart.
+   */
+  async resolve(name: string, type: string): Promise<unknown> {
+    const resolver = new Resolver({ timeout: this.timeoutMs, tries: 1 });
+    if (this.servers.length > 0) resolver.setServers([...this.servers]);
+    const timer = setTimeout(() => resolver.cancel(), this.timeoutMs + 500);
+    try {
+      return await resolver.resolve(name, type as 'TXT');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async ask(resolver: Resolver, name: string, type: DnsRecordType): Promise<string[]> {
     switch (type) {
       // A TXT record arrives in 255-byte strings; joined, they are the one value publishers wrote.

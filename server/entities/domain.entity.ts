@@ -45,6 +45,8 @@ export const Domain = defineEntity({
     openTracking: p.boolean().default(false),
     clickTracking: p.boolean().default(false),
     trackingSubdomain: p.text().default('links'),
+    /** Resend's `capabilities.receiving`: the listener accepts mail for it (once verified) and `records` carries the MX record. */
+    receiving: p.boolean().default(false),
     /** The records as the provider asked for them at creation, then as each check found them. */
     records: p.json<DomainRecord[]>(),
     /** For providers where Postlane signs: the selector and the private key, sealed for this row. */

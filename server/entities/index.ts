@@ -21,6 +21,7 @@ import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
 import { Template } from './template.entity.js';
 import { Topic } from './topic.entity.js';
+import { ReceivedAttachment, ReceivedEmail } from './received-email.entity.js';
 import { QuotaNotice, RateLimitWindow, TeamDailyUsage } from './usage.entity.js';
 import { WebhookAttempt } from './webhook-attempt.entity.js';
 import { WebhookDelivery } from './webhook-delivery.entity.js';
@@ -28,7 +29,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, EmailTracking, ErasureRequest, Event,
-  IdempotencyKey, IngestedNotification, QuotaNotice, RateLimitWindow, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
+  IdempotencyKey, IngestedNotification, QuotaNotice, RateLimitWindow, ReceivedAttachment, ReceivedEmail, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
   TrackingClick, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
@@ -43,6 +44,7 @@ export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEmailTracking, ITrackingClick } from './email-tracking.entity.js';
 export type { IEvent } from './event.entity.js';
 export type { IIngestedNotification } from './ingested-notification.entity.js';
+export type { AuthVerdict, AuthVerdicts, IReceivedAttachment, IReceivedEmail } from './received-email.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
 export type { IContact, ContactPropertyValue } from './contact.entity.js';
@@ -64,4 +66,5 @@ export const entities = [
   Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
   RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause, EmailTracking, TrackingClick, IngestedNotification,
+  ReceivedEmail, ReceivedAttachment,
 ];

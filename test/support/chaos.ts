@@ -208,8 +208,8 @@ export async function startStack(extraEnv: Record<string, string> = {}) {
     }
 
     const apiUrl = `http://127.0.0.1:${await freePort()}`;
-    const spawn = (role: 'api' | 'worker') => {
-      const proc = spawnPostlane(['serve', '--role', role], role === 'api' ? { ...env, POSTLANE_PORT: new URL(apiUrl).port } : env);
+    const spawn = (role: 'api' | 'worker' | 'inbound', roleEnv: Record<string, string> = {}) => {
+      const proc = spawnPostlane(['serve', '--role', role], { ...env, ...(role === 'api' ? { POSTLANE_PORT: new URL(apiUrl).port } : {}), ...roleEnv });
       processes.push(proc);
       return proc;
     };

@@ -64,14 +64,18 @@ export async function startTestApp(options: TestAppOptions = {}) {
     run,
     /**
      * A new team with one key of the given permission: every test works inside its own team.
-     * `verifiedDomains` are added and marked verified without DNS, for sends through a relay.
+     * `verifiedDomains` are added and marked verified without DNS, for sends through a relay;
+     * `receivingDomains` likewise, with receiving enabled, for mail through the inbound listener.
      */
-    async createTeamWithKey(permission: 'full_access' | 'sending_access' = 'full_access', { verifiedDomains = [] }: { verifiedDomains?: string[] } = {}) {
+    async createTeamWithKey(
+      permission: 'full_access' | 'sending_access' = 'full_access',
+      { verifiedDomains = [], receivingDomains = [] }: { verifiedDomains?: string[]; receivingDomains?: string[] } = {},
+    ) {
       return run(async () => {
         const team = await createTeam(deps, { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
-        for (const name of verifiedDomains) {
+        for (const name of [...verifiedDomains, ...receivingDomains]) {
           const domain = await createDomain(deps, team.id, { name });
-          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
+          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null, receiving: receivingDomains.includes(name) });
         }
         deps.senderDomains.evict(team.id);
         const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });

@@ -21,6 +21,7 @@ import { Migration20261201000000_ingestion } from './Migration20261201000000_ing
 import { Migration20261208000000_growth_plans } from './Migration20261208000000_growth_plans.js';
 import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_v7.js';
 import { Migration20261213000000_contact_property_terms } from './Migration20261213000000_contact_property_terms.js';
+import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -47,4 +48,5 @@ export const migrationsList = [
   { name: 'Migration20261208000000_growth_plans', class: Migration20261208000000_growth_plans },
   { name: 'Migration20261209000000_uuid_v7', class: Migration20261209000000_uuid_v7 },
   { name: 'Migration20261213000000_contact_property_terms', class: Migration20261213000000_contact_property_terms },
+  { name: 'Migration20261225000000_receiving', class: Migration20261225000000_receiving },
 ];

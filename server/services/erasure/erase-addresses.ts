@@ -31,7 +31,8 @@ function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, lin
   const bind = (value: unknown) => (bindings.push(value), '?');
   // One text per row: NULL columns are left out rather than turning the marker's AND to NULL,
   // which would try every group on every row.
-  const texts = `concat_ws(E'\\n', ${Object.keys(surface.columns).map((column) => `"${column}"::text`).join(', ')})`;
+  const asText = (column: string, shape: ColumnShape) => (shape === 'bytes' ? `encode("${column}", 'escape')` : `"${column}"::text`);
+  const texts = `concat_ws(E'\\n', ${Object.entries(surface.columns).map(([column, shape]) => asText(column, shape)).join(', ')})`;
   const any = (pattern: string) => `${texts} ~* ${bind(pattern)}`;
   const derived = () => `"${surface.derivedFrom!.to}"::text IN (SELECT jsonb_array_elements_text(${bind(JSON.stringify(linked))}::jsonb))`;
   const columns = [...Object.keys(surface.columns), ...links].map((column) => `"${column}"`).join(', ');
@@ -56,6 +57,9 @@ function scrubValue(value: unknown, shape: ColumnShape, text: (s: string) => str
       return (value as string[]).map((x) => (holds(x) ? ERASED : x));
     case 'json':
       return scrubJson(value, text);
+    case 'bytes':
+      // Not rewritable: a changed value only tells the delete strategy that the row holds the address.
+      return holds((value as Buffer).toString('latin1')) ? ERASED : value;
   }
 }
 
@@ -98,7 +102,8 @@ async function scrubSurface(
     let differs = row.derived === true;
     for (const [column, shape] of Object.entries(surface.columns)) {
       scrubbed[column] = scrubValue(row[column], shape, text, forget);
-      differs ||= JSON.stringify(scrubbed[column]) !== JSON.stringify(row[column]);
+      // Unchanged values are the same object (raw bytes are not serialised to compare).
+      differs ||= scrubbed[column] !== row[column] && JSON.stringify(scrubbed[column]) !== JSON.stringify(row[column]);
     }
     // After the columns: a deleted row is found by its key as stored, even when the key is scrubbed too.
     scrubbed[surface.key] = row.key;

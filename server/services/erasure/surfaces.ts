@@ -3,9 +3,11 @@ import { type EmbeddedToken, type Encoding, MIME_ENCODINGS, PREFERENCE_TOKEN, TE
 /**
  * How a column holds text: `text` is rewritten occurrence by occurrence, `json` string by string
  * (keys too), `address` and `addresses` (one address, or a list of formatted ones) lose the whole
- * value or element, display name included.
+ * value or element, display name included. `bytes` (bytea: raw MIME in any charset) is searched
+ * as its ASCII text (other bytes escaped), where MIME writes addresses in every encoding; only a
+ * `delete` surface may have one.
  */
-export type ColumnShape = 'text' | 'json' | 'address' | 'addresses';
+export type ColumnShape = 'text' | 'json' | 'address' | 'addresses' | 'bytes';
 
 /**
  * One stored surface of an address: a table, the columns that can hold one and how they encode
@@ -177,6 +179,29 @@ export const SURFACES = [
     encodings: TEXT_ENCODINGS,
     strategy: 'rewrite',
   },
+  {
+    kind: 'received_emails',
+    table: 'received_email',
+    key: 'id',
+    scope: TEAM,
+    columns: {
+      envelope_from: 'address', received_for: 'addresses', from: 'address', to: 'addresses', cc: 'addresses', bcc: 'addresses', reply_to: 'addresses',
+      message_id: 'text', subject: 'text', text: 'text', html: 'text', headers: 'json', parse_error: 'text', spf: 'json', dkim: 'json', dmarc: 'json', raw: 'bytes',
+    },
+    encodings: MIME_ENCODINGS,
+    // Mail from or to the address goes whole: its raw bytes cannot be rewritten, and its attachments go with it (cascade).
+    strategy: 'delete',
+  },
+  {
+    kind: 'received_attachments',
+    table: 'received_attachment',
+    key: 'id',
+    scope: 'email_id IN (SELECT id FROM received_email WHERE team_id = :team)',
+    // An attachment named after the address, in a message that does not otherwise hold it.
+    columns: { filename: 'text', content_type: 'text', content_disposition: 'text', content_id: 'text' },
+    encodings: MIME_ENCODINGS,
+    strategy: 'delete',
+  },
   // A filter naming the address stops matching it, as the contact is gone anyway.
   { kind: 'segments', table: 'segment', key: 'id', scope: TEAM, columns: { name: 'text', filter: 'json' }, encodings: TEXT_ENCODINGS, strategy: 'rewrite' },
 ] as const satisfies readonly Surface[];
@@ -232,4 +257,7 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'webhook_endpoint.*': 'the team’s endpoint URLs and sealed secrets',
   'topic.*': 'the team’s topics',
   'ingested_notification.*': 'SNS message ids and topic ARNs, no notification content',
+  'received_email.domain': 'the team’s receiving domain',
+  'received_email.peer_ip': 'the sending server’s IP address',
+  'received_email.helo': 'the sending server’s host name',
 };

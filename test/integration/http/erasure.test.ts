@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPatterns, MIME_ENCODINGS } from '../../../server/services/erasure/address-forms.js';
 import { runPendingErasures } from '../../../server/services/erasure/run-pending-erasures.js';
 import { SURFACES, UNSCRUBBED } from '../../../server/services/erasure/surfaces.js';
+import { sqlQuery } from '../../../server/db/query.js';
+import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -17,7 +19,8 @@ afterAll(() => app.close());
 
 describe('erasure', () => {
   it('leaves the address nowhere in a full dump of the database, and keeps it recognisable as suppressed', async () => {
-    const { token } = await app.createTeamWithKey();
+    const inbound = `in-${Math.random().toString(36).slice(2, 8)}.test`;
+    const { token, teamId } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] });
     const req = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => app.request(method, path, { token, body, headers });
     expect((await req('POST', '/webhooks', { endpoint: 'http://127.0.0.1:9/hook', events: ['*'] })).status).toBe(201);
     const topic = (await req('POST', '/topics', { name: 'News', default_subscription: 'opt_in' })).body.id;
@@ -43,6 +46,14 @@ describe('erasure', () => {
     );
     expect((await req('POST', '/suppressions', { email: ADDRESS })).status).toBe(201);
     expect((await req('GET', `/contacts/${ADDRESS}`)).status).toBe(200);
+    // Mail received from the address (with an attachment), and one kept raw only, as an unparsable message is.
+    const received = [`From: Erin <${ADDRESS}>`, `To: desk@${inbound}`, 'Subject: hi', 'Content-Type: multipart/mixed; boundary=b', '', '--b', 'Content-Type: text/plain', '', 'hello', '--b',
+      'Content-Type: application/octet-stream', 'Content-Disposition: attachment; filename="a.bin"', '', 'xyz', '--b--', ''].join('\r\n');
+    const envelope = { mailFrom: ADDRESS, recipients: [`desk@${inbound}`], peerIp: '127.0.0.1', helo: 'mx.example.com' };
+    const verdicts = { spf: { result: 'none' }, dkim: [], dmarc: { result: 'none' } };
+    await storeReceivedEmail(app.deps, { envelope, raw: Buffer.from(received), verdicts });
+    const [rawOnly] = await storeReceivedEmail(app.deps, { envelope: { ...envelope, mailFrom: 'someone@else.test' }, raw: Buffer.from('Subject: x\r\n\r\nhello'), verdicts });
+    await sqlQuery(app.deps.orm.em.fork(), `UPDATE received_email SET raw = ?, parse_error = 'unreadable' WHERE id = ?`, [Buffer.from(`\x00\xff=?utf-8?Q?${ADDRESS.replace('@', '=40')}?=`, 'latin1'), rawOnly!.id]);
 
     const dump = () => execFileSync('pg_dump', ['--data-only', app.databaseUrl], { maxBuffer: 256 * 1024 * 1024 }).toString('utf8').toLowerCase();
     await app.deps.apiLogs.flush();
@@ -59,6 +70,9 @@ describe('erasure', () => {
     expect(leftovers.filter((line) => line.includes(address))).toEqual([]);
     expect(after).not.toContain(address);
     expect(after).not.toContain('erin.target');
+    // Received mail holding the address went whole, raw bytes and attachments included.
+    const keptReceived = await sqlQuery<{ n: string }>(app.deps.orm.em.fork(), 'SELECT (SELECT count(*) FROM received_email WHERE team_id = ?) + (SELECT count(*) FROM received_attachment) AS n', [teamId]);
+    expect(Number(keptReceived[0]!.n)).toBe(0);
 
     // Only the keyed hash is left: the address is still suppressed, and reads [erased].
     const again = await req('POST', '/emails', { from: 'hello@acme.test', to: ADDRESS, subject: 'x', text: 'x' });

@@ -1,0 +1,146 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReceivedEmail } from '../../../server/entities/index.js';
+import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
+import { startDnsServer } from '../../support/dns-server.js';
+import { smtpConnect } from '../../support/smtp-client.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+
+let app: TestApp;
+let dns: Awaited<ReturnType<typeof startDnsServer>>;
+let listener: InboundListener;
+let teamId: string;
+const inbound = `in-${randomBytes(4).toString('hex')}.test`;
+/** The sender's domain: SPF names another IP (so SPF fails from loopback), DMARC asks for rejection, and a DKIM key is published. */
+const SIGNER = 'signer.test';
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  dns.set('TXT', SIGNER, ['v=spf1 ip4:192.0.2.1 -all']);
+  dns.set('TXT', `_dmarc.${SIGNER}`, ['v=DMARC1; p=reject']);
+  dns.set('TXT', `sel._domainkey.${SIGNER}`, [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
+  app = await startTestApp({ env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0' } });
+  ({ teamId } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
+  listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await listener?.close();
+  await app?.close();
+  await dns?.close();
+});
+
+const transport = (options: { dkim?: boolean } = {}) =>
+  nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: listener.port,
+    secure: false,
+    ignoreTLS: true,
+    name: 'client.test',
+    ...(options.dkim ? { dkim: { domainName: SIGNER, keySelector: 'sel', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } } : {}),
+  });
+
+const stored = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { id, team: teamId }, { populate: ['raw'] }));
+const acceptedId = (response: string) => /Accepted as ([0-9a-f-]{36})/.exec(response)![1]!;
+
+describe('inbound listener', () => {
+  it('stores a message for a receiving domain before answering 250, with its parsed fields', async () => {
+    const info = await transport().sendMail({ from: 'Ann <ann@elsewhere.test>', to: `desk@${inbound}`, subject: 'Over SMTP', text: 'Hello by SMTP', html: '<p>Hello</p>', attachments: [{ filename: 'a.txt', content: 'attached' }] });
+    const row = await stored(acceptedId(info.response));
+    expect(row).toMatchObject({ subject: 'Over SMTP', from: 'Ann <ann@elsewhere.test>', receivedFor: [`desk@${inbound}`], envelopeFrom: 'ann@elsewhere.test', helo: 'client.test', peerIp: '127.0.0.1', parseError: null });
+    expect(row.text?.trim()).toBe('Hello by SMTP');
+    expect(row.raw.unwrap()!.toString()).toContain('Subject: Over SMTP');
+  });
+
+  it('refuses an unknown recipient at RCPT TO with 550 5.1.1, and accepts the rest of the envelope', async () => {
+    const info = await transport().sendMail({ from: 'ann@elsewhere.test', to: [`desk@${inbound}`, 'someone@not-served.test'], subject: 'Mixed', text: 'x' });
+    expect(info.rejected).toEqual(['someone@not-served.test']);
+    expect(info.rejectedErrors?.[0]?.response).toMatch(/^550 5\.1\.1 /);
+    expect((await stored(acceptedId(info.response))).receivedFor).toEqual([`desk@${inbound}`]);
+    const only = transport().sendMail({ from: 'ann@elsewhere.test', to: 'someone@not-served.test', subject: 'x', text: 'x' });
+    await expect(only).rejects.toMatchObject({ code: 'EENVELOPE', responseCode: 550 });
+  });
+
+  it('tells DKIM-signed mail from a forgery of the same domain: DKIM and DMARC pass, or fail', async () => {
+    const message = { from: `news@${SIGNER}`, to: `desk@${inbound}`, subject: 'Signed?', text: 'Who sent this?' };
+    const signed = await stored(acceptedId((await transport({ dkim: true }).sendMail(message)).response));
+    const forged = await stored(acceptedId((await transport().sendMail(message)).response));
+    // Both come from loopback, which the domain's SPF does not list.
+    expect(signed.spf).toMatchObject({ result: 'fail', domain: SIGNER });
+    expect(forged.spf).toMatchObject({ result: 'fail', domain: SIGNER });
+    expect(signed.dkim).toEqual([expect.objectContaining({ result: 'pass', domain: SIGNER, detail: 'sel' })]);
+    expect(forged.dkim).toEqual([]);
+    expect(signed.dmarc).toMatchObject({ result: 'pass', domain: SIGNER });
+    expect(forged.dmarc).toMatchObject({ result: 'fail', domain: SIGNER, detail: 'reject' });
+  });
+
+  it('keeps a message it cannot parse, raw and byte for byte, with the reason', async () => {
+    const client = await smtpConnect(listener.port);
+    expect((await client.greeting).code).toBe(220);
+    expect((await client.command('EHLO client.test')).code).toBe(250);
+    expect((await client.command('MAIL FROM:<>')).code).toBe(250);
+    expect((await client.command(`RCPT TO:<desk@${inbound}>`)).code).toBe(250);
+    const garbage = Buffer.from('\u00ff\u00fe binary junk without any header\r\n\u0001\u0002\r\n', 'latin1');
+    const reply = await client.data(garbage);
+    client.close();
+    expect(reply.code).toBe(250);
+    const row = await stored(acceptedId(reply.text));
+    expect(row.parseError).toMatch(/no header fields/);
+    expect(row.envelopeFrom).toBe('');
+    expect(row.raw.unwrap()!.toString('latin1')).toBe(garbage.toString('latin1'));
+  });
+});
+
+describe('inbound listener limits', () => {
+  it('answers a flooding client 421 past its connections and 451 past its rate, and serves again after the minute', async () => {
+    let now = new Date('2026-11-25T10:00:00Z');
+    const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3, POSTLANE_INBOUND_RATE_PER_MINUTE: 5 };
+    const limited = await startInboundListener({ ...app.deps, config, clock: () => now }, { host: '127.0.0.1', port: 0 });
+    try {
+      const clients = await Promise.all(Array.from({ length: 6 }, () => smtpConnect(limited.port)));
+      const greetings = await Promise.all(clients.map((client) => client.greeting));
+      expect(greetings.map((g) => g.code).sort()).toEqual([220, 220, 220, 421, 421, 421]);
+      const open = clients.filter((_, i) => greetings[i]!.code === 220);
+      open.slice(1).forEach((client) => client.close());
+
+      const client = open[0]!;
+      await client.command('EHLO flood.test');
+      const replies: number[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        const mail = await client.command('MAIL FROM:<flood@elsewhere.test>');
+        replies.push(mail.code);
+        if (mail.code !== 250) continue;
+        await client.command(`RCPT TO:<desk@${inbound}>`);
+        replies.push((await client.data(`Subject: flood ${i}\r\n\r\nflood`)).code);
+      }
+      // Five messages in the minute (MAIL and the 250 after DATA each), then 451 at every MAIL FROM.
+      expect(replies.filter((code) => code === 250)).toHaveLength(10);
+      expect(replies.filter((code) => code === 451)).toHaveLength(5);
+
+      // Refused recipients spend the same allowance: past it, the session ends with 421.
+      now = new Date(now.getTime() + 60_000);
+      await client.command('MAIL FROM:<flood@elsewhere.test>');
+      const refusals: number[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        const rcpt = await client.command(`RCPT TO:<guess${i}@not-served.test>`);
+        refusals.push(rcpt.code);
+        if (rcpt.code !== 550) break;
+      }
+      expect(refusals).toEqual([550, 550, 550, 550, 421]);
+      expect((await client.read()).code).toBe(0);
+
+      // The next minute, the same client is served again.
+      now = new Date(now.getTime() + 60_000);
+      const again = await smtpConnect(limited.port);
+      expect((await again.greeting).code).toBe(220);
+      await again.command('EHLO flood.test');
+      expect((await again.command('MAIL FROM:<flood@elsewhere.test>')).code).toBe(250);
+      expect((await again.command(`RCPT TO:<desk@${inbound}>`)).code).toBe(250);
+      expect((await again.data('Subject: after\r\n\r\nafter')).code).toBe(250);
+      again.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+
+export interface SmtpReply {
+  code: number;
+  text: string;
+}
+
+/**
+ * A bare SMTP client over a raw socket, one command at a time: for what a library client hides
+ * (the greeting, a refusal at connect, a reply after a flood, bytes no library would send).
+ */
+export async function smtpConnect(port: number, host = '127.0.0.1') {
+  const socket: Socket = createConnection({ port, host });
+  socket.setEncoding('latin1');
+  let buffer = '';
+  let closed = false;
+  const waiting: (() => void)[] = [];
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    waiting.splice(0).forEach((wake) => wake());
+  });
+  socket.on('close', () => {
+    closed = true;
+    waiting.splice(0).forEach((wake) => wake());
+  });
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+
+  /** The next complete reply (the last line of a multi-line one carries `code SP`); code 0 once the server has closed. */
+  const read = async (timeoutMs = 20_000): Promise<SmtpReply> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = /^(\d{3}) ([^\r\n]*)\r\n/m.exec(buffer);
+      if (match) {
+        buffer = buffer.slice(match.index + match[0].length);
+        return { code: Number(match[1]), text: match[2]! };
+      }
+      if (closed) return { code: 0, text: 'closed' };
+      if (Date.now() > deadline) throw new Error(`no SMTP reply within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        setTimeout(resolve, 200);
+      });
+    }
+  };
+
+  return {
+    greeting: read(),
+    read,
+    /** Sends one command line and reads its reply. */
+    async command(line: string): Promise<SmtpReply> {
+      socket.write(`${line}\r\n`);
+      return read();
+    },
+    /** DATA, the message (dot-stuffed), and the final reply; the 354 is checked on the way. */
+    async data(message: Buffer | string): Promise<SmtpReply> {
+      const go = await this.command('DATA');
+      if (go.code !== 354) return go;
+      const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
+      socket.write(`${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`, 'latin1');
+      return read();
+    },
+    close() {
+      socket.destroy();
+    },
+  };
+}
