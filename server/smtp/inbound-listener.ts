@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { errorFields } from '../logger.js';
 import { domainOfAddress } from '../services/domains/domain-name.js';
 import { authenticateMessage } from '../services/inbound/authenticate-message.js';
+import { ingestBounceMessage, isBounceAddress } from '../services/ingest/verp.js';
 import { ReceivingDomainCache } from '../services/inbound/receiving-domains.js';
 import { storeReceivedEmail } from '../services/inbound/store-received-email.js';
 import { PeerLimits } from './peer-limits.js';
@@ -33,8 +34,9 @@ interface SessionStats {
 
 /**
  * The inbound SMTP listener (`postlane serve --role inbound`, or `all` with POSTLANE_INBOUND_PORT):
- * mail for receiving domains, stored before 250 is answered so an accepted message is never lost.
- * Any other recipient is refused at RCPT TO (550 5.1.1), so nothing we cannot deliver is accepted
+ * mail for receiving domains, stored before 250 is answered so an accepted message is never lost,
+ * and bounce reports for VERP return paths, recorded as bounces of the email they name (see
+ * ingestBounceMessage) before 250 too. Any other recipient is refused at RCPT TO (550 5.1.1), so nothing we cannot deliver is accepted
  * and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
  * senders retry. Limits: size (552), recipients per message (452), connections overall and per
  * client IP (421), and messages plus refused recipients per IP and minute (451 at MAIL FROM, 421
@@ -57,6 +59,7 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
   };
 
   async function acceptRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
+    if (isBounceAddress(config, address.address)) return null;
     const domain = domainOfAddress(address.address);
     if (await domains.receives(deps.orm.em.fork(), domain, deps.clock().getTime())) return null;
     stats(session)!.refused += 1;
@@ -73,17 +76,23 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
     // Over the size limit, smtp-server has answered 552 already (rejectOversized).
     if (stream.sizeExceeded) return '';
     const raw = Buffer.concat(chunks);
+    const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+    // Reports to VERP return paths are bounces of our own mail, recorded as such, never stored as received mail.
+    const bounces = recipients.filter((address) => isBounceAddress(config, address));
+    for (const address of bounces) await ingestBounceMessage(deps, address, raw);
     const envelope = {
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-      recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+      recipients: recipients.filter((address) => !bounces.includes(address)),
       peerIp: session.remoteAddress,
       helo: session.hostNameAppearsAs ?? '',
     };
+    if (envelope.recipients.length === 0) return 'Accepted';
     const verdicts = await authenticateMessage(deps, raw, envelope);
     const stored = await storeReceivedEmail(deps, { envelope, raw, verdicts });
-    // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted.
-    if (stored.length === 0) throw reply(550, 'No such recipient here');
-    return `Accepted as ${stored[0]!.id}`;
+    if (stored.length > 0) return `Accepted as ${stored[0]!.id}`;
+    // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted (bounces recorded above are copies if sent again).
+    if (bounces.length === 0) throw reply(550, 'No such recipient here');
+    return 'Accepted';
   }
 
   const server = new SMTPServer({

@@ -1,9 +1,10 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReturnPaths } from '../../../server/mail/return-path.js';
-import { ingestBounceMessage } from '../../../server/services/ingest/verp.js';
+import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
 import { queryDatabase } from '../../support/db.js';
 import { dsnReport } from '../../support/dsn-report.js';
+import { smtpConnect } from '../../support/smtp-client.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
@@ -13,6 +14,7 @@ const DOMAIN = `verp-${Math.random().toString(36).slice(2, 8)}.test`;
 let app: TestApp;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let receiver: WebhookReceiver;
+let listener: InboundListener;
 let token: string;
 let signingSecret: string;
 const log: string[] = [];
@@ -34,8 +36,10 @@ beforeAll(async () => {
   const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.bounced'] } });
   expect(hook.status).toBe(201);
   signingSecret = hook.body.signing_secret;
+  listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
+  await listener?.close();
   await app?.close();
   await sink?.close();
   await receiver?.close();
@@ -54,6 +58,23 @@ async function sendAndRelay(to: string[]) {
   }
 }
 
+/** Delivers a message to the inbound listener as a reporting MTA does (null reverse path); the RCPT TO and final replies. */
+async function deliver(to: string, message: string) {
+  const client = await smtpConnect(listener.port);
+  try {
+    expect((await client.greeting).code).toBe(220);
+    expect((await client.command('EHLO mx.example.net')).code).toBe(250);
+    expect((await client.command('MAIL FROM:<>')).code).toBe(250);
+    const rcpt = await client.command(`RCPT TO:<${to}>`);
+    if (rcpt.code !== 250) return { rcpt: rcpt.code, data: null };
+    const data = await client.data(message);
+    await client.command('QUIT');
+    return { rcpt: rcpt.code, data: data.code };
+  } finally {
+    client.close();
+  }
+}
+
 const eventsOf = async (emailId: string) => (await queryDatabase<{ type: string }>(app.databaseUrl, `SELECT type FROM event WHERE email_id = $1 ORDER BY created_at, type`, [emailId])).map((e) => e.type);
 
 const verpCount = async (outcome: string) => {
@@ -62,7 +83,7 @@ const verpCount = async (outcome: string) => {
 };
 
 describe('bounces through a VERP return path', () => {
-  it('relayed mail carries the sealed return path of its email, and a report delivered there bounces it as POST /ingest/dsn would, once', async () => {
+  it('relayed mail carries the sealed return path of its email, and a report delivered there by SMTP bounces it as POST /ingest/dsn would, once', async () => {
     const { id, mail } = await sendAndRelay(['gone@example.com', 'fine@example.com']);
     expect(mail.envelope.from).toMatch(new RegExp(`^bounces\\+[a-z2-7]{52}@${BOUNCE_DOMAIN.replace(/\./g, '\\.')}$`));
     expect(ReturnPaths.from(app.deps)!.emailOf(mail.envelope.from)).toBe(id);
@@ -70,8 +91,10 @@ describe('bounces through a VERP return path', () => {
 
     // No returned headers: the return path alone names the email.
     const report = dsnReport(null, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: User unknown' }], undefined, mail.envelope.from);
-    expect(await ingestBounceMessage(app.deps, mail.envelope.from, Buffer.from(report))).toBe('failed reported');
-    expect(await ingestBounceMessage(app.deps, mail.envelope.from.toUpperCase(), report)).toBe('duplicate');
+    const before = { applied: await verpCount('applied'), duplicate: await verpCount('duplicate') };
+    expect(await deliver(mail.envelope.from, report)).toEqual({ rcpt: 250, data: 250 });
+    expect(await deliver(mail.envelope.from.toUpperCase(), report)).toEqual({ rcpt: 250, data: 250 });
+    expect({ applied: (await verpCount('applied')) - before.applied, duplicate: (await verpCount('duplicate')) - before.duplicate }).toEqual({ applied: 1, duplicate: 1 });
 
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
     const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
@@ -83,18 +106,26 @@ describe('bounces through a VERP return path', () => {
     expect(row!.n).toBe(1);
   });
 
-  it('drops a forged return path and a message that is not a report, with a log line and a metric, recording nothing', async () => {
+  it('drops a forged return path and a message that is not a report after accepting them, with a log line and a metric, recording nothing', async () => {
     const { id, mail } = await sendAndRelay(['kept@example.com']);
     const at = 'bounces+'.length + 10;
     const forged = `${mail.envelope.from.slice(0, at)}${mail.envelope.from[at] === 'a' ? 'b' : 'a'}${mail.envelope.from.slice(at + 1)}`;
     const failure = [{ address: 'kept@example.com', action: 'failed', status: '5.1.1' }];
     const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
-    expect(await ingestBounceMessage(app.deps, forged, dsnReport(null, failure))).toBe('forged or foreign return path');
-    expect(await ingestBounceMessage(app.deps, mail.envelope.from, 'From: someone@example.org\r\nSubject: Out of office\r\n\r\nAway until Monday.\r\n')).toBe('not a delivery status notification');
+    // Accepted either way: the sender is never told which tokens are good, and no bounce of a bounce goes out.
+    expect(await deliver(forged, dsnReport(null, failure))).toEqual({ rcpt: 250, data: 250 });
+    expect(await deliver(mail.envelope.from, 'From: someone@example.org\r\nSubject: Out of office\r\n\r\nAway until Monday.\r\n')).toEqual({ rcpt: 250, data: 250 });
     expect({ dropped: (await verpCount('dropped')) - before.dropped, applied: (await verpCount('applied')) - before.applied }).toEqual({ dropped: 2, applied: 0 });
     expect(await eventsOf(id)).toEqual(['email.sent']);
     const dropped = log.filter((line) => line.includes('bounce message dropped'));
     expect(dropped.map((line) => JSON.parse(line).outcome)).toEqual(['forged or foreign return path', 'not a delivery status notification']);
     for (const line of dropped) expect(line).not.toMatch(/@/);
+  });
+
+  it('refuses at RCPT TO any other address of the bounce domain, and stores no report as received mail', async () => {
+    expect(await deliver(`bounces@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({ rcpt: 550, data: null });
+    expect(await deliver(`bounces+${'a'.repeat(51)}@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({ rcpt: 550, data: null });
+    const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, 'SELECT count(*)::int AS n FROM received_email', []);
+    expect(row!.n).toBe(0);
   });
 });
