@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initOrm } from '../../../server/db/orm.js';
 import { ReturnPaths } from '../../../server/mail/return-path.js';
 import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
 import { queryDatabase } from '../../support/db.js';
@@ -59,8 +60,8 @@ async function sendAndRelay(to: string[]) {
 }
 
 /** Delivers a message to the inbound listener as a reporting MTA does (null reverse path); the RCPT TO and final replies. */
-async function deliver(to: string, message: string) {
-  const client = await smtpConnect(listener.port);
+async function deliver(to: string, message: string, port = listener.port) {
+  const client = await smtpConnect(port);
   try {
     expect((await client.greeting).code).toBe(220);
     expect((await client.command('EHLO mx.example.net')).code).toBe(250);
@@ -127,5 +128,24 @@ describe('bounces through a VERP return path', () => {
     expect(await deliver(`bounces+${'a'.repeat(51)}@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({ rcpt: 550, data: null });
     const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, 'SELECT count(*)::int AS n FROM received_email', []);
     expect(row!.n).toBe(0);
+  });
+
+  it('answers 451 while the database is away, so the reporting MTA tries again, and the retry is recorded once', async () => {
+    const { id, mail } = await sendAndRelay(['later@example.com']);
+    const report = dsnReport(null, [{ address: 'later@example.com', action: 'failed', status: '5.1.1' }]);
+    // The same listener over a database nothing answers for (connection refused).
+    const away = await initOrm({ ...app.config, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/postlane' }, { connect: false, pool: { min: 0, max: 1 } });
+    const outage = await startInboundListener({ ...app.deps, orm: away }, { host: '127.0.0.1', port: 0 });
+    try {
+      expect(await deliver(mail.envelope.from, report, outage.port)).toEqual({ rcpt: 250, data: 451 });
+      // Recognised as an outage, not logged as a failure of ours.
+      expect(log.filter((line) => line.includes('inbound message failed'))).toEqual([]);
+    } finally {
+      await outage.close();
+      await away.close();
+    }
+    expect(await eventsOf(id)).toEqual(['email.sent']);
+    expect(await deliver(mail.envelope.from, report)).toEqual({ rcpt: 250, data: 250 });
+    expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
   });
 });
