@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../server/db/ids.js';
 import { initOrm } from '../../../server/db/orm.js';
 import { ReturnPaths } from '../../../server/mail/return-path.js';
 import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
@@ -107,7 +108,7 @@ describe('bounces through a VERP return path', () => {
     expect(row!.n).toBe(1);
   });
 
-  it('drops a forged return path and a message that is not a report after accepting them, with a log line and a metric, recording nothing', async () => {
+  it('drops a forged return path, one of an email not kept, and a message that is not a report after accepting them, with a log line and a metric, recording nothing', async () => {
     const { id, mail } = await sendAndRelay(['kept@example.com']);
     const at = 'bounces+'.length + 10;
     const forged = `${mail.envelope.from.slice(0, at)}${mail.envelope.from[at] === 'a' ? 'b' : 'a'}${mail.envelope.from.slice(at + 1)}`;
@@ -115,11 +116,12 @@ describe('bounces through a VERP return path', () => {
     const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
     // Accepted either way: the sender is never told which tokens are good, and no bounce of a bounce goes out.
     expect(await deliver(forged, dsnReport(null, failure))).toEqual({ rcpt: 250, data: 250 });
+    expect(await deliver(ReturnPaths.from(app.deps)!.forEmail(newId()), dsnReport(null, failure))).toEqual({ rcpt: 250, data: 250 });
     expect(await deliver(mail.envelope.from, 'From: someone@example.org\r\nSubject: Out of office\r\n\r\nAway until Monday.\r\n')).toEqual({ rcpt: 250, data: 250 });
-    expect({ dropped: (await verpCount('dropped')) - before.dropped, applied: (await verpCount('applied')) - before.applied }).toEqual({ dropped: 2, applied: 0 });
+    expect({ dropped: (await verpCount('dropped')) - before.dropped, applied: (await verpCount('applied')) - before.applied }).toEqual({ dropped: 3, applied: 0 });
     expect(await eventsOf(id)).toEqual(['email.sent']);
     const dropped = log.filter((line) => line.includes('bounce message dropped'));
-    expect(dropped.map((line) => JSON.parse(line).outcome)).toEqual(['forged or foreign return path', 'not a delivery status notification']);
+    expect(dropped.map((line) => JSON.parse(line).outcome)).toEqual(['forged or foreign return path', 'no matching email', 'not a delivery status notification']);
     for (const line of dropped) expect(line).not.toMatch(/@/);
   });
 
