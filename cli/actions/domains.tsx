@@ -119,7 +119,7 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
       width={terminalWidth()}
       hints={diagnosis.hints}
       rows={diagnosis.records.map((r) => ({
-        record: r.required ? r.record : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : 'recommended'})`,
+        record: r.required ? r.record : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : r.record === 'Receiving' ? 'for receiving' : 'recommended'})`,
         type: r.type,
         name: r.name,
         expected: r.type === 'MX' ? `${r.priority ?? 10} ${r.value}` : r.value,

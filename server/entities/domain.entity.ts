@@ -12,13 +12,13 @@ export type RecordStatus = (typeof RECORD_STATUSES)[number];
 /** One DNS record the domain needs (or is advised to have), with what the last check found. */
 export interface DomainRecord {
   /** Resend's record kinds, plus DMARC. */
-  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'Tracking';
+  record: 'DKIM' | 'SPF' | 'MX' | 'DMARC' | 'Tracking' | 'Receiving';
   name: string;
   type: 'TXT' | 'CNAME' | 'MX';
   ttl: string;
   value: string;
   priority?: number;
-  /** Counts towards the domain's status; DMARC (recommended) and the tracking CNAME do not. */
+  /** Counts towards the domain's status; DMARC (recommended), the tracking CNAME and the receiving MX do not. */
   required: boolean;
   status: RecordStatus;
   /** `found`, or what DNS answers instead (`missing`, `no answer`, or the values found). */

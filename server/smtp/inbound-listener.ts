@@ -7,9 +7,10 @@ import type { Deps } from '../deps.js';
 import { errorFields } from '../logger.js';
 import { domainOfAddress } from '../services/domains/domain-name.js';
 import { authenticateMessage } from '../services/inbound/authenticate-message.js';
-import { ingestBounceMessage, isBounceAddress } from '../services/ingest/verp.js';
+import { parseReceived } from '../services/inbound/parse-received.js';
 import { ReceivingDomainCache } from '../services/inbound/receiving-domains.js';
 import { storeReceivedEmail } from '../services/inbound/store-received-email.js';
+import { ingestBounceMessage, isBounceAddress } from '../services/ingest/verp.js';
 import { PeerLimits } from './peer-limits.js';
 
 export interface InboundListener {
@@ -21,6 +22,9 @@ export interface InboundListener {
 const reply = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
 
 const TEMPORARY_FAILURE = () => reply(451, 'Temporary failure, please try again later');
+
+/** Messages of the largest size being read at once before more wait: bounds the memory held by DATA, whatever the connection count. */
+const MESSAGES_IN_MEMORY = 8;
 
 /** What one session did, for its log line. */
 interface SessionStats {
@@ -36,11 +40,12 @@ interface SessionStats {
  * The inbound SMTP listener (`postlane serve --role inbound`, or `all` with POSTLANE_INBOUND_PORT):
  * mail for receiving domains, stored before 250 is answered so an accepted message is never lost,
  * and bounce reports for VERP return paths, recorded as bounces of the email they name (see
- * ingestBounceMessage) before 250 too. Any other recipient is refused at RCPT TO (550 5.1.1), so nothing we cannot deliver is accepted
- * and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
+ * ingestBounceMessage) before 250 too. Any other recipient is refused at RCPT TO (550 5.1.1), so
+ * nothing we cannot deliver is accepted and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
  * senders retry. Limits: size (552), recipients per message (452), connections overall and per
- * client IP (421), and messages plus refused recipients per IP and minute (451 at MAIL FROM, 421
- * at RCPT TO). One log line per session, with counts and no addresses.
+ * client IP (421), messages plus refused recipients per IP and minute (451 at MAIL FROM, 421 at
+ * RCPT TO), and bytes of DATA held at once (451). One log line per session, with counts and no
+ * addresses.
  */
 export async function startInboundListener(deps: Deps, { host, port }: { host: string; port: number }): Promise<InboundListener> {
   const { config, logger } = deps;
@@ -50,6 +55,8 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
   const peers = new PeerLimits(config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP, config.POSTLANE_INBOUND_RATE_PER_MINUTE, deps.clock);
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();
+  const memoryBudget = MESSAGES_IN_MEMORY * config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024;
+  let bytesHeld = 0;
   const stats = (session: SMTPServerSession) => sessions.get(session.id);
 
   /** A DATA or RCPT failure: the database's absence is a 451 the sender retries; so is anything unexpected, logged. */
@@ -72,27 +79,47 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    // Over the size limit, smtp-server has answered 552 already (rejectOversized).
-    if (stream.sizeExceeded) return '';
-    const raw = Buffer.concat(chunks);
-    const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-    // Reports to VERP return paths are bounces of our own mail, recorded as such, never stored as received mail.
-    const bounces = recipients.filter((address) => isBounceAddress(config, address));
-    for (const address of bounces) await ingestBounceMessage(deps, address, raw);
-    const envelope = {
-      mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-      recipients: recipients.filter((address) => !bounces.includes(address)),
-      peerIp: session.remoteAddress,
-      helo: session.hostNameAppearsAs ?? '',
-    };
-    if (envelope.recipients.length === 0) return 'Accepted';
-    const verdicts = await authenticateMessage(deps, raw, envelope);
-    const stored = await storeReceivedEmail(deps, { envelope, raw, verdicts });
-    if (stored.length > 0) return `Accepted as ${stored[0]!.id}`;
-    // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted (bounces recorded above are copies if sent again).
-    if (bounces.length === 0) throw reply(550, 'No such recipient here');
-    return 'Accepted';
+    // Counted until the message is stored: parsing and the insert hold copies of it too.
+    let held = 0;
+    let overBudget = false;
+    try {
+      for await (const chunk of stream) {
+        // Past the size limit nothing more is kept (the message is refused); past the budget the
+        // rest is read and dropped, and the sender told to come back.
+        if (stream.sizeExceeded) continue;
+        if (overBudget || bytesHeld + (chunk as Buffer).length > memoryBudget) {
+          overBudget = true;
+          continue;
+        }
+        chunks.push(chunk as Buffer);
+        held += (chunk as Buffer).length;
+        bytesHeld += (chunk as Buffer).length;
+      }
+      // Over the size limit, smtp-server has answered 552 already (rejectOversized).
+      if (stream.sizeExceeded) return '';
+      if (overBudget) throw reply(451, 'Too busy, try again later');
+      const raw = Buffer.concat(chunks);
+      const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+      // Reports to VERP return paths are bounces of our own mail, recorded as such, never stored as received mail.
+      const bounces = recipients.filter((address) => isBounceAddress(config, address));
+      for (const address of bounces) await ingestBounceMessage(deps, address, raw);
+      const envelope = {
+        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        recipients: recipients.filter((address) => !bounces.includes(address)),
+        peerIp: session.remoteAddress,
+        helo: session.hostNameAppearsAs ?? '',
+      };
+      if (envelope.recipients.length === 0) return 'Accepted';
+      // Parsing is CPU work, authentication mostly waits on DNS: side by side.
+      const [verdicts, parsed] = await Promise.all([authenticateMessage(deps, raw, envelope), parseReceived(raw)]);
+      const stored = await storeReceivedEmail(deps, { envelope, raw, verdicts, parsed });
+      if (stored.length > 0) return `Accepted as ${stored[0]!.id}`;
+      // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted (bounces recorded above are copies if sent again).
+      if (bounces.length === 0) throw reply(550, 'No such recipient here');
+      return 'Accepted';
+    } finally {
+      bytesHeld -= held;
+    }
   }
 
   const server = new SMTPServer({

@@ -36,7 +36,8 @@ export function aptInstall(packages: string[], what: string): void {
 
 /**
  * What the tests drive besides Node: headless Chromium (preference page, API reference), tmux (the
- * journey test types into a real terminal) and pg_dump (the erasure test searches a full dump).
+ * journey test types into a real terminal), pg_dump (the erasure test searches a full dump) and
+ * openssl (a certificate for the inbound listener's STARTTLS).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(): void {
@@ -44,6 +45,7 @@ export function ensureTestTools(): void {
     { present: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', what: 'Chromium (/usr/bin/chromium)' },
     { present: () => onPath('tmux'), pkg: 'tmux', what: 'tmux' },
     { present: () => onPath('pg_dump'), pkg: 'postgresql-client', what: 'pg_dump' },
+    { present: () => onPath('openssl'), pkg: 'openssl', what: 'openssl (a certificate for the inbound listener’s STARTTLS)' },
   ];
   const missing = needed.filter((tool) => !tool.present());
   if (missing.length === 0) return;

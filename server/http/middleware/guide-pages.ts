@@ -14,6 +14,7 @@ export const GUIDE_PAGES: readonly { slug: string; title: string }[] = [
   { slug: 'templates', title: 'Templates and broadcasts' },
   { slug: 'domains', title: 'Domains and DNS' },
   { slug: 'webhooks', title: 'Webhooks' },
+  { slug: 'receiving', title: 'Receiving mail' },
   { slug: 'deliverability', title: 'Tracking and deliverability' },
   { slug: 'providers', title: 'Providers: SMTP, SES, capture' },
   { slug: 'quotas', title: 'Plans, quotas and rate limits' },

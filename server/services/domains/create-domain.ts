@@ -14,12 +14,14 @@ export interface CreateDomainInput {
   openTracking?: boolean;
   clickTracking?: boolean;
   trackingSubdomain?: string;
+  /** `capabilities.receiving`: the listener accepts mail for it (once verified), and `records` gets the MX. */
+  receiving?: boolean;
 }
 
 type CreateDeps = Pick<Deps, 'orm' | 'config' | 'providers' | 'secrets' | 'senderDomains' | 'clock'>;
 
 /**
- * Adds a sending domain in one region: the region's provider says which records it needs (and makes
+ * Adds a domain in one region: the region's provider says which records it needs (and makes
  * the DKIM key when Postlane signs); the private key is sealed to this row. The recurring check
  * starts looking at its DNS right away.
  */
@@ -35,7 +37,7 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
 
   const id = newId();
   const setup = await deps.providers.forRegion(region).setUpDomain({ id, name });
-  const tracking = { openTracking: input.openTracking ?? false, clickTracking: input.clickTracking ?? false, trackingSubdomain: input.trackingSubdomain ?? 'links' };
+  const settings = { openTracking: input.openTracking ?? false, clickTracking: input.clickTracking ?? false, trackingSubdomain: input.trackingSubdomain ?? 'links', receiving: input.receiving ?? false };
   const now = deps.clock();
   const domain = em.create(Domain, {
     id,
@@ -43,8 +45,8 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
     name,
     region,
     status: 'pending',
-    ...tracking,
-    records: initialRecords(name, setup.records, tracking, deps.config),
+    ...settings,
+    records: initialRecords(name, setup.records, settings, deps.config),
     dkimSelector: setup.dkim?.selector ?? null,
     dkimPrivateKey: setup.dkim ? deps.secrets.seal(setup.dkim.privateKeyPem, `dkim:${id}`) : null,
     ...checkAfterCreation(now),

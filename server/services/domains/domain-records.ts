@@ -12,10 +12,36 @@ type RecordSpec = Pick<DomainRecord, 'record' | 'name' | 'type' | 'value' | 'pri
 
 const unchecked = (record: RecordSpec, required: boolean): DomainRecord => ({ ...record, ttl: TTL, required, status: 'not_started' });
 
-/** A new domain's records: the provider's (required), then DMARC and, when tracking is on, its CNAME (both checked, neither holds mail back). */
-export function initialRecords(name: string, providerRecords: ExpectedRecord[], tracking: Pick<IDomain, 'openTracking' | 'clickTracking' | 'trackingSubdomain'>, config: Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET'>): DomainRecord[] {
+type RecordConfig = Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET' | 'POSTLANE_INBOUND_MX_HOST'>;
+
+/**
+ * A new domain's records: the provider's (required), then DMARC, and when tracking or receiving is
+ * on, the tracking CNAME and the receiving MX (all checked, none holds mail back).
+ */
+export function initialRecords(
+  name: string,
+  providerRecords: ExpectedRecord[],
+  settings: Pick<IDomain, 'openTracking' | 'clickTracking' | 'trackingSubdomain' | 'receiving'>,
+  config: RecordConfig,
+): DomainRecord[] {
   const dmarc = unchecked({ record: 'DMARC', name: `_dmarc.${name}`, type: 'TXT', value: RECOMMENDED_DMARC }, false);
-  return withTrackingRecord([...providerRecords.map((r) => unchecked(r, true)), dmarc], name, tracking, config);
+  return withReceivingRecord(withTrackingRecord([...providerRecords.map((r) => unchecked(r, true)), dmarc], name, settings, config), name, settings, config);
+}
+
+/** Resend's priority for the receiving MX. */
+export const RECEIVING_MX_PRIORITY = 10;
+
+/**
+ * Adds or drops the `Receiving` MX (the domain's own name pointing at POSTLANE_INBOUND_MX_HOST)
+ * after `capabilities.receiving` changed; other records keep their last check. Receiving does not
+ * depend on it being seen (mail arrives wherever DNS points), so it never holds sending back.
+ */
+export function withReceivingRecord(records: DomainRecord[], name: string, settings: Pick<IDomain, 'receiving'>, config: Pick<Config, 'POSTLANE_INBOUND_MX_HOST'>): DomainRecord[] {
+  const others = records.filter((r) => r.record !== 'Receiving');
+  if (!settings.receiving) return others.length === records.length ? records : others;
+  const current = records.find((r) => r.record === 'Receiving');
+  if (current && current.value === config.POSTLANE_INBOUND_MX_HOST) return records;
+  return [...others, unchecked({ record: 'Receiving', name, type: 'MX', value: config.POSTLANE_INBOUND_MX_HOST, priority: RECEIVING_MX_PRIORITY }, false)];
 }
 
 /** Adds, moves or drops the tracking CNAME after a tracking setting changed; other records keep their last check. */

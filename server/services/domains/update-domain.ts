@@ -1,17 +1,19 @@
 import type { Deps } from '../../deps.js';
 import type { IDomain } from '../../entities/index.js';
-import { withTrackingRecord } from './domain-records.js';
+import { withReceivingRecord, withTrackingRecord } from './domain-records.js';
 import { getDomain } from './get-domain.js';
 
 export interface UpdateDomainInput {
   openTracking?: boolean;
   clickTracking?: boolean;
   trackingSubdomain?: string;
+  receiving?: boolean;
 }
 
 /**
- * Tracking settings. Turning tracking on (or moving its subdomain) asks for a tracking CNAME, which
- * the next check (on the recurring job's next tick) looks at.
+ * Tracking and receiving. Turning tracking on (or moving its subdomain) asks for a tracking CNAME,
+ * turning receiving on for the receiving MX, which the next check (on the recurring job's next
+ * tick) looks at.
  */
 export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDomains' | 'clock'>, teamId: string, id: string, input: UpdateDomainInput): Promise<IDomain> {
   const domain = await getDomain(deps, teamId, id);
@@ -19,8 +21,9 @@ export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDo
     openTracking: input.openTracking ?? domain.openTracking,
     clickTracking: input.clickTracking ?? domain.clickTracking,
     trackingSubdomain: input.trackingSubdomain ?? domain.trackingSubdomain,
+    receiving: input.receiving ?? domain.receiving,
   };
-  const records = withTrackingRecord(domain.records, domain.name, settings, deps.config);
+  const records = withReceivingRecord(withTrackingRecord(domain.records, domain.name, settings, deps.config), domain.name, settings, deps.config);
   Object.assign(domain, settings);
   if (records !== domain.records) Object.assign(domain, { records, nextCheckAt: deps.clock() });
   await deps.orm.em.flush();

@@ -40,6 +40,10 @@ export const purgeFinishedJobs = (deps: PurgeDeps) =>
     daysAgo(deps, deps.config.POSTLANE_JOB_RETENTION_DAYS),
   );
 
+/** Received mail past POSTLANE_RECEIVED_RETENTION_DAYS: raw bytes, parsed fields and (cascade) attachments. */
+export const purgeReceivedEmails = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'received_email', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_RECEIVED_RETENTION_DAYS));
+
 /** Settled webhook deliveries (their attempts go with them) past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS. */
 export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
   purgeInChunks(deps, 'webhook_delivery', "status IN ('delivered', 'exhausted') AND created_at < ?", daysAgo(deps, deps.config.POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS));

@@ -5,6 +5,7 @@ import {
   purgeFinishedJobs,
   purgeIdempotencyKeys,
   purgeIngestedNotifications,
+  purgeReceivedEmails,
   purgeTrackingClicks,
   purgeWebhookDeliveries,
 } from './purges.js';
@@ -17,6 +18,7 @@ export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: Maint
   { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
   { name: 'webhook_deliveries', title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS', run: purgeWebhookDeliveries },
   { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
+  { name: 'received_mail', title: 'Purge received mail past POSTLANE_RECEIVED_RETENTION_DAYS', run: purgeReceivedEmails },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
   { name: 'ingested_notifications', title: 'Purge provider notification ids (SNS dedupe) older than 14 days', run: purgeIngestedNotifications },
   { name: 'tracking_clicks', title: 'Purge click records (burst detection) older than 14 days', run: purgeTrackingClicks },

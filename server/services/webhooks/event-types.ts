@@ -8,6 +8,7 @@ export const DELIVERED_EVENT_TYPES = [
   'email.opened',
   'email.clicked',
   'email.prefetched',
+  'email.received',
   'deliverability.warning',
   'deliverability.paused',
   'quota.warning',
@@ -30,7 +31,6 @@ export const DELIVERED_EVENT_TYPES = [
  */
 export const ACCEPTED_UNDELIVERED_EVENT_TYPES = [
   'email.scheduled',
-  'email.received',
   'email.failed',
   'email.suppressed',
   'contact.topics.updated',

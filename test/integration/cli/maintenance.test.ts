@@ -28,6 +28,12 @@ beforeAll(async () => {
     await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
     await sql(`INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`);
     await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`, [email!.id]);
+    const [received] = await sql(
+      `INSERT INTO received_email (id, created_at, team_id, domain, envelope_from, received_for, peer_ip, helo, message_id, subject, "from", "to", cc, bcc, reply_to, raw, size, spf, dkim, dmarc)
+       VALUES (gen_random_uuid(), ${age}, ?, 'in.test', '', '{desk@in.test}', '127.0.0.1', 'mx.test', '', 's', '', '{}', '{}', '{}', '{}', '\\x00', 1, '{}', '[]', '{}') RETURNING id`,
+      [teamId],
+    );
+    await sql(`INSERT INTO received_attachment (id, created_at, email_id, position, content_type, size, content) VALUES (gen_random_uuid(), ${age}, ?, 0, 'text/plain', 1, '\\x00')`, [received!.id]);
   }
   // Neither finished nor one-off: kept whatever their age.
   await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);
@@ -45,18 +51,18 @@ describe('postlane maintenance run', () => {
       api_logs: { task: 'api_logs', removed: 1, error: null },
       webhook_deliveries: { task: 'webhook_deliveries', removed: 0, error: null },
       captured_mail: { task: 'captured_mail', removed: 1, error: null },
+      received_mail: { task: 'received_mail', removed: 1, error: null },
       finished_jobs: { task: 'finished_jobs', removed: 1, error: null },
       ingested_notifications: { task: 'ingested_notifications', removed: 1, error: null },
       tracking_clicks: { task: 'tracking_clicks', removed: 1, error: null },
     });
-    expect([await count('api_log'), await count('captured_message'), await count('idempotency_key'), await count('ingested_notification'), await count('tracking_click')]).toEqual([
-      1, 1, 1, 1, 1,
-    ]);
+    const counts = ['api_log', 'captured_message', 'idempotency_key', 'ingested_notification', 'tracking_click', 'received_email', 'received_attachment'];
+    expect(await Promise.all(counts.map(count))).toEqual(counts.map(() => 1));
     expect(await count('agenda_jobs')).toBe(jobsBefore - 1);
 
     const again = await maintenance();
     expect(again.code).toBe(0);
-    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('runs every task when one fails, reports it, and exits 1', async () => {

@@ -93,7 +93,7 @@ describe('POST /domains', () => {
     await refused({ name: 'a..b.test' }, 'name: must be a domain name such as example.com');
     await refused({ name: unique('x'), tls: 'enforced' }, /tls/);
     await refused({ name: unique('x'), custom_return_path: 'bounce' }, /custom_return_path/);
-    await refused({ name: unique('x'), capabilities: { receiving: 'enabled' } }, 'capabilities.receiving: receiving mail is not supported');
+    await refused({ name: unique('x'), capabilities: { sending: 'disabled' } }, 'capabilities.sending: sending is always enabled');
     await refused({}, 'Missing `name` field.');
     expect((await app.request('GET', '/domains', { token })).body.data).toHaveLength(1);
   });
@@ -133,6 +133,33 @@ describe('PATCH /domains/{id}', () => {
     expect(record(await get(token, domain.id), 'Tracking')).toMatchObject({ status: 'verified', live: 'found' });
     await app.request('PATCH', `/domains/${domain.id}`, { token, body: { click_tracking: false } });
     expect(record(await get(token, domain.id), 'Tracking')).toBeUndefined();
+  });
+});
+
+describe('receiving (capabilities.receiving)', () => {
+  it('adds the Receiving MX when enabled, at creation or later, checks it like the others without holding sending back, and drops it when disabled', async () => {
+    const { token } = await app.createTeamWithKey();
+    const created = await addDomain(token, unique('rx'), { capabilities: { receiving: 'enabled' } });
+    expect(created).toMatchObject({ capabilities: { sending: 'enabled', receiving: 'enabled' } });
+    expect(record(created, 'Receiving')).toEqual({ record: 'Receiving', name: created.name, type: 'MX', value: app.config.POSTLANE_INBOUND_MX_HOST, priority: 10, ttl: 'Auto', status: 'not_started' });
+    publish(created.records.filter((r) => r.record !== 'Receiving'));
+    expect((await verify(token, created.id)).status).toBe('verified');
+    expect(record(await get(token, created.id), 'Receiving')).toMatchObject({ status: 'failed', live: 'missing' });
+    publish(created.records);
+    await verify(token, created.id);
+    expect(record(await get(token, created.id), 'Receiving')).toMatchObject({ status: 'verified', live: 'found' });
+
+    const later = await addDomain(token);
+    expect(record(later, 'Receiving')).toBeUndefined();
+    expect((await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'enabled' } } })).status).toBe(200);
+    const read = await get(token, later.id);
+    expect(read.capabilities).toEqual({ sending: 'enabled', receiving: 'enabled' });
+    expect(record(read, 'Receiving')).toMatchObject({ type: 'MX', priority: 10, status: 'not_started' });
+    expect((await app.request('GET', '/domains', { token })).body.data.map((d: { capabilities: { receiving: string } }) => d.capabilities.receiving)).toEqual(['enabled', 'enabled']);
+    expect((await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'disabled' } } })).status).toBe(200);
+    const off = await get(token, later.id);
+    expect(off.capabilities.receiving).toBe('disabled');
+    expect(record(off, 'Receiving')).toBeUndefined();
   });
 });
 

@@ -1,16 +1,24 @@
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import nodemailer from 'nodemailer';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceivedEmail } from '../../../server/entities/index.js';
 import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let listener: InboundListener;
 let teamId: string;
+let token: string;
+let receiver: WebhookReceiver;
 const inbound = `in-${randomBytes(4).toString('hex')}.test`;
 /** The sender's domain: SPF names another IP (so SPF fails from loopback), DMARC asks for rejection, and a DKIM key is published. */
 const SIGNER = 'signer.test';
@@ -21,14 +29,19 @@ beforeAll(async () => {
   dns.set('TXT', SIGNER, ['v=spf1 ip4:192.0.2.1 -all']);
   dns.set('TXT', `_dmarc.${SIGNER}`, ['v=DMARC1; p=reject']);
   dns.set('TXT', `sel._domainkey.${SIGNER}`, [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
-  app = await startTestApp({ env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0' } });
-  ({ teamId } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
+  receiver = await startWebhookReceiver();
+  app = await startTestApp({
+    jobs: 'worker',
+    env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0', POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' },
+  });
+  ({ teamId, token } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
   await listener?.close();
   await app?.close();
   await dns?.close();
+  await receiver?.close();
 });
 
 const transport = (options: { dkim?: boolean } = {}) =>
@@ -51,6 +64,31 @@ describe('inbound listener', () => {
     expect(row).toMatchObject({ subject: 'Over SMTP', from: 'Ann <ann@elsewhere.test>', receivedFor: [`desk@${inbound}`], envelopeFrom: 'ann@elsewhere.test', helo: 'client.test', peerIp: '127.0.0.1', parseError: null });
     expect(row.text?.trim()).toBe('Hello by SMTP');
     expect(row.raw.unwrap()!.toString()).toContain('Subject: Over SMTP');
+  });
+
+  it('delivers email.received in Resend\'s shape, signed, to the team\'s endpoints', async () => {
+    const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.received'] } });
+    expect(hook.status).toBe(201);
+    const before = receiver.received.length;
+    const info = await transport().sendMail({
+      from: 'Ann <ann@elsewhere.test>', to: `Desk <desk@${inbound}>`, cc: 'cc@elsewhere.test', subject: 'Hook me', text: 'x',
+      attachments: [{ filename: 'logo.png', content: 'png', cid: 'logo@x' }],
+    });
+    const id = acceptedId(info.response);
+    await receiver.waitFor(before + 1, 20_000);
+    const request = receiver.received[before]!;
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
+    const event = new Webhook(hook.body.signing_secret).verify(request.body, headers) as { type: string; created_at: string; data: Record<string, unknown> };
+    const row = await stored(id);
+    expect(event).toEqual({
+      type: 'email.received',
+      created_at: row.createdAt.toISOString(),
+      data: {
+        email_id: id, created_at: row.createdAt.toISOString(), from: 'Ann <ann@elsewhere.test>', to: [`Desk <desk@${inbound}>`], cc: ['cc@elsewhere.test'], bcc: [],
+        received_for: [`desk@${inbound}`], message_id: row.messageId, subject: 'Hook me',
+        attachments: [{ id: expect.any(String), filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo@x' }],
+      },
+    });
   });
 
   it('refuses an unknown recipient at RCPT TO with 550 5.1.1, and accepts the rest of the envelope', async () => {
@@ -92,7 +130,49 @@ describe('inbound listener', () => {
   });
 });
 
+describe('inbound listener STARTTLS', () => {
+  it('offers STARTTLS with the configured certificate, and not without one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'inbound-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=mx.inbound.test'], { stdio: 'ignore' });
+      const config = { ...app.deps.config, POSTLANE_INBOUND_TLS_CERT: join(dir, 'cert.pem'), POSTLANE_INBOUND_TLS_KEY: join(dir, 'key.pem') };
+      const secure = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
+      try {
+        const tls = nodemailer.createTransport({ host: '127.0.0.1', port: secure.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false, servername: 'mx.inbound.test' } });
+        const info = await tls.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'Over TLS', text: 'x' });
+        expect((await stored(acceptedId(info.response))).subject).toBe('Over TLS');
+      } finally {
+        await secure.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const plain = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, requireTLS: true });
+    await expect(plain.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'x', text: 'x' })).rejects.toMatchObject({ code: 'ETLS' });
+  });
+});
+
 describe('inbound listener limits', () => {
+  it('refuses a message over the size limit with 552 and recipients past the limit with 452', async () => {
+    const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_MESSAGE_MB: 1, POSTLANE_INBOUND_MAX_RECIPIENTS: 2 };
+    const small = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
+    try {
+      const client = await smtpConnect(small.port);
+      await client.greeting;
+      await client.command('EHLO client.test');
+      expect((await client.command(`MAIL FROM:<ann@elsewhere.test> SIZE=${2 * 1024 * 1024}`)).code).toBe(552);
+      expect((await client.command('MAIL FROM:<ann@elsewhere.test>')).code).toBe(250);
+      const rcpts = [];
+      for (const local of ['a', 'b', 'c']) rcpts.push((await client.command(`RCPT TO:<${local}@${inbound}>`)).code);
+      expect(rcpts).toEqual([250, 250, 452]);
+      const big = await client.data(`Subject: big\r\n\r\n${'x'.repeat(76)}\r\n`.repeat(15_000));
+      expect(big.code).toBe(552);
+      client.close();
+    } finally {
+      await small.close();
+    }
+  });
+
   it('answers a flooding client 421 past its connections and 451 past its rate, and serves again after the minute', async () => {
     let now = new Date('2026-11-25T10:00:00Z');
     const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3, POSTLANE_INBOUND_RATE_PER_MINUTE: 5 };

@@ -50,6 +50,16 @@ describe('the official SDK, domains', () => {
     expect((await resend.domains.get(domain.id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
   });
 
+  it('turns receiving on and off through capabilities, which brings and drops the Receiving MX record', async () => {
+    const created = await resend.domains.create({ name: `rx-${Math.random().toString(36).slice(2, 8)}.test`, capabilities: { receiving: 'enabled' } });
+    expect(created.data).toMatchObject({ capabilities: { sending: 'enabled', receiving: 'enabled' } });
+    expect(created.data!.records.find((r) => r.record === 'Receiving')).toMatchObject({ type: 'MX', name: created.data!.name, priority: 10 });
+    expect((await resend.domains.update({ id: created.data!.id, capabilities: { receiving: 'disabled' } })).error).toBeNull();
+    const got = (await resend.domains.get(created.data!.id)).data!;
+    expect(got.capabilities).toEqual({ sending: 'enabled', receiving: 'disabled' });
+    expect(got.records.map((r) => r.record)).not.toContain('Receiving');
+  });
+
   it('creates a key limited to a domain', async () => {
     const domain = (await resend.domains.create({ name: `keys-${Math.random().toString(36).slice(2, 8)}.test` })).data!;
     const key = await resend.apiKeys.create({ name: 'scoped', permission: 'sending_access', domain_id: domain.id });

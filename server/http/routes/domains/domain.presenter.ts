@@ -1,7 +1,5 @@
 import type { DomainRecord, IDomain } from '../../../entities/index.js';
 
-const CAPABILITIES = { sending: 'enabled', receiving: 'disabled' } as const;
-
 export function presentDomainListItem(domain: IDomain) {
   return {
     id: domain.id,
@@ -12,7 +10,7 @@ export function presentDomainListItem(domain: IDomain) {
     open_tracking: domain.openTracking,
     click_tracking: domain.clickTracking,
     tracking_subdomain: domain.trackingSubdomain,
-    capabilities: CAPABILITIES,
+    capabilities: { sending: 'enabled' as const, receiving: domain.receiving ? ('enabled' as const) : ('disabled' as const) },
   };
 }
 

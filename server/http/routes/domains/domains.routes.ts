@@ -12,10 +12,13 @@ import { DOMAIN, DOMAIN_LIST_ITEM, DOMAIN_REF, NEW_DOMAIN } from './domains.exam
 import { presentDeletedDomain, presentDomain, presentDomainListItem, presentDomainRef, presentVerifiedDomain } from './domain.presenter.js';
 import { CreateDomainBodySchema, DeletedDomainSchema, DomainListItemSchema, DomainRefSchema, DomainSchema, UpdateDomainBodySchema, VerifiedDomainSchema } from './domains.schemas.js';
 
+/** `capabilities.receiving` as the services take it: unset leaves it as it is. */
+const receivingOf = (capabilities: { receiving?: 'enabled' | 'disabled' } | undefined) => (capabilities?.receiving === undefined ? undefined : capabilities.receiving === 'enabled');
+
 export const domainRoutes = [
   defineRoute(
     {
-      method: 'post', path: '/domains', operationId: 'createDomain', summary: 'Add a sending domain and get the DNS records to publish', tags: ['Domains'],
+      method: 'post', path: '/domains', operationId: 'createDomain', summary: 'Add a domain and get the DNS records to publish', tags: ['Domains'],
       permission: 'full_access', body: CreateDomainBodySchema, responses: { 201: DomainSchema },
       examples: { request: { name: 'acme.dev', click_tracking: true }, response: NEW_DOMAIN },
     },
@@ -23,6 +26,7 @@ export const domainRoutes = [
       presentDomain(
         await createDomain(deps, auth.teamId, {
           name: body.name, region: body.region, openTracking: body.open_tracking, clickTracking: body.click_tracking, trackingSubdomain: body.tracking_subdomain,
+          receiving: receivingOf(body.capabilities),
         }),
       ),
   ),
@@ -44,12 +48,16 @@ export const domainRoutes = [
   ),
   defineRoute(
     {
-      method: 'patch', path: '/domains/:id', operationId: 'updateDomain', summary: 'Change tracking settings', tags: ['Domains'],
+      method: 'patch', path: '/domains/:id', operationId: 'updateDomain', summary: 'Change tracking and receiving settings', tags: ['Domains'],
       permission: 'full_access', params: IdParamSchema, body: UpdateDomainBodySchema, responses: { 200: DomainRefSchema },
       examples: { request: { open_tracking: false, click_tracking: true, tracking_subdomain: 'links' }, response: DOMAIN_REF },
     },
     async ({ input: { params, body }, auth, deps }) =>
-      presentDomainRef(await updateDomain(deps, auth.teamId, params.id, { openTracking: body.open_tracking, clickTracking: body.click_tracking, trackingSubdomain: body.tracking_subdomain })),
+      presentDomainRef(
+        await updateDomain(deps, auth.teamId, params.id, {
+          openTracking: body.open_tracking, clickTracking: body.click_tracking, trackingSubdomain: body.tracking_subdomain, receiving: receivingOf(body.capabilities),
+        }),
+      ),
   ),
   defineRoute(
     {

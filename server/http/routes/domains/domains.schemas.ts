@@ -8,10 +8,12 @@ const TrackingSubdomainSchema = v.pipe(
   v.metadata({ description: 'Subdomain that tracked links and the open pixel use; its CNAME is required while tracking is on.' }),
 );
 
-/** Postlane sends and does not receive: `sending` is always on and `receiving` always off; other values are refused. */
+const CapabilityStatusSchema = v.picklist(['enabled', 'disabled']);
+
+/** `sending` is always on (other values are refused); `receiving` turns the inbound listener's acceptance and the `Receiving` MX record on or off. */
 const CapabilitiesInputSchema = v.strictObject({
   sending: v.optional(v.picklist(['enabled'], 'sending is always enabled')),
-  receiving: v.optional(v.picklist(['disabled'], 'receiving mail is not supported')),
+  receiving: v.optional(v.pipe(CapabilityStatusSchema, v.metadata({ description: 'Receive mail for this domain (once verified) through the inbound SMTP listener; adds the `Receiving` MX record.' }))),
 });
 
 /** What can be set at creation and changed later. */
@@ -31,12 +33,12 @@ export const CreateDomainBodySchema = v.pipe(
   v.metadata({ title: 'CreateDomainRequest' }),
 );
 
-/** Only tracking (and the fixed capabilities) can change; `tls`, `region` and anything else are refused with 422. */
+/** Only tracking and receiving can change; `tls`, `region` and anything else are refused with 422. */
 export const UpdateDomainBodySchema = v.pipe(v.strictObject(settingsFields), v.metadata({ title: 'UpdateDomainRequest' }));
 
 export const DomainRecordSchema = v.pipe(
   v.object({
-    record: v.picklist(['DKIM', 'SPF', 'MX', 'DMARC', 'Tracking']),
+    record: v.picklist(['DKIM', 'SPF', 'MX', 'DMARC', 'Tracking', 'Receiving']),
     name: v.string(),
     type: v.picklist(['TXT', 'CNAME', 'MX']),
     ttl: v.string(),
@@ -51,7 +53,7 @@ export const DomainRecordSchema = v.pipe(
   v.metadata({ title: 'DomainRecord' }),
 );
 
-const CapabilitiesSchema = v.object({ sending: v.literal('enabled'), receiving: v.literal('disabled') });
+const CapabilitiesSchema = v.object({ sending: v.literal('enabled'), receiving: CapabilityStatusSchema });
 
 const domainFields = {
   id: UuidSchema,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../config/index.js';
 import type { DomainRecord, RecordStatus } from '../../../../server/entities/index.js';
-import { domainStatus, initialRecords, withTrackingRecord } from '../../../../server/services/domains/domain-records.js';
+import { domainStatus, initialRecords, withReceivingRecord, withTrackingRecord } from '../../../../server/services/domains/domain-records.js';
 import { normalizeDomainName } from '../../../../server/services/domains/domain-name.js';
 
 const record = (status: RecordStatus, required = true): DomainRecord => ({ record: 'DKIM', name: 'x', type: 'TXT', ttl: 'Auto', value: 'v', required, status });
@@ -23,8 +23,8 @@ describe('domainStatus', () => {
 });
 
 describe('records', () => {
-  const config = { POSTLANE_TRACKING_CNAME_TARGET: 'track.example.net' };
-  const tracking = { openTracking: false, clickTracking: false, trackingSubdomain: 'links' };
+  const config = { POSTLANE_TRACKING_CNAME_TARGET: 'track.example.net', POSTLANE_INBOUND_MX_HOST: 'mx.example.net' };
+  const tracking = { openTracking: false, clickTracking: false, trackingSubdomain: 'links', receiving: false };
 
   it('recommends DMARC, and asks for the tracking CNAME only while tracking is on, neither holding mail back', () => {
     const records = initialRecords('acme.test', [{ record: 'SPF', name: 'acme.test', type: 'TXT', value: 'v=spf1 a ~all' }], tracking, config);
@@ -33,6 +33,14 @@ describe('records', () => {
     expect(on.at(-1)).toMatchObject({ record: 'Tracking', name: 'links.acme.test', type: 'CNAME', value: 'track.example.net', required: false });
     expect(withTrackingRecord(on, 'acme.test', { ...tracking, openTracking: true }, config)).toBe(on);
     expect(withTrackingRecord(on, 'acme.test', tracking, config)).toEqual(records);
+  });
+
+  it('asks for the receiving MX (priority 10, at the domain itself) only while receiving is on, not holding sending back', () => {
+    const records = initialRecords('acme.test', [], { ...tracking, receiving: true }, config);
+    expect(records.at(-1)).toEqual({ record: 'Receiving', name: 'acme.test', type: 'MX', value: 'mx.example.net', priority: 10, ttl: 'Auto', required: false, status: 'not_started' });
+    expect(withReceivingRecord(records, 'acme.test', { receiving: true }, config)).toBe(records);
+    expect(withReceivingRecord(records, 'acme.test', { receiving: true }, { POSTLANE_INBOUND_MX_HOST: 'mx2.example.net' }).at(-1)).toMatchObject({ value: 'mx2.example.net' });
+    expect(withReceivingRecord(records, 'acme.test', { receiving: false }, config).map((r) => r.record)).toEqual(['DMARC']);
   });
 });
 
