@@ -11,3 +11,9 @@ export const isUuid = (value: string) => UUID.test(value);
  * postlane_uuid_v7(). 74 bits stay random, so an id is still not guessable.
  */
 export const newId = (): string => v7();
+
+/** An id as its 16 bytes, for tokens that carry one compactly. */
+export const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
+
+/** 16 bytes back as an id's text. */
+export const uuidText = (raw: Buffer) => raw.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');

@@ -31,7 +31,7 @@ export function toNodemailerMessage(message: OutboundMessage) {
     cc: message.cc.map(toAddress),
     bcc: message.bcc.map(toAddress),
     replyTo: message.replyTo.map(toAddress),
-    envelope: { from: message.from.address, to: message.envelopeTo },
+    envelope: { from: message.returnPath ?? message.from.address, to: message.envelopeTo },
     subject: message.subject,
     html: message.html ?? undefined,
     text: message.text ?? undefined,

@@ -41,7 +41,7 @@ export class Metrics {
 
   readonly ingestedNotifications = new Counter({
     name: 'postlane_ingested_notifications_total',
-    help: 'Provider notifications posted to /ingest/ses and /ingest/dsn, by source and outcome (applied, duplicate, refused).',
+    help: 'Provider notifications posted to /ingest/ses and /ingest/dsn (refused: a 4xx), and bounce reports delivered to VERP return paths (source verp; dropped: forged, not a report, or for no email), by source and outcome.',
     labelNames: ['source', 'outcome'] as const,
     registers: [this.registry],
   });

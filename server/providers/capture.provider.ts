@@ -28,6 +28,7 @@ interface CapturedRow {
  */
 export class CaptureProvider implements EmailProvider {
   readonly type = 'capture';
+  readonly takesReturnPath = true;
 
   private readonly mime = new MimeThreads();
 

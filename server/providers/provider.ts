@@ -17,6 +17,8 @@ export interface OutboundMessage {
   replyTo: Address[];
   /** Who gets it this time: every recipient at first, then only those a retry is still owed to. */
   envelopeTo: string[];
+  /** The envelope sender (MAIL FROM) when it is not the From address: a VERP return path. */
+  returnPath?: string;
   subject: string;
   html: string | null;
   text: string | null;
@@ -94,6 +96,11 @@ export type OnOutcome = (at: number, outcome: BatchOutcome) => void | Promise<vo
 export interface EmailProvider {
   readonly type: string;
   readonly regions: readonly string[];
+  /**
+   * Whether the envelope sender is Postlane's to choose, so bounces come back to it (a relay, and
+   * the capture provider rehearsing one); SES sets its own and reports bounces by SNS.
+   */
+  readonly takesReturnPath: boolean;
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**
    * Many messages at once, an outcome per message (one failing does not fail the others), each

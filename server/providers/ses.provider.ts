@@ -25,6 +25,8 @@ const TRANSIENT_ERRORS = new Set(['TooManyRequestsException', 'LimitExceededExce
  */
 export class SesProvider implements EmailProvider {
   readonly type = 'ses';
+  /** SES's API takes no envelope sender: its own, or the identity's custom MAIL FROM domain, whose bounces SES handles. */
+  readonly takesReturnPath = false;
   readonly regions: readonly string[];
   private api: Promise<{ sdk: Sdk; client: SESv2Client }> | undefined;
   private readonly minGapMs: number;

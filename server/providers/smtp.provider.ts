@@ -24,6 +24,7 @@ interface SmtpFailure extends Error {
 /** A relay over SMTP through a pooled nodemailer transport; timeouts stay well below the send lease. */
 export class SmtpProvider implements EmailProvider {
   readonly type = 'smtp';
+  readonly takesReturnPath = true;
   readonly regions: readonly string[];
   private readonly transport;
   private readonly domainOptions: { selector: string; spfInclude: string };

@@ -10,6 +10,7 @@ import { authenticateMessage } from '../services/inbound/authenticate-message.js
 import { parseReceived } from '../services/inbound/parse-received.js';
 import { ReceivingDomainCache } from '../services/inbound/receiving-domains.js';
 import { storeReceivedEmail } from '../services/inbound/store-received-email.js';
+import { ingestBounceMessage, isBounceAddress } from '../services/ingest/verp.js';
 import { PeerLimits } from './peer-limits.js';
 
 export interface InboundListener {
@@ -37,9 +38,10 @@ interface SessionStats {
 
 /**
  * The inbound SMTP listener (`postlane serve --role inbound`, or `all` with POSTLANE_INBOUND_PORT):
- * mail for receiving domains, stored before 250 is answered so an accepted message is never lost.
- * Any other recipient is refused at RCPT TO (550 5.1.1), so nothing we cannot deliver is accepted
- * and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
+ * mail for receiving domains, stored before 250 is answered so an accepted message is never lost,
+ * and bounce reports for VERP return paths, recorded as bounces of the email they name (see
+ * ingestBounceMessage) before 250 too. Any other recipient is refused at RCPT TO (550 5.1.1), so
+ * nothing we cannot deliver is accepted and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
  * senders retry. Limits: size (552), recipients per message (452), connections overall and per
  * client IP (421), messages plus refused recipients per IP and minute (451 at MAIL FROM, 421 at
  * RCPT TO), and bytes of DATA held at once (451). One log line per session, with counts and no
@@ -65,6 +67,7 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
   };
 
   async function acceptRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
+    if (isBounceAddress(config, address.address)) return null;
     const domain = domainOfAddress(address.address);
     if (await domains.receives(deps.orm.em.fork(), domain, deps.clock().getTime())) return null;
     stats(session).refused += 1;
@@ -97,18 +100,24 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
       if (stream.sizeExceeded) return '';
       if (overBudget) throw reply(451, 'Too busy, try again later');
       const raw = Buffer.concat(chunks);
+      const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+      // Reports to VERP return paths are bounces of our own mail, recorded as such, never stored as received mail.
+      const bounces = recipients.filter((address) => isBounceAddress(config, address));
+      for (const address of bounces) await ingestBounceMessage(deps, address, raw);
       const envelope = {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-        recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+        recipients: recipients.filter((address) => !bounces.includes(address)),
         peerIp: session.remoteAddress,
         helo: session.hostNameAppearsAs ?? '',
       };
+      if (envelope.recipients.length === 0) return 'Accepted';
       // Parsing is CPU work, authentication mostly waits on DNS: side by side.
       const [verdicts, parsed] = await Promise.all([authenticateMessage(deps, raw, envelope), parseReceived(raw)]);
       const stored = await storeReceivedEmail(deps, { envelope, raw, verdicts, parsed });
-      // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted.
-      if (stored.length === 0) throw reply(550, 'No such recipient here');
-      return `Accepted as ${stored[0]!.id}`;
+      if (stored.length > 0) return `Accepted as ${stored[0]!.id}`;
+      // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted (bounces recorded above are copies if sent again).
+      if (bounces.length === 0) throw reply(550, 'No such recipient here');
+      return 'Accepted';
     } finally {
       bytesHeld -= held;
     }

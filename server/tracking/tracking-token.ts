@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { uuidBytes, uuidText } from '../db/ids.js';
 import type { SecretBox } from '../security/secret-box.js';
 
 /** A link as its signed redirect carries it: the email, the destination, and how many links the email has. */
@@ -15,9 +16,6 @@ const CLICK = 0x63;
 /** Truncated HMAC-SHA256: 128 bits is out of reach of forgery and keeps the URLs short. */
 const MAC_BYTES = 16;
 const UUID_BYTES = 16;
-
-const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
-const uuidText = (raw: Buffer) => raw.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 
 /**
  * Signs and reads the tokens in tracking URLs. Signed, not sealed: the destination of a link is in

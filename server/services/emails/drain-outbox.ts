@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
 import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
+import { ReturnPaths } from '../../mail/return-path.js';
 import { type Address, type BatchOutcome, type EmailProvider, type OnOutcome, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
 import { type FromDomainSettings, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
@@ -268,6 +269,7 @@ async function sendClaimed(
   // Outcomes known before sending; their writes are awaited with the batch's.
   const early: (void | Promise<void>)[] = [];
   const report = (at: number, outcome: BatchOutcome) => void early.push(onOutcome(at, outcome));
+  const returnPaths = provider.takesReturnPath ? ReturnPaths.from(deps) : null;
   emails.forEach((email, at) => {
     const sender = senders[at]!;
     if (email.owed.length === 0) return report(at, { providerMessageId: '', recipients: [] });
@@ -277,7 +279,8 @@ async function sendClaimed(
       return report(at, new ProviderError(sender.unusable, true));
     }
     try {
-      messages.push(withTracking(deps, { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim }, sender.tracking));
+      const message = { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim, returnPath: returnPaths?.forEmail(email.id) };
+      messages.push(withTracking(deps, message, sender.tracking));
       positions.push(at);
     } catch (err) {
       report(at, err instanceof ProviderError ? err : new ProviderError((err as Error).message, false));

@@ -4,10 +4,13 @@ import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
-import { parseDsn } from './dsn.js';
+import { type Dsn, parseDsn } from './dsn.js';
 import { firstArrival } from './ingest-sns.js';
 import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from './ses-events.js';
 import { invalidNotification } from './sns.js';
+
+/** What a report about no email of ours comes to. */
+export const NO_MATCHING_EMAIL = 'no matching email';
 
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
@@ -17,19 +20,28 @@ async function findEmail(tx: EntityManager, messageId: string | null): Promise<I
 
 /**
  * A bounce report from an SMTP relay's world (an MTA pipes it here): applied once, keyed by the
- * report's own Message-ID (or its hash), in one transaction, like an SNS notification. Per
- * recipient of the reported email: `failed` with a 5.x.x status is a hard bounce (email.bounced
- * and a suppression), other failures are soft, `delayed` is email.delivery_delayed, and
- * `delivered`/`relayed` is email.delivered.
+ * report's own Message-ID (or its hash), in one transaction, like an SNS notification. The email
+ * is the one whose Message-ID the returned headers carry.
  */
 export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
   const dsn = parseDsn(raw);
   if (!dsn) throw invalidNotification('The body is not a delivery status notification (multipart/report; report-type=delivery-status).');
+  return recordDsn(deps, raw, dsn, (tx) => findEmail(tx, dsn.originalMessageId));
+}
+
+/**
+ * Applies a parsed report to the email `find` names (nothing, when none), once per report: a
+ * report that arrives again (the same Message-ID, or the same bytes without one), whether posted to
+ * /ingest/dsn or delivered to a VERP return path, is a duplicate. Per recipient of the email:
+ * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
+ * are soft, `delayed` is email.delivery_delayed, and `delivered`/`relayed` is email.delivered.
+ */
+export async function recordDsn(deps: Deps, raw: string, dsn: Dsn, find: (tx: EntityManager) => Promise<IEmail | null>): Promise<string> {
   const key = dsn.messageId ?? createHash('sha256').update(raw).digest('hex');
   return deps.orm.em.fork().transactional(async (tx) => {
     if (!(await firstArrival(tx, 'dsn', key, 'dsn'))) return 'duplicate';
-    const email = await findEmail(tx, dsn.originalMessageId);
-    if (!email) return 'no matching email';
+    const email = await find(tx);
+    if (!email) return NO_MATCHING_EMAIL;
     const at = deps.clock();
     const failed = dsn.recipients.filter((r) => r.action === 'failed');
     const hard = failed.filter((r) => r.status.startsWith('5.'));

@@ -226,6 +226,20 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): { checks: Do
         }),
     },
     {
+      name: 'bounce_domain',
+      title: 'Bounce domain',
+      run: () =>
+        needs(config, async (c) => {
+          const domain = c.POSTLANE_BOUNCE_DOMAIN;
+          if (!domain) return ok('not set: bounces go to the From address (POST /ingest/dsn reads them when an MTA pipes them)');
+          const answer = await new DnsResolver(c).query(domain, 'MX');
+          const fix = `Publish an MX record for ${domain} naming the host of the inbound listener (postlane serve --role inbound), and open port 25 to it: see Bounces (VERP) in docs/providers.md.`;
+          if (answer.kind === 'found') return ok(`${domain} MX ${answer.values.join(', ')}`);
+          if (answer.kind === 'unavailable') return warn(`the MX of ${domain} could not be read (${answer.reason})`, fix);
+          return fail(`${domain} has no MX record: bounces sent to its return paths cannot arrive`, fix);
+        }),
+    },
+    {
       name: 'dkim_keys',
       title: 'DKIM keys',
       run: () =>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
+import { startDnsServer } from '../../support/dns-server.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -23,7 +24,7 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', database_pooler: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', database_pooler: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', bounce_domain: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
   });
@@ -65,6 +66,21 @@ describe('postlane doctor', () => {
     expect(status.domains).toBe('fail');
     expect(byName.domains!.detail).toMatch(/^mail\.example\.org: DKIM \w+/);
     expect(byName.domains!.fix).toContain('postlane domains check');
+  });
+
+  it('fails a bounce domain without an MX record, and shows the one it has', async () => {
+    const dns = await startDnsServer();
+    try {
+      const env = { POSTLANE_BOUNCE_DOMAIN: 'bounces.example.org', POSTLANE_DNS_SERVERS: dns.address };
+      const missing = await doctor(env);
+      expect(missing.code).toBe(1);
+      expect(missing.byName.bounce_domain).toMatchObject({ status: 'fail', detail: 'bounces.example.org has no MX record: bounces sent to its return paths cannot arrive' });
+      expect(missing.byName.bounce_domain!.fix).toContain('port 25');
+      dns.set('MX', 'bounces.example.org', ['10 inbound.example.org']);
+      expect((await doctor(env)).byName.bounce_domain).toMatchObject({ status: 'ok', detail: 'bounces.example.org MX 10 inbound.example.org' });
+    } finally {
+      await dns.close();
+    }
   });
 
   it('names each domain whose DKIM key does not open with POSTLANE_SECRET_KEY, and fails', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
 import { queryDatabase } from '../../support/db.js';
+import { dsnReport } from '../../support/dsn-report.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 const TOKEN = 'dsn-token-0123456789abcdef0123456789abcdef';
@@ -21,42 +22,6 @@ async function sentEmail(to: string[]) {
   return app.run(() => app.deps.orm.em.findOneOrFail(Email, res.body.id));
 }
 
-/** A report as Postfix writes it (CRLF, folded fields, the returned headers as text/rfc822-headers). */
-const report = (messageId: string, blocks: { address: string; action: string; status: string; diagnostic?: string }[], id = `<${Math.random().toString(36).slice(2)}@mx.example.net>`) =>
-  [
-    'From: MAILER-DAEMON@mx.example.net (Mail Delivery System)',
-    'To: a@acme.test',
-    'Subject: Undelivered Mail Returned to Sender',
-    `Message-ID: ${id}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status;',
-    '\tboundary="B0UND/mx"',
-    '',
-    'This is a MIME-encapsulated message.',
-    '',
-    '--B0UND/mx',
-    'Content-Type: text/plain; charset=us-ascii',
-    '',
-    'I am sorry to have to inform you that your message could not be delivered.',
-    '',
-    '--B0UND/mx',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.example.net',
-    'Arrival-Date: Tue, 24 Nov 2026 06:00:00 +0000',
-    ...blocks.flatMap((b) => ['', `Final-Recipient: rfc822; ${b.address}`, `Action: ${b.action}`, `Status: ${b.status}`, ...(b.diagnostic ? [`Diagnostic-Code: smtp; ${b.diagnostic.split(': ')[0]}:`, `    ${b.diagnostic.split(': ').slice(1).join(': ')}`] : [])]),
-    '',
-    '--B0UND/mx',
-    'Content-Type: text/rfc822-headers',
-    '',
-    'From: a@acme.test',
-    'Subject: dsn',
-    `Message-ID: ${messageId}`,
-    '',
-    '--B0UND/mx--',
-    '',
-  ].join('\r\n');
-
 async function post(body: string, auth: string | null = TOKEN) {
   const response = await fetch(`${app.url}/ingest/dsn`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...(auth ? { authorization: `Bearer ${auth}` } : {}) }, body });
   return { status: response.status, body: await response.json() };
@@ -68,7 +33,7 @@ const eventsOf = async (emailId: string) =>
 describe('POST /ingest/dsn', () => {
   it('turns a 5.x.x failure into email.bounced and a suppression of that recipient only, once', async () => {
     const email = await sentEmail(['gone@example.com', 'fine@example.com']);
-    const body = report(email.messageId, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown' }]);
+    const body = dsnReport(email.messageId, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown' }]);
     expect(await post(body)).toEqual({ status: 200, body: { received: true } });
     expect(await post(body)).toEqual({ status: 200, body: { received: true } });
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
@@ -90,8 +55,8 @@ describe('POST /ingest/dsn', () => {
     expect(hook.status).toBe(201);
     const email = await sentEmail(['twice@example.com']);
     const failure = [{ address: 'twice@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <twice@example.com>: User unknown' }];
-    expect(await post(report(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
-    expect(await post(report(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
+    expect(await post(dsnReport(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
+    expect(await post(dsnReport(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
     const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`, [email.id]);
     expect(row!.n).toBe(1);
@@ -100,8 +65,8 @@ describe('POST /ingest/dsn', () => {
 
   it('records a delay and a soft failure without suppressing', async () => {
     const email = await sentEmail(['slow@example.com']);
-    expect((await post(report(email.messageId, [{ address: 'slow@example.com', action: 'delayed', status: '4.4.1' }]))).status).toBe(200);
-    expect((await post(report(email.messageId, [{ address: 'slow@example.com', action: 'failed', status: '4.2.2' }]))).status).toBe(200);
+    expect((await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'delayed', status: '4.4.1' }]))).status).toBe(200);
+    expect((await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'failed', status: '4.2.2' }]))).status).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.delivery_delayed', 'email.soft_bounced']);
     const suppressions = await app.request('GET', '/suppressions', { token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).not.toContain('slow@example.com');
@@ -111,14 +76,14 @@ describe('POST /ingest/dsn', () => {
     const email = await sentEmail(['other@example.com']);
     // Another first character (one Message-ID in 16 already starts with 0).
     const forged = email.messageId.replace(/^<([0-9a-f])/, (_, first: string) => `<${first === '0' ? '1' : '0'}`);
-    expect((await post(report(forged, [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
-    expect((await post(report('<someone-else@example.org>', [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
+    expect((await post(dsnReport(forged, [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
+    expect((await post(dsnReport('<someone-else@example.org>', [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent']);
   });
 
   it('needs the token, and a delivery status report', async () => {
     const email = await sentEmail(['x@example.com']);
-    const body = report(email.messageId, [{ address: 'x@example.com', action: 'failed', status: '5.1.1' }]);
+    const body = dsnReport(email.messageId, [{ address: 'x@example.com', action: 'failed', status: '5.1.1' }]);
     expect(await post(body, null)).toMatchObject({ status: 401, body: { name: 'missing_api_key' } });
     expect(await post(body, 'wrong-token-0123456789abcdef0123456789ab')).toMatchObject({ status: 403, body: { name: 'invalid_api_key' } });
     expect(await post('From: a@b.co\r\nSubject: hi\r\n\r\nnot a report')).toMatchObject({ status: 400, body: { name: 'invalid_notification' } });
@@ -134,7 +99,7 @@ describe('POST /ingest/dsn', () => {
     };
     const before = await counts();
     const email = await sentEmail(['counted@example.com']);
-    const body = report(email.messageId, [{ address: 'counted@example.com', action: 'delivered', status: '2.0.0' }]);
+    const body = dsnReport(email.messageId, [{ address: 'counted@example.com', action: 'delivered', status: '2.0.0' }]);
     await post(body);
     await post(body);
     await post(body, null);

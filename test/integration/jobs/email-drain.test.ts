@@ -241,6 +241,7 @@ describe('a poison email', () => {
     const flaky: EmailProvider = {
       type: 'smtp',
       regions: relay.regions,
+      takesReturnPath: true,
       send: (message, signal) => (message.emailId === thrower ? Promise.reject(new TypeError('cannot read properties of undefined')) : relay.send(message, signal)),
       setUpDomain: (d) => relay.setUpDomain(d),
       tearDownDomain: (d) => relay.tearDownDomain(d),

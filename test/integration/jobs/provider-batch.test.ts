@@ -52,6 +52,7 @@ describe('a provider without a batch method', () => {
   const sendOnly = (send: EmailProvider['send']): EmailProvider => ({
     type: 'test',
     regions: ['us-east-1'],
+    takesReturnPath: false,
     send,
     setUpDomain: async () => ({ records: [], dkim: null }),
     tearDownDomain: async () => {},

@@ -17,7 +17,8 @@ let teamId: string;
 beforeAll(async () => {
   ses = await startSesDouble((request: SesRequest) => (request.path === '/v2/email/outbound-emails' ? (sendReplies.shift() ?? 'default') : 'default'));
   const provider = { type: 'ses', regions: ['us-east-1', 'eu-west-1'], configuration_set: 'postlane-events', endpoint: ses.url, access_key_id: 'AKIDEXAMPLE000000', secret_access_key: 'secretsecretsecretsecret', max_attempts: 2 };
-  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([provider]) } });
+  // With a bounce domain, which SES does not take: its API has no envelope sender (see below).
+  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([provider]), POSTLANE_BOUNCE_DOMAIN: 'bounces.acme.test' } });
   ({ token, teamId } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
 });
 afterAll(async () => {
@@ -61,6 +62,7 @@ describe('the SES provider', () => {
     expect(email).toMatchObject({ status: 'sent', lastEvent: 'sent' });
 
     const [call] = ses.sends().filter((r) => (r.body!.EmailTags as { Value: string }[])[0]!.Value === id);
+    // The From address, not a VERP return path: SES sets the MAIL FROM itself and reports bounces by SNS.
     expect(call!.body).toMatchObject({ ConfigurationSetName: 'postlane-events', EmailTags: [{ Name: 'email_id', Value: id }], FromEmailAddress: 'news@acme.test' });
     // The envelope names the Bcc recipient; the headers do not.
     expect((call!.body!.Destination as { ToAddresses: string[] }).ToAddresses.sort()).toEqual(['hidden@example.com', 'reader@example.com']);
