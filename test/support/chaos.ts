@@ -224,9 +224,14 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
     const receiver = await startReceiver();
     closers.push(receiver.close);
     const admin = new pg.Client({ connectionString: cluster.url('postgres') });
+    // Its connection may die with a failing cluster: an 'error' event with no listener would end the run.
+    admin.on('error', () => {});
     await admin.connect();
-    await admin.query('CREATE DATABASE postlane');
-    await admin.end();
+    try {
+      await admin.query('CREATE DATABASE postlane');
+    } finally {
+      await admin.end();
+    }
     const databaseUrl = cluster.url('postlane');
     const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     // The harness's own connections die with each restart too; it retries its reads.

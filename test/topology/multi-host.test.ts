@@ -21,8 +21,10 @@ beforeAll(async () => {
     stack = await startStack(
       {
         POSTLANE_SEND_BATCH_SIZE: String(BATCH),
-        // Each batch waits a little before it goes out, so a worker always holds claims to lose.
-        POSTLANE_TEST_SEND_DELAY_MS: '300',
+        // Each batch waits a second before it goes out, so both workers fill up to what they may
+        // hold and a worker always holds claims to lose (with 300 ms, sends kept pace with the
+        // clients and the in-flight count hovered near one worker's share).
+        POSTLANE_TEST_SEND_DELAY_MS: '1000',
         // Short leases (the chaos benchmark's): a dead host's claims come back in seconds, and a
         // machine loaded by the whole suite still sends a batch within one (a batch that outlives
         // 80 % of it is a temporary failure, retried 30 s later).

@@ -220,7 +220,15 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
         await client.end().catch(() => {});
       }
     };
-    const routed = await until('HAProxy never routed to the primary', 30_000, routedPrimaryPort, logs);
+    // HAProxy starts with every server up until its checks say otherwise: one connection reaching the
+    // primary proves nothing while the standby is still in the rotation, so several in a row must.
+    const routedOnlyToPrimary = async () => {
+      const ports = new Set<number | null>();
+      for (let i = 0; i < 2 * members.length + 2; i += 1) ports.add(await routedPrimaryPort());
+      const [port] = ports;
+      return ports.size === 1 && port !== null ? port : null;
+    };
+    const routed = await until('HAProxy never routed to the primary alone', 30_000, routedOnlyToPrimary, logs);
     if (routed !== members[0]!.pgPort) throw new Error(`HAProxy routed to port ${routed}, not the primary's ${members[0]!.pgPort}`);
 
     return {
