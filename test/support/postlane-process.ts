@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { appDatabaseEnv } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
+import { inNetns } from './throwaway-cluster.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
@@ -16,7 +17,7 @@ export interface PostlaneProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Who runs a process, and where: another user, or another host (a network namespace, entered with `ip netns exec`). */
+/** Who runs a process, and where: another user, or another host (a network namespace, entered with nsenter). */
 export interface ProcessPlacement {
   uid?: number;
   gid?: number;
@@ -30,8 +31,7 @@ export interface ProcessPlacement {
  */
 export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], { netns, ...user }: ProcessPlacement = {}): PostlaneProcess {
   const command = [process.execPath, ...nodeOptions, BIN, ...args];
-  // `ip netns exec` execs the command in place: the child's pid is Node's, so signals reach it.
-  const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+  const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
   const child = spawn(file!, rest, {
     ...user,
     // TZ passed on: the run's time zone (test/vitest.config.ts) holds for the processes too.

@@ -5,6 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
+/**
+ * The command prefix that runs a program in the network namespace `netns` (made by `ip netns add`),
+ * exec'd in place so signals reach it. nsenter enters the network namespace alone: `ip netns exec`
+ * and `ip -n` also remount / and /sys, which fails inside a chroot (the fresh-box test runs the
+ * suite in one).
+ */
+export const inNetns = (netns: string) => ['nsenter', `--net=/run/netns/${netns}`];
+
 const run = promisify(execFile);
 const PG_BIN = process.env.POSTLANE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -55,7 +63,7 @@ export async function createThrowawayCluster({ netns, host = '127.0.0.1' }: Clus
   await chmod(dir, 0o700);
   const exec = (bin: string, args: string[]) => {
     const command = asRoot ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args] : [join(PG_BIN, bin), ...args];
-    const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+    const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
     return run(file!, rest, { cwd: dir });
   };
   await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);

@@ -12,9 +12,15 @@ import { userInfo } from 'node:os';
 import { promisify } from 'node:util';
 import type { Host } from '../support/chaos.js';
 import { TestSetupError } from '../support/os-tools.js';
+import { inNetns } from '../support/throwaway-cluster.js';
 
 const run = promisify(execFile);
 const ip = (...args: string[]) => run('ip', args);
+/** `ip` inside a namespace, without `ip -n` (see inNetns). */
+const ipIn = (netns: string, ...args: string[]) => {
+  const [file, ...rest] = [...inNetns(netns), 'ip', ...args];
+  return run(file!, rest);
+};
 
 /** Every namespace and root-namespace link of a run starts with this and the test process's pid. */
 const PREFIX = 'plmh';
@@ -100,16 +106,16 @@ export async function createNetwork(specs: HostSpec[]): Promise<Network> {
     await ip('netns', 'add', net);
     created.push(net);
     for (const bridge of ['front', 'back']) {
-      await ip('-n', net, 'link', 'add', bridge, 'type', 'bridge');
-      await ip('-n', net, 'link', 'set', bridge, 'up');
+      await ipIn(net, 'link', 'add', bridge, 'type', 'bridge');
+      await ipIn(net, 'link', 'set', bridge, 'up');
     }
     /** A veth from `inNs` (null: the root namespace) to a port of `bridge`, with `address` on its end. */
     const cable = async (inNs: string | null, end: string, port: string, bridge: string, address: string) => {
-      const at = inNs ? ['-n', inNs] : [];
-      await ip(...at, 'link', 'add', end, 'type', 'veth', 'peer', 'name', port, 'netns', net);
-      await ip(...at, 'addr', 'add', `${address}/24`, 'dev', end);
-      await ip(...at, 'link', 'set', end, 'up');
-      await ip('-n', net, 'link', 'set', port, 'master', bridge, 'up');
+      const here = (...args: string[]) => (inNs ? ipIn(inNs, ...args) : ip(...args));
+      await here('link', 'add', end, 'type', 'veth', 'peer', 'name', port, 'netns', net);
+      await here('addr', 'add', `${address}/24`, 'dev', end);
+      await here('link', 'set', end, 'up');
+      await ipIn(net, 'link', 'set', port, 'master', bridge, 'up');
     };
     const root = { front: `${front}.1`, back: `${back}.1` };
     await cable(null, `${PREFIX}${process.pid}f`, 'root-f', 'front', root.front);
@@ -119,7 +125,7 @@ export async function createNetwork(specs: HostSpec[]): Promise<Network> {
       const name = ns(spec.name);
       await ip('netns', 'add', name);
       created.push(name);
-      await ip('-n', name, 'link', 'set', 'lo', 'up');
+      await ipIn(name, 'link', 'set', 'lo', 'up');
       const address = `${back}.${index + 2}`;
       await cable(name, 'back0', `${spec.name}-b`, 'back', address);
       const frontAddress = spec.front ? `${front}.${index + 2}` : undefined;
@@ -130,8 +136,8 @@ export async function createNetwork(specs: HostSpec[]): Promise<Network> {
     return {
       hosts,
       root,
-      partition: async (host) => void (await ip('-n', net, 'link', 'set', port(host), 'down')),
-      heal: async (host) => void (await ip('-n', net, 'link', 'set', port(host), 'up')),
+      partition: async (host) => void (await ipIn(net, 'link', 'set', port(host), 'down')),
+      heal: async (host) => void (await ipIn(net, 'link', 'set', port(host), 'up')),
       killHost: (host) => killAll(hosts[host]!.netns),
       remove,
     };
