@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,10 +74,19 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   if (owner.uid !== undefined) await chown(dir, owner.uid, owner.gid!);
   await chmod(dir, 0o700);
 
+  // Patroni (Python's multiprocessing) takes POSIX semaphores in /dev/shm, which every booted system
+  // mounts world-writable; a chroot may not (the fresh-box check binds /dev without that tmpfs).
+  // Then Patroni, and the postgres it starts, get a private one in a mount namespace of their own.
+  const privateShm = owner.uid !== undefined && ((await stat('/dev/shm')).mode & 0o1777) !== 0o1777;
+  const patroniCommand = (file: string): [string, string[], boolean] =>
+    privateShm
+      ? ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec setpriv --reuid="$0" --regid="$1" --init-groups "$2" "$3"', String(owner.uid), String(owner.gid), '/usr/bin/patroni', file], false]
+      : ['/usr/bin/patroni', [file], true];
+
   const processes: ChildProcess[] = [];
-  const start = (command: string, args: string[], log: string[]) => {
+  const start = (command: string, args: string[], log: string[], asOwner = true) => {
     // Its own process group, so a kill of the group reaches whatever it forked (not postgres: Patroni setsid()s it).
-    const child = spawn(command, args, { ...owner, cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: dir, LANG: 'C.UTF-8' } });
+    const child = spawn(command, args, { ...(asOwner ? owner : {}), cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: dir, LANG: 'C.UTF-8' } });
     const keep = (chunk: Buffer) => {
       log.push(chunk.toString());
       if (log.length > 200) log.shift();
@@ -171,7 +180,8 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       const file = join(dir, `${member.name}.yml`);
       await writeFile(file, JSON.stringify(config));
       if (owner.uid !== undefined) await chown(file, owner.uid, owner.gid!);
-      member.patroni = start('/usr/bin/patroni', [file], member.log);
+      const [command, args, asOwner] = patroniCommand(file);
+      member.patroni = start(command, args, member.log, asOwner);
       // The first member bootstraps the cluster; the second clones it once there is a leader.
       if (member === members[0]) await until('the first Patroni member never became primary', 90_000, async () => (await restStatus(member.restPort, '/primary')) === 200, logs);
     }
