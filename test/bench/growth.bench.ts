@@ -429,7 +429,7 @@ function report(results: Measured[], retention: Retention) {
     ['WAL bytes per email', (r) => r.walBytesPerEmail, () => empty.walBytesPerEmail, ' B'],
     ['claim of a batch, mean', (r) => r.claim.mean, () => empty.claim.mean, ' ms'],
     ['claim of a batch, max', (r) => r.claim.max, () => empty.claim.max, ' ms'],
-    ['claim, first on its conn.', (r) => r.claim.first, () => empty.claim.first, ' ms'],
+    ['claim, first after backlog', (r) => r.claim.first, () => empty.claim.first, ' ms'],
     ['GET /emails first page', (r) => r.firstPage.median, () => empty.firstPage.median, ' ms'],
     ['GET /emails middle page', (r) => r.middlePage.median, () => empty.middlePage.median, ' ms'],
     ['GET /segments/{id} (count)', (r) => r.segmentCount.median, () => empty.segmentCount.median, ' ms'],
