@@ -67,6 +67,11 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   throw new Error(`${what} within ${timeoutMs / 1000} s; recent output:\n${logs()}`);
 }
 
+// In a chroot `/` is no mount point, so unshare cannot make it private: only the mount holding
+// /dev/shm is made private (in the new namespace), so the tmpfs never shows outside it.
+const SHM_THEN_PATRONI =
+  'mount --make-rprivate "$(findmnt -nf -o TARGET --target /dev/shm)" && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec setpriv --reuid="$0" --regid="$1" --init-groups "$2" "$3"';
+
 export async function startPatroniTopology(): Promise<PatroniTopology> {
   const asRoot = process.getuid?.() === 0;
   const owner = asRoot ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) } : {};
@@ -80,7 +85,7 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   const privateShm = owner.uid !== undefined && ((await stat('/dev/shm')).mode & 0o1777) !== 0o1777;
   const patroniCommand = (file: string): [string, string[], boolean] =>
     privateShm
-      ? ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec setpriv --reuid="$0" --regid="$1" --init-groups "$2" "$3"', String(owner.uid), String(owner.gid), '/usr/bin/patroni', file], false]
+      ? ['unshare', ['--mount', '--propagation', 'unchanged', 'sh', '-c', SHM_THEN_PATRONI, String(owner.uid), String(owner.gid), '/usr/bin/patroni', file], false]
       : ['/usr/bin/patroni', [file], true];
 
   const processes: ChildProcess[] = [];
