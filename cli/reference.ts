@@ -10,13 +10,20 @@ function argumentUsage(argument: Argument): string {
 function optionLine(option: Option): string {
   const facts = [
     option.argChoices ? `one of ${option.argChoices.map((c) => `\`${c}\``).join(', ')}` : null,
-    option.defaultValue !== undefined && option.defaultValue !== false ? `default \`${Array.isArray(option.defaultValue) ? option.defaultValue.join(',') : String(option.defaultValue)}\`` : null,
+    option.defaultValue !== undefined && option.defaultValue !== false
+      ? `default \`${Array.isArray(option.defaultValue) ? option.defaultValue.join(',') : String(option.defaultValue)}\``
+      : null,
   ].filter(Boolean);
   return `| \`${option.flags}\` | ${cell(option.description)}${facts.length ? ` (${facts.join('; ')})` : ''} |`;
 }
 
 const aliasNote = (command: Command, path: string[]) =>
-  command.aliases().length ? ` (also \`postlane ${command.aliases().map((alias) => [...path, alias].join(' ')).join('`, `postlane ')}\`)` : '';
+  command.aliases().length
+    ? ` (also \`postlane ${command
+        .aliases()
+        .map((alias) => [...path, alias].join(' '))
+        .join('`, `postlane ')}\`)`
+    : '';
 
 /** A command and, under it, every subcommand: usage, description, aliases, arguments and options. */
 function commandSection(command: Command, path: string[]): string[] {
@@ -42,7 +49,9 @@ function commandSection(command: Command, path: string[]): string[] {
     '',
     `${command.description()}${aliasNote(command, path)}.`,
     '',
-    ...(command.registeredArguments as Argument[]).flatMap((argument) => (argument.description ? [`- \`${argumentUsage(argument)}\`: ${argument.description}`] : [])),
+    ...(command.registeredArguments as Argument[]).flatMap((argument) =>
+      argument.description ? [`- \`${argumentUsage(argument)}\`: ${argument.description}`] : [],
+    ),
     ...((command.registeredArguments as Argument[]).some((argument) => argument.description) ? [''] : []),
     ...(options.length ? ['| Option | Meaning |', '|---|---|', ...options.map(optionLine), ''] : []),
   ];
@@ -65,12 +74,12 @@ export function cliReference(program: Command): string {
     'Failures exit 1 with a message on stderr; progress is drawn on stderr and data goes to stdout.',
     '',
     // Facts that hold across commands, so no single command's help can carry them.
-    '`--team` takes a team\'s id or its name (when no other team has that name). Without it, a command that names a',
+    "`--team` takes a team's id or its name (when no other team has that name). Without it, a command that names a",
     'domain, an API key or a webhook acts for the team that owns it; any other command acts for the only team, and',
     'asks for `--team` once there are several. `teams show`, `unpause` and `update` take the same id or name as',
     'their argument.',
     '',
-    'Tables fit the terminal\'s width (long cells wrap inside their column); piped, each row stays on one line.',
+    "Tables fit the terminal's width (long cells wrap inside their column); piped, each row stays on one line.",
     'A user whose own config file does not exist reads `/etc/postlane/config.json`; when that file is not readable',
     'to them, the command says so (run it with `sudo`, or as the `postlane` user).',
     '',

@@ -32,7 +32,9 @@ function abandonWhenSilent(connection: PgConnection, afterMs: number) {
     // Knex always passes a callback; a streamed query (no callback) keeps pg's own behaviour.
     if (typeof callback !== 'function') return query(...args);
     const timer = setTimeout(() => {
-      connection.connection.stream.destroy(Object.assign(new Error(`no answer from the database within ${afterMs} ms`), { code: 'ETIMEDOUT' }));
+      connection.connection.stream.destroy(
+        Object.assign(new Error(`no answer from the database within ${afterMs} ms`), { code: 'ETIMEDOUT' }),
+      );
     }, afterMs);
     return query(...args.slice(0, -1), (...results: unknown[]) => {
       clearTimeout(timer);

@@ -34,7 +34,10 @@ export const DEFAULT_PLANS: Record<PlanName, Plan> = {
 
 /** POSTLANE_PLANS: a JSON object replacing whole plans by name, such as `{"free":{"quota":"daily","emails_per_day":50,…}}`. */
 export const PlansSchema = v.pipe(
-  v.union([v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON object of plans')), v.record(v.string(), v.unknown())], 'must be a JSON object of plans'),
+  v.union(
+    [v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON object of plans')), v.record(v.string(), v.unknown())],
+    'must be a JSON object of plans',
+  ),
   v.record(v.picklist(PLAN_NAMES, `plan names are ${PLAN_NAMES.join(', ')}`), PlanSchema),
   v.transform((overrides) => ({ ...DEFAULT_PLANS, ...overrides }) as Record<PlanName, Plan>),
 );

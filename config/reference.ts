@@ -1,7 +1,13 @@
 import type * as v from 'valibot';
 import { ConfigSchema, SETTING_DOCS } from './schema.js';
 
-type Schema = v.GenericSchema & { type: string; default?: unknown; wrapped?: Schema; pipe?: readonly { type: string; requirement?: unknown }[]; options?: unknown[] };
+type Schema = v.GenericSchema & {
+  type: string;
+  default?: unknown;
+  wrapped?: Schema;
+  pipe?: readonly { type: string; requirement?: unknown }[];
+  options?: unknown[];
+};
 
 const code = (value: string) => `\`${value}\``;
 const withThousands = (n: number) => n.toLocaleString('en-US');
@@ -54,8 +60,10 @@ export function configReference(): string {
     '',
     '| Setting | Default | Range | Meaning |',
     '|---|---|---|---|',
-    ...entries.map(([name, schema]) =>
-      `| ${code(name)} | ${cell(defaultOf(name, schema))} | ${cell(rangeOf(schema))} | ${cell(SETTING_DOCS[name as keyof typeof SETTING_DOCS].description)} |`),
+    ...entries.map(
+      ([name, schema]) =>
+        `| ${code(name)} | ${cell(defaultOf(name, schema))} | ${cell(rangeOf(schema))} | ${cell(SETTING_DOCS[name as keyof typeof SETTING_DOCS].description)} |`,
+    ),
     '',
   ].join('\n');
 }

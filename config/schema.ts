@@ -6,7 +6,10 @@ import { parseMailbox } from '../server/mail/address.js';
 /** Whole numbers arrive as strings from the environment and as numbers from the JSON config file. */
 const Integer = (min: number, max: number) =>
   v.pipe(
-    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number))], 'must be a whole number'),
+    v.union(
+      [v.number(), v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number))],
+      'must be a whole number',
+    ),
     v.integer('must be a whole number'),
     v.minValue(min, `must be at least ${min}`),
     v.maxValue(max, `must be at most ${max}`),
@@ -14,7 +17,13 @@ const Integer = (min: number, max: number) =>
 
 /** A percentage such as `5` or `0.1` (of 100), as a string (environment) or a number (file). */
 const Percent = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a percentage such as 5 or 0.1'), v.transform(Number))], 'must be a percentage such as 5 or 0.1'),
+  v.union(
+    [
+      v.number(),
+      v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a percentage such as 5 or 0.1'), v.transform(Number)),
+    ],
+    'must be a percentage such as 5 or 0.1',
+  ),
   v.number(),
   v.minValue(0.001, 'must be at least 0.001'),
   v.maxValue(100, 'must be at most 100'),
@@ -28,17 +37,43 @@ const Url = (protocols: string[]) =>
   );
 
 /** A DNS name as a record value names it: letters, digits, hyphens and underscores, dotted. */
-const HostName = v.pipe(v.string(), v.regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a DNS name like _spf.relay.example'));
+const HostName = v.pipe(
+  v.string(),
+  v.regex(
+    /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i,
+    'must be a DNS name like _spf.relay.example',
+  ),
+);
 
 /** A comma-separated string in the environment, a JSON array in the config file. */
 const List = (item: v.GenericSchema<string, string>, what: string) =>
   v.pipe(
-    v.union([v.pipe(v.string(), v.transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))), v.array(v.string())], `must be a comma-separated list of ${what}`),
+    v.union(
+      [
+        v.pipe(
+          v.string(),
+          v.transform((value) =>
+            value
+              .split(',')
+              .map((part) => part.trim())
+              .filter(Boolean),
+          ),
+        ),
+        v.array(v.string()),
+      ],
+      `must be a comma-separated list of ${what}`,
+    ),
     v.array(item),
   );
 
 /** `host` or `host:port`, IPv4 or bracketed IPv6 (`[::1]:53`): what node's resolver accepts. */
-const DnsServer = v.pipe(v.string(), v.regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i, 'must list IP addresses with an optional :port, such as 127.0.0.1:5353'));
+const DnsServer = v.pipe(
+  v.string(),
+  v.regex(
+    /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\])(:\d{1,5})?$|^[0-9a-f:]+$/i,
+    'must list IP addresses with an optional :port, such as 127.0.0.1:5353',
+  ),
+);
 
 const Cidr = v.pipe(
   v.string(),
@@ -52,11 +87,24 @@ const Cidr = v.pipe(
   }, 'must list CIDR ranges such as 192.168.10.0/24'),
 );
 
-const SnsTopicArn = v.pipe(v.string(), v.regex(/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must list SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:ses-events'));
+const SnsTopicArn = v.pipe(
+  v.string(),
+  v.regex(
+    /^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+    'must list SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:ses-events',
+  ),
+);
 
-const Hostname = v.pipe(v.string(), v.regex(/^[a-z0-9.-]+$/i, 'must list host names such as hooks.lan'), v.toLowerCase());
+const Hostname = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9.-]+$/i, 'must list host names such as hooks.lan'),
+  v.toLowerCase(),
+);
 
-const RegionList = v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))), v.minLength(1));
+const RegionList = v.pipe(
+  v.array(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'region names are lower-case words'))),
+  v.minLength(1),
+);
 
 export const CaptureProviderConfigSchema = v.strictObject({
   type: v.literal('capture'),
@@ -84,7 +132,10 @@ export const SesProviderConfigSchema = v.pipe(
     type: v.literal('ses'),
     regions: RegionList,
     /** Every message names it; its event destination (SNS topic) feeds POST /ingest/ses. */
-    configuration_set: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an SES configuration set name (letters, digits, _ and -)')),
+    configuration_set: v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an SES configuration set name (letters, digits, _ and -)'),
+    ),
     /** Unset: the default AWS credential chain (environment, shared files, instance or task role). */
     access_key_id: v.optional(v.pipe(v.string(), v.minLength(16))),
     secret_access_key: v.optional(v.pipe(v.string(), v.minLength(16))),
@@ -96,13 +147,23 @@ export const SesProviderConfigSchema = v.pipe(
     /** Tries per API call inside one send attempt (throttling, 5xx); the send job's backoff comes after. */
     max_attempts: v.optional(Integer(1, 10), 3),
   }),
-  v.check((c) => (c.access_key_id === undefined) === (c.secret_access_key === undefined), 'access_key_id and secret_access_key go together'),
+  v.check(
+    (c) => (c.access_key_id === undefined) === (c.secret_access_key === undefined),
+    'access_key_id and secret_access_key go together',
+  ),
 );
 
-export const ProviderConfigSchema = v.variant('type', [CaptureProviderConfigSchema, SmtpProviderConfigSchema, SesProviderConfigSchema]);
+export const ProviderConfigSchema = v.variant('type', [
+  CaptureProviderConfigSchema,
+  SmtpProviderConfigSchema,
+  SesProviderConfigSchema,
+]);
 
 const ProvidersSchema = v.pipe(
-  v.union([v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON array of providers')), v.array(v.unknown())], 'must be a JSON array of providers'),
+  v.union(
+    [v.pipe(v.string(), v.parseJson(undefined, 'must be a JSON array of providers')), v.array(v.unknown())],
+    'must be a JSON array of providers',
+  ),
   v.array(ProviderConfigSchema),
   v.minLength(1, 'configure at least one provider'),
   v.check((providers) => {
@@ -156,7 +217,13 @@ export const ConfigSchema = v.pipe(
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
     POSTLANE_SECRET_KEY: v.optional(
-      v.pipe(v.string(), v.check((key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32, 'must be 32 random bytes in base64 (openssl rand -base64 32)')),
+      v.pipe(
+        v.string(),
+        v.check(
+          (key) => /^[A-Za-z0-9+/]{43}=$/.test(key) && Buffer.from(key, 'base64').length === 32,
+          'must be 32 random bytes in base64 (openssl rand -base64 32)',
+        ),
+      ),
     ),
     POSTLANE_CLOUD: v.optional(Flag, false),
     POSTLANE_PLANS: v.optional(PlansSchema, DEFAULT_PLANS),
@@ -170,7 +237,13 @@ export const ConfigSchema = v.pipe(
     POSTLANE_EMAIL_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_DNS_SERVERS: v.optional(List(DnsServer, 'IP addresses with an optional :port'), []),
     POSTLANE_DNS_TIMEOUT_MS: v.optional(Integer(100, 60_000), 5_000),
-    POSTLANE_DKIM_SELECTOR: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)')), 'postlane'),
+    POSTLANE_DKIM_SELECTOR: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (lower-case letters, digits, hyphens)'),
+      ),
+      'postlane',
+    ),
     POSTLANE_TRACKING_CNAME_TARGET: v.optional(HostName),
     POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: v.optional(Integer(0, 3600), 10),
     POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
@@ -180,7 +253,13 @@ export const ConfigSchema = v.pipe(
     POSTLANE_WEBHOOK_WORKERS: v.optional(Integer(1, 500), 32),
     POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_NOTICE_FROM: v.optional(
-      v.pipe(v.string(), v.check((value) => typeof parseMailbox(value) !== 'string', 'must be one address, like `Postlane <postlane@example.com>`')),
+      v.pipe(
+        v.string(),
+        v.check(
+          (value) => typeof parseMailbox(value) !== 'string',
+          'must be one address, like `Postlane <postlane@example.com>`',
+        ),
+      ),
       'Postlane <postlane@localhost.localdomain>',
     ),
     POSTLANE_DELIVERABILITY_WINDOW_DAYS: v.optional(Integer(1, 90), 7),
@@ -193,7 +272,15 @@ export const ConfigSchema = v.pipe(
     POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: v.optional(Percent, 5),
     POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: v.optional(Percent, 0.1),
     POSTLANE_SNS_TOPIC_ARNS: v.optional(List(SnsTopicArn, 'SNS topic ARNs'), []),
-    POSTLANE_DSN_TOKEN: v.optional(v.pipe(v.string(), v.regex(/^[\x21-\x7e]{32,256}$/, 'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)'))),
+    POSTLANE_DSN_TOKEN: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(
+          /^[\x21-\x7e]{32,256}$/,
+          'must be 32 to 256 printable characters without spaces (openssl rand -hex 32)',
+        ),
+      ),
+    ),
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     POSTLANE_BOUNCE_DOMAIN: v.optional(v.pipe(HostName, v.toLowerCase())),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
@@ -218,41 +305,60 @@ export const ConfigSchema = v.pipe(
     ['POSTLANE_JOB_LOCK_LIFETIME_SECONDS'],
   ),
   v.forward(
-    v.check((c) => c.POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS <= c.POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS, 'must not be longer than POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS, which includes the headers'),
+    v.check(
+      (c) => c.POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS <= c.POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS,
+      'must not be longer than POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS, which includes the headers',
+    ),
     ['POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS'],
   ),
   v.forward(
-    v.check((c) => c.POSTLANE_BOUNCE_WARNING_PERCENT < c.POSTLANE_BOUNCE_PAUSE_PERCENT, 'must be above POSTLANE_BOUNCE_WARNING_PERCENT'),
+    v.check(
+      (c) => c.POSTLANE_BOUNCE_WARNING_PERCENT < c.POSTLANE_BOUNCE_PAUSE_PERCENT,
+      'must be above POSTLANE_BOUNCE_WARNING_PERCENT',
+    ),
     ['POSTLANE_BOUNCE_PAUSE_PERCENT'],
   ),
   v.forward(
-    v.check((c) => c.POSTLANE_COMPLAINT_WARNING_PERCENT < c.POSTLANE_COMPLAINT_PAUSE_PERCENT, 'must be above POSTLANE_COMPLAINT_WARNING_PERCENT'),
+    v.check(
+      (c) => c.POSTLANE_COMPLAINT_WARNING_PERCENT < c.POSTLANE_COMPLAINT_PAUSE_PERCENT,
+      'must be above POSTLANE_COMPLAINT_WARNING_PERCENT',
+    ),
     ['POSTLANE_COMPLAINT_PAUSE_PERCENT'],
   ),
   v.forward(
     v.check(
-      (c) => c.POSTLANE_DEFAULT_REGION === undefined || c.POSTLANE_PROVIDERS.some((p) => p.regions.includes(c.POSTLANE_DEFAULT_REGION!)),
+      (c) =>
+        c.POSTLANE_DEFAULT_REGION === undefined ||
+        c.POSTLANE_PROVIDERS.some((p) => p.regions.includes(c.POSTLANE_DEFAULT_REGION!)),
       'must be a region served by one of POSTLANE_PROVIDERS',
     ),
     ['POSTLANE_DEFAULT_REGION'],
   ),
   v.forward(
-    v.check((c) => (c.POSTLANE_INBOUND_TLS_CERT === undefined) === (c.POSTLANE_INBOUND_TLS_KEY === undefined), 'must be set together with POSTLANE_INBOUND_TLS_CERT'),
+    v.check(
+      (c) => (c.POSTLANE_INBOUND_TLS_CERT === undefined) === (c.POSTLANE_INBOUND_TLS_KEY === undefined),
+      'must be set together with POSTLANE_INBOUND_TLS_CERT',
+    ),
     ['POSTLANE_INBOUND_TLS_KEY'],
   ),
   v.transform((c) => ({
     ...c,
     POSTLANE_DATABASE_DIRECT_URL: c.POSTLANE_DATABASE_DIRECT_URL ?? c.DATABASE_URL,
-    POSTLANE_INBOUND_MX_HOST: c.POSTLANE_INBOUND_MX_HOST ?? new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
+    POSTLANE_INBOUND_MX_HOST:
+      c.POSTLANE_INBOUND_MX_HOST ??
+      new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
     POSTLANE_PUBLIC_URL: c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT),
     POSTLANE_DEFAULT_REGION: c.POSTLANE_DEFAULT_REGION ?? c.POSTLANE_PROVIDERS[0]!.regions[0]!,
     POSTLANE_RATE_LIMIT: c.POSTLANE_RATE_LIMIT ?? (c.POSTLANE_CLOUD ? 2 : 0),
-    POSTLANE_TRACKING_CNAME_TARGET: c.POSTLANE_TRACKING_CNAME_TARGET ?? new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
+    POSTLANE_TRACKING_CNAME_TARGET:
+      c.POSTLANE_TRACKING_CNAME_TARGET ??
+      new URL(c.POSTLANE_PUBLIC_URL ?? listeningUrl(c.POSTLANE_HOST, c.POSTLANE_PORT)).hostname,
   })),
 );
 
 /** Whether DATABASE_URL is a transaction pooler: the operator gave a separate direct URL for session work. */
-export const behindPooler = (config: Pick<Config, 'DATABASE_URL' | 'POSTLANE_DATABASE_DIRECT_URL'>): boolean => config.POSTLANE_DATABASE_DIRECT_URL !== config.DATABASE_URL;
+export const behindPooler = (config: Pick<Config, 'DATABASE_URL' | 'POSTLANE_DATABASE_DIRECT_URL'>): boolean =>
+  config.POSTLANE_DATABASE_DIRECT_URL !== config.DATABASE_URL;
 
 export type ConfigInput = v.InferInput<typeof ConfigSchema>;
 export type Config = Readonly<v.InferOutput<typeof ConfigSchema>>;
@@ -267,84 +373,265 @@ export interface SettingDoc {
 
 /** One entry per setting, or the build fails: the reference cannot leave a setting out. */
 export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } = {
-  DATABASE_URL: { default: "required", description: "PostgreSQL URL (`postgres://` or `postgresql://`)." },
+  DATABASE_URL: { default: 'required', description: 'PostgreSQL URL (`postgres://` or `postgresql://`).' },
   POSTLANE_DATABASE_DIRECT_URL: {
-    default: "`DATABASE_URL`",
+    default: '`DATABASE_URL`',
     description:
-      "A direct (session) connection to the same database, for what a transaction pooler cannot carry: migrations and the job runner's LISTEN for wake-ups. Set it when `DATABASE_URL` points at PgBouncer in transaction mode; Postlane then sends no named prepared statements to `DATABASE_URL`, and makes `POSTLANE_STATEMENT_TIMEOUT_SECONDS` the role's default in the database (docs/operations.md, \"PgBouncer\").",
+      'A direct (session) connection to the same database, for what a transaction pooler cannot carry: migrations and the job runner\'s LISTEN for wake-ups. Set it when `DATABASE_URL` points at PgBouncer in transaction mode; Postlane then sends no named prepared statements to `DATABASE_URL`, and makes `POSTLANE_STATEMENT_TIMEOUT_SECONDS` the role\'s default in the database (docs/operations.md, "PgBouncer").',
   },
-  DATABASE_POOL_SIZE: { description: "Connections in the main pool of each process. The job runner holds its own `POSTLANE_JOB_CONCURRENCY` + 2 on top of these." },
-  POSTLANE_HOST: { description: "Address the API listens on. Use `0.0.0.0` to listen on every interface." },
-  POSTLANE_PORT: { description: "Port the API listens on (0 picks a free one)." },
-  POSTLANE_PUBLIC_URL: { default: "`http://<POSTLANE_HOST>:<port>` (`127.0.0.1` when listening on every interface)", description: "URL applications use to reach the API; the server URL in `/openapi.json` and `/docs`." },
-  POSTLANE_LOG_LEVEL: { description: "The least severe lines written. Logs are JSON lines on stdout." },
-  POSTLANE_BODY_LIMIT_MB: { description: "Largest `POST /emails` body accepted, in MB; other routes take at most 1 MB. Bodies are read only after the API key is checked." },
-  POSTLANE_PROVIDERS: { description: "How mail leaves: a JSON array of providers (see [providers](providers.md)). In the environment a JSON string; in the file the array itself." },
-  POSTLANE_DEFAULT_REGION: { default: "first region of the first provider", description: "Region whose provider sends every email. Must be served by one of the providers." },
-  POSTLANE_SEND_LEASE_SECONDS: { description: "How long a worker owns a batch of emails it is sending. The provider call for the batch times out at 80 % of it." },
-  POSTLANE_SEND_MAX_ATTEMPTS: { description: "Attempts before an email with temporary provider failures is marked failed. Retries wait 30 s, 2 min, 10 min, 30 min, then 1 h." },
-  POSTLANE_SEND_BATCH_SIZE: { description: "Emails a drain run claims in one statement and hands to the provider as one batch. Two batches are in flight per run." },
-  POSTLANE_SEND_BATCH_MB: { description: "A claimed batch also stops where its emails' bodies and attachments pass this many MB (an email larger than that is claimed alone), so a worker's memory is bounded by bytes, not only by count." },
-  POSTLANE_JOB_CONCURRENCY: { description: "Sizes the job runner of a worker process: jobs it runs at once besides webhook drains, and its own pool of this + 2 connections. Email sending no longer depends on it (see `POSTLANE_SEND_BATCH_SIZE`)." },
-  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: { description: "After this long, a job whose worker died runs again elsewhere. Must be longer than `POSTLANE_SEND_LEASE_SECONDS`: an email drain run claims for the difference, then sends what it holds within the lease." },
-  POSTLANE_JOB_PROCESS_EVERY_SECONDS: { description: "How often workers poll for due jobs; new jobs are usually picked up at once." },
-  POSTLANE_SWEEP_AFTER_SECONDS: { description: "A queued email due this long makes the sweeper book a drain run for its region, if none is waiting." },
-  POSTLANE_SWEEP_INTERVAL_SECONDS: { description: "How often the sweeper runs." },
-  POSTLANE_SHUTDOWN_GRACE_SECONDS: { description: "On SIGTERM, how long running sends may take to finish." },
-  POSTLANE_BROADCAST_BATCH_SIZE: { description: "Contacts a broadcast walks per transaction; its emails are written 250 to a statement within that transaction." },
-  POSTLANE_TEST_SEND_DELAY_MS: { description: "Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0." },
-  POSTLANE_TRUST_PROXY: { description: "Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`)." },
-  POSTLANE_AUTH_CACHE_SECONDS: { description: "How long an API process trusts a verified API key, and its copy of a team's domains for the `from` rule, before reading them again (0 = every request). Bounds how long a revocation or a domain change made elsewhere takes to apply." },
-  POSTLANE_SECRET_KEY: { default: "generated by `postlane install`", description: "32 random bytes in base64 (`openssl rand -base64 32`). Encrypts webhook signing secrets and DKIM private keys at rest (AES-256-GCM) and signs unsubscribe links and download URLs. Servers refuse to start without it. Back it up with the database: without it those secrets cannot be read, and changing it breaks every link already sent." },
-  POSTLANE_CLOUD: { description: "Run as a service: every team is on a plan (`free` unless set) with its quotas, and quota events fire. Self-hosted (the default) nothing is capped and `GET /usage` reports `cloud: false`." },
-  POSTLANE_PLANS: { default: "built in", description: "JSON object replacing plans by name (`free`, `starter`, `pro`, `scale`); see [quotas and rate limits](quotas.md)." },
-  POSTLANE_RATE_LIMIT: { default: "`2` in cloud mode, else `0`", description: "Requests per team per window, across all API processes (0 = no limit)." },
-  POSTLANE_RATE_LIMIT_WINDOW_SECONDS: { description: "The rate-limit window." },
-  POSTLANE_METRICS_TOKEN: { description: "Bearer token for `GET /metrics` (16+ characters). Unset, only direct connections from the machine itself may read it." },
-  POSTLANE_METRICS_PORT: { description: "A `--role worker` process serves `GET /metrics` (and nothing else) on this port." },
-  POSTLANE_API_LOG_RETENTION_DAYS: { description: "How long `GET /logs` keeps API requests." },
-  POSTLANE_CAPTURE_RETENTION_DAYS: { description: "How long the `capture` provider keeps mail." },
-  POSTLANE_JOB_RETENTION_DAYS: { description: "How long finished and failed one-off job rows are kept." },
-  POSTLANE_EMAIL_RETENTION_DAYS: { description: "Days emails (body, recipients, attachments, opens) and events are kept; maintenance drops them a whole UTC day at a time, except a day that still holds mail not yet sent. Suppressions, contacts, erasure requests and usage counters are not affected. Disk needed: see [operations](operations.md#disk-and-email-retention)." },
-  POSTLANE_DNS_SERVERS: { default: "the system's resolvers", description: "DNS servers that domain verification asks, comma-separated IPs with an optional port (`127.0.0.1:5353,[::1]:53`). Point it at a resolver that does not cache for long, so a record just published is seen." },
-  POSTLANE_DNS_TIMEOUT_MS: { description: "How long one DNS query may take; a query that times out reads `temporary_failure`, never \"missing\"." },
-  POSTLANE_DKIM_SELECTOR: { description: "Selector of the DKIM keys Postlane makes: the record is `<selector>._domainkey.<domain>`. Changing it affects domains added afterwards only." },
-  POSTLANE_TRACKING_CNAME_TARGET: { default: "host of `POSTLANE_PUBLIC_URL`", description: "Where a domain's tracking CNAME (`<tracking_subdomain>.<domain>`) must point while open or click tracking is on." },
-  POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: { description: "A tracking pixel fetched or link followed this soon after the email was sent (or delivered, when the provider reports it) is a machine's: `email.prefetched` with reason `on_delivery` (0 turns the rule off)." },
-  POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: { description: "How often a worker looks for domains whose DNS is due for a check." },
-  POSTLANE_WEBHOOK_ALLOWED_CIDRS: { description: "Comma-separated CIDR ranges (JSON array in the file) that webhook deliveries may reach even though they are private, loopback or otherwise internal, e.g. `192.168.10.0/24` for a receiver on your LAN. Everything else internal is refused (SSRF defence)." },
-  POSTLANE_WEBHOOK_ALLOWED_HOSTS: { description: "Comma-separated host names whose webhook receivers are reached whatever address they resolve to." },
-  POSTLANE_WEBHOOK_TIMEOUT_SECONDS: { description: "Longest one webhook request may take, connection to last byte." },
-  POSTLANE_WEBHOOK_WORKERS: { description: "Webhook endpoints one worker process drains at the same time, each with up to 8 requests in flight." },
-  POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: { description: "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them." },
-  POSTLANE_NOTICE_FROM: { description: "Sender of the emails Postlane writes to team owners (failing or disabled webhooks, backlogs). Use an address of a domain your provider sends for." },
-  POSTLANE_DELIVERABILITY_WINDOW_DAYS: { description: "The rolling window of the bounce and complaint rates, in UTC days, today included. See [deliverability](deliverability.md)." },
-  POSTLANE_DELIVERABILITY_MIN_VOLUME: { description: "Below this many emails accepted by the provider in the window, no rate is judged." },
-  POSTLANE_DELIVERABILITY_CHECK_SECONDS: { description: "How often a worker judges the rates again: recovery as the window slides or new mail dilutes them, and the per-region pauses." },
-  POSTLANE_BOUNCE_WARNING_PERCENT: { description: "A team's hard-bounce rate at which `deliverability.warning` fires (below `POSTLANE_BOUNCE_PAUSE_PERCENT`)." },
-  POSTLANE_BOUNCE_PAUSE_PERCENT: { description: "A team's hard-bounce rate at which its sending is paused (above `POSTLANE_BOUNCE_WARNING_PERCENT`)." },
-  POSTLANE_COMPLAINT_WARNING_PERCENT: { description: "A team's complaint rate at which `deliverability.warning` fires (below `POSTLANE_COMPLAINT_PAUSE_PERCENT`)." },
-  POSTLANE_COMPLAINT_PAUSE_PERCENT: { description: "A team's complaint rate at which its sending is paused (above `POSTLANE_COMPLAINT_WARNING_PERCENT`)." },
-  POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: { description: "The platform-wide bounce rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers." },
-  POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: { description: "The platform-wide complaint rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers." },
-  POSTLANE_SNS_TOPIC_ARNS: { description: "Comma-separated SNS topic ARNs (JSON array in the file) whose messages `POST /ingest/ses` accepts: the topics your SES configuration sets publish events to. Messages of any other topic get 403, and their subscriptions are never confirmed." },
-  POSTLANE_DSN_TOKEN: { description: "Bearer token an MTA presents to `POST /ingest/dsn` with a bounce report (32 to 256 printable characters, `openssl rand -hex 32`). Unset, that route does not exist." },
-  POSTLANE_BOUNCE_DOMAIN: { description: "A domain whose MX is the inbound listener: mail sent through an SMTP relay (or captured) then has the return path `bounces+<token>@<domain>` (VERP), and the bounce reports arriving there are recorded like `POST /ingest/dsn`. Its MX must name the inbound listener (`postlane serve --role inbound`, port 25); `postlane doctor` checks the MX. Unset, the return path is the From address. See [Bounces (VERP)](providers.md#bounces-verp)." },
-  POSTLANE_INGEST_BODY_LIMIT_KB: { description: "Largest body the ingestion webhook reads, in KB; SNS messages are at most 256 KB before JSON escaping." },
-  POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: { description: "A connection that has not sent a request's complete headers this long after it began is closed (408 when possible). Not longer than the request timeout." },
-  POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: { description: "A request whose headers and body have not all arrived this long after it began is answered 408 and closed: a 40 MB email needs about 5 Mbit/s to make it. Time spent answering does not count." },
-  POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: { description: "An idle kept-alive connection is closed after this long. Behind a load balancer or reverse proxy, keep it above the proxy's own idle timeout (60 s on AWS ALB and in nginx's upstream `keepalive_timeout`), so the proxy, not Postlane, closes idle connections and never sends a request on one Postlane is closing. Node checks the first two limits every second." },
-  POSTLANE_STATEMENT_TIMEOUT_SECONDS: { description: "Longest any query of `postlane serve` may run (0 = no limit); a request that hits it answers 503. A query the server has not answered 2 s after it (a network partition) has its connection destroyed and fails the same way. Migrations and other CLI commands are not bound by it." },
-  POSTLANE_INBOUND_HOST: { description: "Address the inbound SMTP listener (receiving, see [receiving](receiving.md)) listens on." },
-  POSTLANE_INBOUND_PORT: { default: "unset: no listener", description: "Port of the inbound SMTP listener: 25 in production (0 picks a free one). Unset, `postlane serve` (role `all`) receives nothing and `--role inbound` refuses to start." },
-  POSTLANE_INBOUND_MX_HOST: { default: "host of `POSTLANE_PUBLIC_URL`", description: "The host name receiving domains point their MX record at (the `Receiving` record's value), and the name the listener greets with. It must resolve to the listener's public address." },
-  POSTLANE_INBOUND_TLS_CERT: { description: "PEM certificate file (full chain) the listener offers with STARTTLS, for `POSTLANE_INBOUND_MX_HOST`. Unset, STARTTLS is not offered. Read at start: restart after renewing it." },
-  POSTLANE_INBOUND_TLS_KEY: { description: "PEM private key file of `POSTLANE_INBOUND_TLS_CERT` (set both or neither)." },
-  POSTLANE_INBOUND_MAX_MESSAGE_MB: { description: "Largest message the listener accepts (advertised with SIZE); a larger one is refused with 552." },
-  POSTLANE_INBOUND_MAX_RECIPIENTS: { description: "Recipients per message; the ones past it are answered 452 (the sender sends them again in another message)." },
-  POSTLANE_INBOUND_MAX_CONNECTIONS: { description: "SMTP connections the listener holds at once; more are answered 421 and closed." },
-  POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: { description: "SMTP connections one client IP may hold at once; more are answered 421 and closed." },
-  POSTLANE_INBOUND_RATE_PER_MINUTE: { description: "Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421." },
-  POSTLANE_RECEIVED_RETENTION_DAYS: { description: "Days received mail (raw message, attachments) is kept before maintenance deletes it." },
-  POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: { description: "How long a `download_url` (attachments of sent and received emails, a received email's raw message) works after the API handed it out. Anyone holding the URL can download until then; a URL past it answers 404." },
+  DATABASE_POOL_SIZE: {
+    description:
+      'Connections in the main pool of each process. The job runner holds its own `POSTLANE_JOB_CONCURRENCY` + 2 on top of these.',
+  },
+  POSTLANE_HOST: { description: 'Address the API listens on. Use `0.0.0.0` to listen on every interface.' },
+  POSTLANE_PORT: { description: 'Port the API listens on (0 picks a free one).' },
+  POSTLANE_PUBLIC_URL: {
+    default: '`http://<POSTLANE_HOST>:<port>` (`127.0.0.1` when listening on every interface)',
+    description: 'URL applications use to reach the API; the server URL in `/openapi.json` and `/docs`.',
+  },
+  POSTLANE_LOG_LEVEL: { description: 'The least severe lines written. Logs are JSON lines on stdout.' },
+  POSTLANE_BODY_LIMIT_MB: {
+    description:
+      'Largest `POST /emails` body accepted, in MB; other routes take at most 1 MB. Bodies are read only after the API key is checked.',
+  },
+  POSTLANE_PROVIDERS: {
+    description:
+      'How mail leaves: a JSON array of providers (see [providers](providers.md)). In the environment a JSON string; in the file the array itself.',
+  },
+  POSTLANE_DEFAULT_REGION: {
+    default: 'first region of the first provider',
+    description: 'Region whose provider sends every email. Must be served by one of the providers.',
+  },
+  POSTLANE_SEND_LEASE_SECONDS: {
+    description:
+      'How long a worker owns a batch of emails it is sending. The provider call for the batch times out at 80 % of it.',
+  },
+  POSTLANE_SEND_MAX_ATTEMPTS: {
+    description:
+      'Attempts before an email with temporary provider failures is marked failed. Retries wait 30 s, 2 min, 10 min, 30 min, then 1 h.',
+  },
+  POSTLANE_SEND_BATCH_SIZE: {
+    description:
+      'Emails a drain run claims in one statement and hands to the provider as one batch. Two batches are in flight per run.',
+  },
+  POSTLANE_SEND_BATCH_MB: {
+    description:
+      "A claimed batch also stops where its emails' bodies and attachments pass this many MB (an email larger than that is claimed alone), so a worker's memory is bounded by bytes, not only by count.",
+  },
+  POSTLANE_JOB_CONCURRENCY: {
+    description:
+      'Sizes the job runner of a worker process: jobs it runs at once besides webhook drains, and its own pool of this + 2 connections. Email sending no longer depends on it (see `POSTLANE_SEND_BATCH_SIZE`).',
+  },
+  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: {
+    description:
+      'After this long, a job whose worker died runs again elsewhere. Must be longer than `POSTLANE_SEND_LEASE_SECONDS`: an email drain run claims for the difference, then sends what it holds within the lease.',
+  },
+  POSTLANE_JOB_PROCESS_EVERY_SECONDS: {
+    description: 'How often workers poll for due jobs; new jobs are usually picked up at once.',
+  },
+  POSTLANE_SWEEP_AFTER_SECONDS: {
+    description: 'A queued email due this long makes the sweeper book a drain run for its region, if none is waiting.',
+  },
+  POSTLANE_SWEEP_INTERVAL_SECONDS: { description: 'How often the sweeper runs.' },
+  POSTLANE_SHUTDOWN_GRACE_SECONDS: { description: 'On SIGTERM, how long running sends may take to finish.' },
+  POSTLANE_BROADCAST_BATCH_SIZE: {
+    description:
+      'Contacts a broadcast walks per transaction; its emails are written 250 to a statement within that transaction.',
+  },
+  POSTLANE_TEST_SEND_DELAY_MS: {
+    description:
+      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0.',
+  },
+  POSTLANE_TRUST_PROXY: {
+    description: 'Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`).',
+  },
+  POSTLANE_AUTH_CACHE_SECONDS: {
+    description:
+      "How long an API process trusts a verified API key, and its copy of a team's domains for the `from` rule, before reading them again (0 = every request). Bounds how long a revocation or a domain change made elsewhere takes to apply.",
+  },
+  POSTLANE_SECRET_KEY: {
+    default: 'generated by `postlane install`',
+    description:
+      '32 random bytes in base64 (`openssl rand -base64 32`). Encrypts webhook signing secrets and DKIM private keys at rest (AES-256-GCM) and signs unsubscribe links and download URLs. Servers refuse to start without it. Back it up with the database: without it those secrets cannot be read, and changing it breaks every link already sent.',
+  },
+  POSTLANE_CLOUD: {
+    description:
+      'Run as a service: every team is on a plan (`free` unless set) with its quotas, and quota events fire. Self-hosted (the default) nothing is capped and `GET /usage` reports `cloud: false`.',
+  },
+  POSTLANE_PLANS: {
+    default: 'built in',
+    description:
+      'JSON object replacing plans by name (`free`, `starter`, `pro`, `scale`); see [quotas and rate limits](quotas.md).',
+  },
+  POSTLANE_RATE_LIMIT: {
+    default: '`2` in cloud mode, else `0`',
+    description: 'Requests per team per window, across all API processes (0 = no limit).',
+  },
+  POSTLANE_RATE_LIMIT_WINDOW_SECONDS: { description: 'The rate-limit window.' },
+  POSTLANE_METRICS_TOKEN: {
+    description:
+      'Bearer token for `GET /metrics` (16+ characters). Unset, only direct connections from the machine itself may read it.',
+  },
+  POSTLANE_METRICS_PORT: {
+    description: 'A `--role worker` process serves `GET /metrics` (and nothing else) on this port.',
+  },
+  POSTLANE_API_LOG_RETENTION_DAYS: { description: 'How long `GET /logs` keeps API requests.' },
+  POSTLANE_CAPTURE_RETENTION_DAYS: { description: 'How long the `capture` provider keeps mail.' },
+  POSTLANE_JOB_RETENTION_DAYS: { description: 'How long finished and failed one-off job rows are kept.' },
+  POSTLANE_EMAIL_RETENTION_DAYS: {
+    description:
+      'Days emails (body, recipients, attachments, opens) and events are kept; maintenance drops them a whole UTC day at a time, except a day that still holds mail not yet sent. Suppressions, contacts, erasure requests and usage counters are not affected. Disk needed: see [operations](operations.md#disk-and-email-retention).',
+  },
+  POSTLANE_DNS_SERVERS: {
+    default: "the system's resolvers",
+    description:
+      'DNS servers that domain verification asks, comma-separated IPs with an optional port (`127.0.0.1:5353,[::1]:53`). Point it at a resolver that does not cache for long, so a record just published is seen.',
+  },
+  POSTLANE_DNS_TIMEOUT_MS: {
+    description: 'How long one DNS query may take; a query that times out reads `temporary_failure`, never "missing".',
+  },
+  POSTLANE_DKIM_SELECTOR: {
+    description:
+      'Selector of the DKIM keys Postlane makes: the record is `<selector>._domainkey.<domain>`. Changing it affects domains added afterwards only.',
+  },
+  POSTLANE_TRACKING_CNAME_TARGET: {
+    default: 'host of `POSTLANE_PUBLIC_URL`',
+    description:
+      "Where a domain's tracking CNAME (`<tracking_subdomain>.<domain>`) must point while open or click tracking is on.",
+  },
+  POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: {
+    description:
+      "A tracking pixel fetched or link followed this soon after the email was sent (or delivered, when the provider reports it) is a machine's: `email.prefetched` with reason `on_delivery` (0 turns the rule off).",
+  },
+  POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: {
+    description: 'How often a worker looks for domains whose DNS is due for a check.',
+  },
+  POSTLANE_WEBHOOK_ALLOWED_CIDRS: {
+    description:
+      'Comma-separated CIDR ranges (JSON array in the file) that webhook deliveries may reach even though they are private, loopback or otherwise internal, e.g. `192.168.10.0/24` for a receiver on your LAN. Everything else internal is refused (SSRF defence).',
+  },
+  POSTLANE_WEBHOOK_ALLOWED_HOSTS: {
+    description: 'Comma-separated host names whose webhook receivers are reached whatever address they resolve to.',
+  },
+  POSTLANE_WEBHOOK_TIMEOUT_SECONDS: { description: 'Longest one webhook request may take, connection to last byte.' },
+  POSTLANE_WEBHOOK_WORKERS: {
+    description: 'Webhook endpoints one worker process drains at the same time, each with up to 8 requests in flight.',
+  },
+  POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: {
+    description:
+      "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.",
+  },
+  POSTLANE_NOTICE_FROM: {
+    description:
+      'Sender of the emails Postlane writes to team owners (failing or disabled webhooks, backlogs). Use an address of a domain your provider sends for.',
+  },
+  POSTLANE_DELIVERABILITY_WINDOW_DAYS: {
+    description:
+      'The rolling window of the bounce and complaint rates, in UTC days, today included. See [deliverability](deliverability.md).',
+  },
+  POSTLANE_DELIVERABILITY_MIN_VOLUME: {
+    description: 'Below this many emails accepted by the provider in the window, no rate is judged.',
+  },
+  POSTLANE_DELIVERABILITY_CHECK_SECONDS: {
+    description:
+      'How often a worker judges the rates again: recovery as the window slides or new mail dilutes them, and the per-region pauses.',
+  },
+  POSTLANE_BOUNCE_WARNING_PERCENT: {
+    description:
+      "A team's hard-bounce rate at which `deliverability.warning` fires (below `POSTLANE_BOUNCE_PAUSE_PERCENT`).",
+  },
+  POSTLANE_BOUNCE_PAUSE_PERCENT: {
+    description: "A team's hard-bounce rate at which its sending is paused (above `POSTLANE_BOUNCE_WARNING_PERCENT`).",
+  },
+  POSTLANE_COMPLAINT_WARNING_PERCENT: {
+    description:
+      "A team's complaint rate at which `deliverability.warning` fires (below `POSTLANE_COMPLAINT_PAUSE_PERCENT`).",
+  },
+  POSTLANE_COMPLAINT_PAUSE_PERCENT: {
+    description: "A team's complaint rate at which its sending is paused (above `POSTLANE_COMPLAINT_WARNING_PERCENT`).",
+  },
+  POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: {
+    description:
+      "The platform-wide bounce rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers.",
+  },
+  POSTLANE_REGION_COMPLAINT_PAUSE_PERCENT: {
+    description:
+      "The platform-wide complaint rate per region (all teams) past which that region's broadcasts answer 403 `broadcasts_paused` until it recovers.",
+  },
+  POSTLANE_SNS_TOPIC_ARNS: {
+    description:
+      'Comma-separated SNS topic ARNs (JSON array in the file) whose messages `POST /ingest/ses` accepts: the topics your SES configuration sets publish events to. Messages of any other topic get 403, and their subscriptions are never confirmed.',
+  },
+  POSTLANE_DSN_TOKEN: {
+    description:
+      'Bearer token an MTA presents to `POST /ingest/dsn` with a bounce report (32 to 256 printable characters, `openssl rand -hex 32`). Unset, that route does not exist.',
+  },
+  POSTLANE_BOUNCE_DOMAIN: {
+    description:
+      'A domain whose MX is the inbound listener: mail sent through an SMTP relay (or captured) then has the return path `bounces+<token>@<domain>` (VERP), and the bounce reports arriving there are recorded like `POST /ingest/dsn`. Its MX must name the inbound listener (`postlane serve --role inbound`, port 25); `postlane doctor` checks the MX. Unset, the return path is the From address. See [Bounces (VERP)](providers.md#bounces-verp).',
+  },
+  POSTLANE_INGEST_BODY_LIMIT_KB: {
+    description:
+      'Largest body the ingestion webhook reads, in KB; SNS messages are at most 256 KB before JSON escaping.',
+  },
+  POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: {
+    description:
+      "A connection that has not sent a request's complete headers this long after it began is closed (408 when possible). Not longer than the request timeout.",
+  },
+  POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: {
+    description:
+      'A request whose headers and body have not all arrived this long after it began is answered 408 and closed: a 40 MB email needs about 5 Mbit/s to make it. Time spent answering does not count.',
+  },
+  POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: {
+    description:
+      "An idle kept-alive connection is closed after this long. Behind a load balancer or reverse proxy, keep it above the proxy's own idle timeout (60 s on AWS ALB and in nginx's upstream `keepalive_timeout`), so the proxy, not Postlane, closes idle connections and never sends a request on one Postlane is closing. Node checks the first two limits every second.",
+  },
+  POSTLANE_STATEMENT_TIMEOUT_SECONDS: {
+    description:
+      'Longest any query of `postlane serve` may run (0 = no limit); a request that hits it answers 503. A query the server has not answered 2 s after it (a network partition) has its connection destroyed and fails the same way. Migrations and other CLI commands are not bound by it.',
+  },
+  POSTLANE_INBOUND_HOST: {
+    description: 'Address the inbound SMTP listener (receiving, see [receiving](receiving.md)) listens on.',
+  },
+  POSTLANE_INBOUND_PORT: {
+    default: 'unset: no listener',
+    description:
+      'Port of the inbound SMTP listener: 25 in production (0 picks a free one). Unset, `postlane serve` (role `all`) receives nothing and `--role inbound` refuses to start.',
+  },
+  POSTLANE_INBOUND_MX_HOST: {
+    default: 'host of `POSTLANE_PUBLIC_URL`',
+    description:
+      "The host name receiving domains point their MX record at (the `Receiving` record's value), and the name the listener greets with. It must resolve to the listener's public address.",
+  },
+  POSTLANE_INBOUND_TLS_CERT: {
+    description:
+      'PEM certificate file (full chain) the listener offers with STARTTLS, for `POSTLANE_INBOUND_MX_HOST`. Unset, STARTTLS is not offered. Read at start: restart after renewing it.',
+  },
+  POSTLANE_INBOUND_TLS_KEY: {
+    description: 'PEM private key file of `POSTLANE_INBOUND_TLS_CERT` (set both or neither).',
+  },
+  POSTLANE_INBOUND_MAX_MESSAGE_MB: {
+    description: 'Largest message the listener accepts (advertised with SIZE); a larger one is refused with 552.',
+  },
+  POSTLANE_INBOUND_MAX_RECIPIENTS: {
+    description:
+      'Recipients per message; the ones past it are answered 452 (the sender sends them again in another message).',
+  },
+  POSTLANE_INBOUND_MAX_CONNECTIONS: {
+    description: 'SMTP connections the listener holds at once; more are answered 421 and closed.',
+  },
+  POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: {
+    description: 'SMTP connections one client IP may hold at once; more are answered 421 and closed.',
+  },
+  POSTLANE_INBOUND_RATE_PER_MINUTE: {
+    description:
+      'Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
+  },
+  POSTLANE_RECEIVED_RETENTION_DAYS: {
+    description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',
+  },
+  POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: {
+    description:
+      "How long a `download_url` (attachments of sent and received emails, a received email's raw message) works after the API handed it out. Anyone holding the URL can download until then; a URL past it answers 404.",
+  },
 };

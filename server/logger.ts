@@ -8,7 +8,8 @@ export type { Logger };
  * take what RFC 5322 allows but quotes and backslashes, which would cut into the JSON around them,
  * and `/ = ? &`, so that a path or query keeps its shape around the mask.
  */
-const ADDRESS_SHAPED = /[\p{L}\p{N}.!#$%'*+^_`~-]+(?:@|%40|\\\\u0040)(?:[\p{L}\p{N}-]|%[0-9a-f]{2})+(?:(?:\.|%2e)(?:[\p{L}\p{N}-]|%[0-9a-f]{2})+)+/giu;
+const ADDRESS_SHAPED =
+  /[\p{L}\p{N}.!#$%'*+^_`~-]+(?:@|%40|\\\\u0040)(?:[\p{L}\p{N}-]|%[0-9a-f]{2})+(?:(?:\.|%2e)(?:[\p{L}\p{N}-]|%[0-9a-f]{2})+)+/giu;
 const MAY_HOLD_ADDRESS = /@|%40|\\\\u0040/i;
 
 export const MASKED_ADDRESS = '[address]';
@@ -25,7 +26,8 @@ export function maskAddresses(text: string): string {
 export function errorFields(err: unknown): { name: string; message: string; code?: string; stack?: string } {
   if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
   const code = (err as { code?: string }).code;
-  const message = err.name.endsWith('Exception') || code !== undefined ? (err.message.split(' - ').at(-1) ?? '') : err.message;
+  const message =
+    err.name.endsWith('Exception') || code !== undefined ? (err.message.split(' - ').at(-1) ?? '') : err.message;
   return { name: err.name, message, code, stack: err.stack?.split('\n').slice(1).join('\n') };
 }
 
@@ -39,7 +41,17 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'postlane' },
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'password', '*.password', 'DATABASE_URL', 'POSTLANE_DATABASE_DIRECT_URL'],
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'authorization',
+          'token',
+          '*.token',
+          'password',
+          '*.password',
+          'DATABASE_URL',
+          'POSTLANE_DATABASE_DIRECT_URL',
+        ],
         censor: '[redacted]',
       },
       hooks: { streamWrite: maskAddresses },

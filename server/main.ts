@@ -28,7 +28,9 @@ export interface Appliance {
 
 export class PendingMigrationsError extends Error {
   constructor(readonly pending: string[]) {
-    super(`The database schema is behind this version (${pending.length} migration(s) pending). Run \`postlane migrate\` first.`);
+    super(
+      `The database schema is behind this version (${pending.length} migration(s) pending). Run \`postlane migrate\` first.`,
+    );
     this.name = 'PendingMigrationsError';
   }
 }
@@ -38,9 +40,14 @@ export class PendingMigrationsError extends Error {
  * number of each may run at once: the database is the only shared state. `all` receives mail only
  * when POSTLANE_INBOUND_PORT is set; `inbound` refuses to start without it.
  */
-export async function boot(config: Config, role: Role, logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL)): Promise<Appliance> {
+export async function boot(
+  config: Config,
+  role: Role,
+  logger: Logger = createLogger(config.POSTLANE_LOG_LEVEL),
+): Promise<Appliance> {
   SecretBox.requireKey(config);
-  if (role === 'inbound' && config.POSTLANE_INBOUND_PORT === undefined) throw new Error('`--role inbound` needs POSTLANE_INBOUND_PORT (25 in production).');
+  if (role === 'inbound' && config.POSTLANE_INBOUND_PORT === undefined)
+    throw new Error('`--role inbound` needs POSTLANE_INBOUND_PORT (25 in production).');
   const serves = role === 'api' || role === 'all';
   const receives = (role === 'inbound' || role === 'all') && config.POSTLANE_INBOUND_PORT !== undefined;
   // Listen first: a port that is taken stops the process at once, and while the database is away
@@ -103,7 +110,11 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
     if (server) handle = (serves ? createApp(deps) : createMetricsApp(deps)).callback();
     if (role === 'worker' || role === 'all') await jobs.start(deps, jobDefinitions);
     // Once the database answers: until then senders find the port closed and retry, as with any MX.
-    if (receives) inbound = await startInboundListener(deps, { host: config.POSTLANE_INBOUND_HOST, port: config.POSTLANE_INBOUND_PORT! });
+    if (receives)
+      inbound = await startInboundListener(deps, {
+        host: config.POSTLANE_INBOUND_HOST,
+        port: config.POSTLANE_INBOUND_PORT!,
+      });
   } catch (err) {
     await shutdown().catch(() => {});
     throw err;
@@ -116,7 +127,10 @@ export async function boot(config: Config, role: Role, logger: Logger = createLo
 /** What the port answers until the database does: the error envelope, and when to try again. */
 function answerUnavailable(_req: IncomingMessage, res: ServerResponse): void {
   const err = serviceUnavailable();
-  res.writeHead(err.statusCode, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(err.retryAfterSeconds) });
+  res.writeHead(err.statusCode, {
+    'content-type': 'application/json; charset=utf-8',
+    'retry-after': String(err.retryAfterSeconds),
+  });
   res.end(JSON.stringify(err.toJSON()));
 }
 
@@ -138,7 +152,10 @@ export function exitOnSignals(appliance: Appliance, logger: Logger): void {
 
 export function exitOnUnhandledRejection(logger: Logger): void {
   process.on('unhandledRejection', (reason) => {
-    logger.fatal({ err: reason instanceof Error ? { message: reason.message, stack: reason.stack } : String(reason) }, 'unhandled rejection');
+    logger.fatal(
+      { err: reason instanceof Error ? { message: reason.message, stack: reason.stack } : String(reason) },
+      'unhandled rejection',
+    );
     process.exit(1);
   });
 }

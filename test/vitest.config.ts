@@ -3,7 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: ['test/unit/**/*.test.ts', 'test/unit/**/*.test.tsx', 'test/integration/**/*.test.ts', 'test/topology/**/*.test.ts'],
+    include: [
+      'test/unit/**/*.test.ts',
+      'test/unit/**/*.test.tsx',
+      'test/integration/**/*.test.ts',
+      'test/topology/**/*.test.ts',
+    ],
     globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', './test/support/no-skips-reporter.ts'],
     testTimeout: 30_000,

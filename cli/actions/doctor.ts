@@ -20,7 +20,9 @@ export async function doctor(_options: object, cmd: Command): Promise<void> {
     );
     const report = checks.map((check, at) => {
       const result = results[at];
-      return result instanceof Error ? { check: check.name, status: 'fail', detail: result.message } : { check: check.name, ...(result as object) };
+      return result instanceof Error
+        ? { check: check.name, status: 'fail', detail: result.message }
+        : { check: check.name, ...(result as object) };
     });
     if (json) printJson({ ok: report.every((r) => r.status !== 'fail'), checks: report });
     if (report.some((r) => r.status === 'fail')) process.exitCode = 1;

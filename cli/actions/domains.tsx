@@ -20,7 +20,8 @@ function DomainRecords({ domain }: { domain: Presented }) {
   return (
     <Box flexDirection="column">
       <Text>
-        <Text bold>{domain.name}</Text> {domain.id} · region {domain.region} · <Text color={domain.status === 'verified' ? 'green' : 'yellow'}>{domain.status}</Text>
+        <Text bold>{domain.name}</Text> {domain.id} · region {domain.region} ·{' '}
+        <Text color={domain.status === 'verified' ? 'green' : 'yellow'}>{domain.status}</Text>
       </Text>
       {domain.records.map((r, index) => (
         <Box key={index} flexDirection="column" marginTop={1}>
@@ -29,9 +30,9 @@ function DomainRecords({ domain }: { domain: Presented }) {
             {r.priority !== undefined ? `, priority ${r.priority}` : ''}) · {r.status}
             {r.policy ? ` · policy ${r.policy}` : ''}
           </Text>
-          <Text>  name:  {r.name}</Text>
-          <Text>  value: {r.value}</Text>
-          {r.detail ? <Text color="gray">  {r.detail}</Text> : null}
+          <Text> name: {r.name}</Text>
+          <Text> value: {r.value}</Text>
+          {r.detail ? <Text color="gray"> {r.detail}</Text> : null}
         </Box>
       ))}
     </Box>
@@ -43,13 +44,25 @@ export async function add(name: string, options: { region?: string; team?: strin
   const domain = await withDatabase(({ config, orm }) =>
     withDomainDeps(config, orm, async (deps) => {
       const team = await resolveTeam(orm, options.team);
-      const [created] = await renderTasks([{ title: `Adding ${name} (making its DKIM key)`, run: () => createDomain(deps, team.id, { name, region: options.region }) }], { quiet: json });
+      const [created] = await renderTasks(
+        [
+          {
+            title: `Adding ${name} (making its DKIM key)`,
+            run: () => createDomain(deps, team.id, { name, region: options.region }),
+          },
+        ],
+        { quiet: json },
+      );
       return presentDomain(created as Awaited<ReturnType<typeof createDomain>>);
     }),
   );
   if (json) return printJson(domain);
   await renderElement(<DomainRecords domain={domain} />);
-  await renderElement(<Text color="gray">Publish these records, then run `postlane domains verify {domain.name}` (Postlane also checks on its own).</Text>);
+  await renderElement(
+    <Text color="gray">
+      Publish these records, then run `postlane domains verify {domain.name}` (Postlane also checks on its own).
+    </Text>,
+  );
 }
 
 export async function list(options: { team?: string; limit: number }, cmd: Command): Promise<void> {
@@ -60,13 +73,24 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
   if (cmd.optsWithGlobals().json) return printJson(rows);
   await renderTable({
     columns: ['ID', 'NAME', 'STATUS', 'REGION', 'TRACKING', 'CREATED'],
-    rows: rows.map((d) => [d.id, d.name, d.status, d.region, [d.open_tracking && 'opens', d.click_tracking && 'clicks'].filter(Boolean).join(', ') || 'off', d.created_at]),
+    rows: rows.map((d) => [
+      d.id,
+      d.name,
+      d.status,
+      d.region,
+      [d.open_tracking && 'opens', d.click_tracking && 'clicks'].filter(Boolean).join(', ') || 'off',
+      d.created_at,
+    ]),
     empty: 'No domains yet. Add one with `postlane domains add <name>`.',
   });
 }
 
 export async function show(idOrName: string, options: { team?: string }, cmd: Command): Promise<void> {
-  const domain = await withDatabase(async ({ orm }) => presentDomain(await getDomain({ orm }, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName)));
+  const domain = await withDatabase(async ({ orm }) =>
+    presentDomain(
+      await getDomain({ orm }, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName),
+    ),
+  );
   if (cmd.optsWithGlobals().json) return printJson(domain);
   await renderElement(<DomainRecords domain={domain} />);
 }
@@ -76,7 +100,16 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
   const domain = await withDatabase(({ config, orm }) =>
     withDomainDeps(config, orm, async (deps) => {
       const team = await resolveTeam(orm, options.team, domainObject(idOrName));
-      const [verified] = await renderTasks([{ title: `Checking the DNS records of ${idOrName}`, run: () => verifyDomain(deps, team.id, idOrName), detail: (d) => d.status }], { quiet: json });
+      const [verified] = await renderTasks(
+        [
+          {
+            title: `Checking the DNS records of ${idOrName}`,
+            run: () => verifyDomain(deps, team.id, idOrName),
+            detail: (d) => d.status,
+          },
+        ],
+        { quiet: json },
+      );
       return presentDomain(verified as Awaited<ReturnType<typeof verifyDomain>>);
     }),
   );
@@ -86,10 +119,16 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
 
 export async function remove(idOrName: string, options: { team?: string }, cmd: Command): Promise<void> {
   const removed = await withDatabase(({ config, orm }) =>
-    withDomainDeps(config, orm, async (deps) => deleteDomain(deps, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName)),
+    withDomainDeps(config, orm, async (deps) =>
+      deleteDomain(deps, (await resolveTeam(orm, options.team, domainObject(idOrName))).id, idOrName),
+    ),
   );
   if (cmd.optsWithGlobals().json) return printJson({ id: removed.id, name: removed.name, deleted: true });
-  await renderElement(<Text>Removed {removed.name} ({removed.id}).</Text>);
+  await renderElement(
+    <Text>
+      Removed {removed.name} ({removed.id}).
+    </Text>,
+  );
 }
 
 export async function check(idOrName: string, options: { team?: string }, cmd: Command): Promise<void> {
@@ -97,7 +136,10 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
   const diagnosis = await withDatabase(({ config, orm }) =>
     withDomainDeps(config, orm, async (deps) => {
       const team = await resolveTeam(orm, options.team, domainObject(idOrName));
-      const [result] = await renderTasks([{ title: `Asking DNS about ${idOrName}`, run: () => diagnoseDomain(deps, team.id, idOrName) }], { quiet: json });
+      const [result] = await renderTasks(
+        [{ title: `Asking DNS about ${idOrName}`, run: () => diagnoseDomain(deps, team.id, idOrName) }],
+        { quiet: json },
+      );
       return result as Awaited<ReturnType<typeof diagnoseDomain>>;
     }),
   );
@@ -108,7 +150,11 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
   if (!allFound) process.exitCode = 1;
   if (json) {
     return printJson({
-      id: diagnosis.domain.id, name: diagnosis.domain.name, verdict: status, spf_lookups: diagnosis.spfLookups, hints: diagnosis.hints,
+      id: diagnosis.domain.id,
+      name: diagnosis.domain.name,
+      verdict: status,
+      spf_lookups: diagnosis.spfLookups,
+      hints: diagnosis.hints,
       records: diagnosis.records,
     });
   }
@@ -119,7 +165,9 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
       width={terminalWidth()}
       hints={diagnosis.hints}
       rows={diagnosis.records.map((r) => ({
-        record: r.required ? r.record : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : r.record === 'Receiving' ? 'for receiving' : 'recommended'})`,
+        record: r.required
+          ? r.record
+          : `${r.record} (${r.record === 'Tracking' ? 'for tracking' : r.record === 'Receiving' ? 'for receiving' : 'recommended'})`,
         type: r.type,
         name: r.name,
         expected: r.type === 'MX' ? `${r.priority ?? 10} ${r.value}` : r.value,

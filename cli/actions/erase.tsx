@@ -20,32 +20,61 @@ function readAddresses(path: string): string[] {
     .filter((field) => field.includes('@'));
 }
 
-export async function erase(emails: string[], options: { file?: string; dryRun?: boolean; team?: string }, cmd: Command): Promise<void> {
+export async function erase(
+  emails: string[],
+  options: { file?: string; dryRun?: boolean; team?: string },
+  cmd: Command,
+): Promise<void> {
   const json = Boolean(cmd.optsWithGlobals().json);
   const given = [...emails, ...(options.file ? readAddresses(options.file) : [])];
   const invalid = given.filter((email) => {
     const parsed = parseMailbox(email);
     return typeof parsed === 'string' || parsed.name !== null;
   });
-  if (invalid.length > 0) throw new Error(`Not bare email addresses: ${invalid.slice(0, 5).join(', ')}${invalid.length > 5 ? ` and ${invalid.length - 5} more` : ''}`);
+  if (invalid.length > 0)
+    throw new Error(
+      `Not bare email addresses: ${invalid.slice(0, 5).join(', ')}${invalid.length > 5 ? ` and ${invalid.length - 5} more` : ''}`,
+    );
   const addresses = [...new Set(given.map((email) => email.toLowerCase()))];
   if (addresses.length === 0) throw new Error('Name at least one address, or --file.');
 
-  const progress = !json && process.stderr.isTTY ? render(<ProgressBar label="Erasing" done={0} total={addresses.length} />, { stdout: process.stderr, patchConsole: false }) : null;
+  const progress =
+    !json && process.stderr.isTTY
+      ? render(<ProgressBar label="Erasing" done={0} total={addresses.length} />, {
+          stdout: process.stderr,
+          patchConsole: false,
+        })
+      : null;
   const totals: Record<string, number> = {};
   const team = await withDatabase(async ({ orm, config }) => {
     const team = await resolveTeam(orm, options.team);
     const deps = { orm, secrets: new SecretBox(config) };
     for (let start = 0; start < addresses.length; start += CHUNK) {
-      const receipt: ErasureReceipt = await eraseAddresses(deps, team.id, addresses.slice(start, start + CHUNK), { dryRun: options.dryRun, source: 'dashboard' });
+      const receipt: ErasureReceipt = await eraseAddresses(deps, team.id, addresses.slice(start, start + CHUNK), {
+        dryRun: options.dryRun,
+        source: 'dashboard',
+      });
       for (const [kind, n] of Object.entries(receipt)) totals[kind] = (totals[kind] ?? 0) + n;
-      progress?.rerender(<ProgressBar label="Erasing" done={Math.min(start + CHUNK, addresses.length)} total={addresses.length} />);
+      progress?.rerender(
+        <ProgressBar label="Erasing" done={Math.min(start + CHUNK, addresses.length)} total={addresses.length} />,
+      );
     }
     return team;
   });
   progress?.unmount();
-  const receipt = { team_id: team.id, addresses: addresses.length, dry_run: Boolean(options.dryRun), completed_at: new Date().toISOString(), removed: totals };
+  const receipt = {
+    team_id: team.id,
+    addresses: addresses.length,
+    dry_run: Boolean(options.dryRun),
+    completed_at: new Date().toISOString(),
+    removed: totals,
+  };
   if (json) return printJson(receipt);
-  process.stdout.write(`${options.dryRun ? 'Dry run: would erase' : 'Erased'} ${addresses.length} address${addresses.length === 1 ? '' : 'es'} for team ${team.name} (${team.id}) at ${receipt.completed_at}\n`);
-  await renderTable({ columns: ['KIND', options.dryRun ? 'WOULD CHANGE' : 'ROWS ERASED'], rows: Object.entries(totals).map(([kind, n]) => [kind, String(n)]) });
+  process.stdout.write(
+    `${options.dryRun ? 'Dry run: would erase' : 'Erased'} ${addresses.length} address${addresses.length === 1 ? '' : 'es'} for team ${team.name} (${team.id}) at ${receipt.completed_at}\n`,
+  );
+  await renderTable({
+    columns: ['KIND', options.dryRun ? 'WOULD CHANGE' : 'ROWS ERASED'],
+    rows: Object.entries(totals).map(([kind, n]) => [kind, String(n)]),
+  });
 }

@@ -3,7 +3,10 @@ import { Box, Text } from 'ink';
 import { printJson, renderElement, renderTasks } from '../lib/render.js';
 import { installTasks } from '../services/install.js';
 
-export async function install(options: { databaseUrl?: string; host?: string; port?: string; publicUrl?: string; teamName: string }, cmd: Command): Promise<void> {
+export async function install(
+  options: { databaseUrl?: string; host?: string; port?: string; publicUrl?: string; teamName: string },
+  cmd: Command,
+): Promise<void> {
   const json = Boolean(cmd.optsWithGlobals().json);
   const { tasks, result } = installTasks(options);
   await renderTasks(tasks, { quiet: json });
@@ -17,7 +20,10 @@ export async function install(options: { databaseUrl?: string; host?: string; po
       {outcome.api_key ? (
         <Box flexDirection="column">
           <Text>
-            API key (shown once, store it now): <Text bold color="green">{outcome.api_key.token}</Text>
+            API key (shown once, store it now):{' '}
+            <Text bold color="green">
+              {outcome.api_key.token}
+            </Text>
           </Text>
         </Box>
       ) : (

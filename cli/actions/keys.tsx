@@ -8,16 +8,25 @@ import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { apiKeyObject, resolveTeam } from '../services/resolve-team.js';
 
-export async function create(options: { name: string; permission: 'full_access' | 'sending_access'; team?: string }, cmd: Command): Promise<void> {
+export async function create(
+  options: { name: string; permission: 'full_access' | 'sending_access'; team?: string },
+  cmd: Command,
+): Promise<void> {
   const created = await withDatabase(async ({ orm }) => {
     const team = await resolveTeam(orm, options.team);
-    const { apiKey, token } = await createApiKey({ orm }, team.id, { name: options.name, permission: options.permission });
+    const { apiKey, token } = await createApiKey({ orm }, team.id, {
+      name: options.name,
+      permission: options.permission,
+    });
     return { id: apiKey.id, team_id: team.id, name: apiKey.name, permission: apiKey.permission, token };
   });
   if (cmd.optsWithGlobals().json) return printJson(created);
   await renderElement(
     <Text>
-      Created {created.permission} key {created.id}. Token (shown once): <Text bold color="green">{created.token}</Text>
+      Created {created.permission} key {created.id}. Token (shown once):{' '}
+      <Text bold color="green">
+        {created.token}
+      </Text>
     </Text>,
   );
 }

@@ -8,13 +8,19 @@ export async function run(_options: object, cmd: Command): Promise<void> {
   const results = await withDatabase(({ config, orm }) => {
     const deps = { config, orm, clock: () => new Date() };
     return renderTasks(
-      MAINTENANCE_TASKS.map((task) => ({ title: task.title, run: () => task.run(deps), detail: (n: number) => `${n} ${task.counts ?? 'removed'}` })),
+      MAINTENANCE_TASKS.map((task) => ({
+        title: task.title,
+        run: () => task.run(deps),
+        detail: (n: number) => `${n} ${task.counts ?? 'removed'}`,
+      })),
       { quiet: json, keepGoing: true },
     );
   });
   const outcomes = MAINTENANCE_TASKS.map((task, at) => {
     const result = results[at];
-    return result instanceof Error ? { task: task.name, removed: null, error: result.message } : { task: task.name, removed: result as number, error: null };
+    return result instanceof Error
+      ? { task: task.name, removed: null, error: result.message }
+      : { task: task.name, removed: result as number, error: null };
   });
   if (json) printJson({ tasks: outcomes });
   // Cron mails or alerts on a non-zero exit.

@@ -9,7 +9,8 @@ export async function migrate(options: { status?: boolean }, cmd: Command): Prom
     [
       {
         title: options.status ? 'Check for pending migrations' : 'Apply pending migrations',
-        run: () => withDatabase(({ orm, config }) => (options.status ? pendingMigrations(orm) : applyMigrations(config))),
+        run: () =>
+          withDatabase(({ orm, config }) => (options.status ? pendingMigrations(orm) : applyMigrations(config))),
         detail: (names: string[]) => (names.length ? names.join(', ') : 'up to date'),
       },
     ],

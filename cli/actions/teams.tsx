@@ -42,10 +42,13 @@ function DeliverabilityLines({ d }: { d: ReturnType<typeof presentDeliverability
     <Box flexDirection="column">
       <Text>
         Deliverability, last {d.window_days} days: {d.sent} sent
-        {d.bounce_rate === null ? `, too few to judge (at least ${d.min_volume})` : ''}; {metric('bounces', d.bounced, d.bounce_rate, d.lines.bounce_rate)};{' '}
+        {d.bounce_rate === null ? `, too few to judge (at least ${d.min_volume})` : ''};{' '}
+        {metric('bounces', d.bounced, d.bounce_rate, d.lines.bounce_rate)};{' '}
         {metric('complaints', d.complained, d.complaint_rate, d.lines.complaint_rate)}
       </Text>
-      <Text>Sending: {d.sending_paused_at ? `PAUSED since ${d.sending_paused_at} (lift it with teams unpause)` : 'active'}</Text>
+      <Text>
+        Sending: {d.sending_paused_at ? `PAUSED since ${d.sending_paused_at} (lift it with teams unpause)` : 'active'}
+      </Text>
       {d.episodes.map((e) => (
         <Text key={e.metric}>
           Episode: {e.metric} past its warning line since {e.warned_at}
@@ -53,7 +56,9 @@ function DeliverabilityLines({ d }: { d: ReturnType<typeof presentDeliverability
           {e.lifted_until ? `, pause lifted by hand until ${e.lifted_until}` : ''}
         </Text>
       ))}
-      {d.broadcasts_paused_regions.length > 0 ? <Text>Broadcasts paused platform-wide in: {d.broadcasts_paused_regions.join(', ')}</Text> : null}
+      {d.broadcasts_paused_regions.length > 0 ? (
+        <Text>Broadcasts paused platform-wide in: {d.broadcasts_paused_regions.join(', ')}</Text>
+      ) : null}
     </Box>
   );
 }
@@ -75,14 +80,30 @@ function presentTeam(team: Awaited<ReturnType<typeof describeTeam>>) {
 }
 
 export async function create(options: { name: string; owner: string[]; plan?: PlanName }, cmd: Command): Promise<void> {
-  const team = await withDatabase(({ orm }) => createTeam({ orm }, { name: options.name, ownerEmails: options.owner, plan: options.plan ?? null }));
-  if (cmd.optsWithGlobals().json) return printJson({ id: team.id, name: team.name, plan: team.plan ?? null, owner_emails: team.ownerEmails });
-  await renderElement(<Text>Created team {team.name} ({team.id}).</Text>);
+  const team = await withDatabase(({ orm }) =>
+    createTeam({ orm }, { name: options.name, ownerEmails: options.owner, plan: options.plan ?? null }),
+  );
+  if (cmd.optsWithGlobals().json)
+    return printJson({ id: team.id, name: team.name, plan: team.plan ?? null, owner_emails: team.ownerEmails });
+  await renderElement(
+    <Text>
+      Created team {team.name} ({team.id}).
+    </Text>,
+  );
 }
 
 export async function list(_options: object, cmd: Command): Promise<void> {
   const rows = await withDatabase(({ orm }) => listTeams({ orm }));
-  if (cmd.optsWithGlobals().json) return printJson(rows.map((t) => ({ id: t.id, name: t.name, plan: t.plan ?? null, owner_emails: t.ownerEmails, created_at: t.createdAt.toISOString() })));
+  if (cmd.optsWithGlobals().json)
+    return printJson(
+      rows.map((t) => ({
+        id: t.id,
+        name: t.name,
+        plan: t.plan ?? null,
+        owner_emails: t.ownerEmails,
+        created_at: t.createdAt.toISOString(),
+      })),
+    );
   await renderTable({
     columns: ['ID', 'NAME', 'PLAN', 'OWNERS', 'CREATED'],
     rows: rows.map((t) => [t.id, t.name, t.plan ?? '-', t.ownerEmails.join(', ') || '-', t.createdAt.toISOString()]),
@@ -91,14 +112,29 @@ export async function list(_options: object, cmd: Command): Promise<void> {
 }
 
 export async function show(id: string | undefined, _options: object, cmd: Command): Promise<void> {
-  const team = presentTeam(await withDatabase(async ({ orm, config }) => describeTeam({ orm, config, clock: () => new Date() }, (await resolveTeam(orm, id)).id)));
+  const team = presentTeam(
+    await withDatabase(async ({ orm, config }) =>
+      describeTeam({ orm, config, clock: () => new Date() }, (await resolveTeam(orm, id)).id),
+    ),
+  );
   if (cmd.optsWithGlobals().json) return printJson(team);
   await renderElement(
     <Box flexDirection="column">
-      <Text bold>{team.name} ({team.id})</Text>
-      <Text>Plan: {team.plan ?? 'none (self-hosted)'}{team.plan ? `, overage ${team.overage_enabled ? 'on' : 'off'}` : ''}</Text>
-      <Text>Owners: {team.owner_emails.join(', ') || 'none: owner notices go only to the log (add one with teams update --owner)'}</Text>
-      <Text>API keys: {team.api_keys}   Domains: {team.domains}   Contacts: {team.contacts}   Accepted today: {team.accepted_today}</Text>
+      <Text bold>
+        {team.name} ({team.id})
+      </Text>
+      <Text>
+        Plan: {team.plan ?? 'none (self-hosted)'}
+        {team.plan ? `, overage ${team.overage_enabled ? 'on' : 'off'}` : ''}
+      </Text>
+      <Text>
+        Owners:{' '}
+        {team.owner_emails.join(', ') || 'none: owner notices go only to the log (add one with teams update --owner)'}
+      </Text>
+      <Text>
+        API keys: {team.api_keys} Domains: {team.domains} Contacts: {team.contacts} Accepted today:{' '}
+        {team.accepted_today}
+      </Text>
       <DeliverabilityLines d={team.deliverability} />
     </Box>,
   );
@@ -106,16 +142,26 @@ export async function show(id: string | undefined, _options: object, cmd: Comman
 
 export async function unpause(id: string | undefined, options: { hours: string }, cmd: Command): Promise<void> {
   const hours = Number(options.hours);
-  if (!Number.isInteger(hours) || hours < 1 || hours > 168) throw new Error('--hours must be a whole number from 1 to 168');
+  if (!Number.isInteger(hours) || hours < 1 || hours > 168)
+    throw new Error('--hours must be a whole number from 1 to 168');
   const { teamId, liftedUntil } = await withDatabase(async ({ orm }) => {
     const team = await resolveTeam(orm, id);
     return { teamId: team.id, ...(await liftSendingPause({ orm }, team.id, hours, new Date())) };
   });
-  if (cmd.optsWithGlobals().json) return printJson({ id: teamId, sending_paused_at: null, lifted_until: liftedUntil.toISOString() });
-  await renderElement(<Text>Sending resumed for team {teamId}; its rates cannot pause it again before {liftedUntil.toISOString()}.</Text>);
+  if (cmd.optsWithGlobals().json)
+    return printJson({ id: teamId, sending_paused_at: null, lifted_until: liftedUntil.toISOString() });
+  await renderElement(
+    <Text>
+      Sending resumed for team {teamId}; its rates cannot pause it again before {liftedUntil.toISOString()}.
+    </Text>,
+  );
 }
 
-export async function update(id: string | undefined, options: { name?: string; owner?: string[]; plan?: PlanName; overage?: 'on' | 'off' }, cmd: Command): Promise<void> {
+export async function update(
+  id: string | undefined,
+  options: { name?: string; owner?: string[]; plan?: PlanName; overage?: 'on' | 'off' },
+  cmd: Command,
+): Promise<void> {
   const team = await withDatabase(async ({ orm }) =>
     updateTeam({ orm }, (await resolveTeam(orm, id)).id, {
       name: options.name,
@@ -124,6 +170,17 @@ export async function update(id: string | undefined, options: { name?: string; o
       overageEnabled: options.overage === undefined ? undefined : options.overage === 'on',
     }),
   );
-  if (cmd.optsWithGlobals().json) return printJson({ id: team.id, name: team.name, plan: team.plan ?? null, overage_enabled: team.overageEnabled, owner_emails: team.ownerEmails });
-  await renderElement(<Text>Updated team {team.name} ({team.id}).</Text>);
+  if (cmd.optsWithGlobals().json)
+    return printJson({
+      id: team.id,
+      name: team.name,
+      plan: team.plan ?? null,
+      overage_enabled: team.overageEnabled,
+      owner_emails: team.ownerEmails,
+    });
+  await renderElement(
+    <Text>
+      Updated team {team.name} ({team.id}).
+    </Text>,
+  );
 }

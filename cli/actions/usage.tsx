@@ -21,7 +21,15 @@ export async function usage(options: { team?: string; days: number }, cmd: Comma
       plan={presented.plan}
       acceptedToday={presented.accepted_today}
       dailyLimit={presented.limits && 'emails_per_day' in presented.limits ? presented.limits.emails_per_day : null}
-      period={presented.period && { emailsSent: presented.period.emails_sent, included: presented.period.included, overage: presented.period.overage_enabled, startsAt: presented.period.starts_at, endsAt: presented.period.ends_at }}
+      period={
+        presented.period && {
+          emailsSent: presented.period.emails_sent,
+          included: presented.period.included,
+          overage: presented.period.overage_enabled,
+          startsAt: presented.period.starts_at,
+          endsAt: presented.period.ends_at,
+        }
+      }
       days={report.days}
     />,
   );

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { Text } from 'ink';
-import { presentWebhookEventListItem, presentWebhookListItem } from '../../server/http/routes/webhooks/webhook.presenter.js';
+import {
+  presentWebhookEventListItem,
+  presentWebhookListItem,
+} from '../../server/http/routes/webhooks/webhook.presenter.js';
 import { SecretBox } from '../../server/security/secret-box.js';
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.js';
 import { rotateWebhookSecret } from '../../server/services/webhooks/rotate-webhook-secret.js';
@@ -17,24 +20,48 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
   const rows = await withDatabase(async ({ orm }) => {
     const team = await resolveTeam(orm, options.team);
     const page = await listWebhooks({ orm }, team.id, { limit: options.limit });
-    return page.data.map((endpoint) => ({ ...presentWebhookListItem(endpoint), consecutive_exhausted: endpoint.consecutiveExhausted }));
+    return page.data.map((endpoint) => ({
+      ...presentWebhookListItem(endpoint),
+      consecutive_exhausted: endpoint.consecutiveExhausted,
+    }));
   });
   if (cmd.optsWithGlobals().json) return printJson(rows);
   await renderTable({
     columns: ['ID', 'ENDPOINT', 'EVENTS', 'STATUS', 'FAILED IN A ROW', 'CREATED'],
-    rows: rows.map((w) => [w.id, w.endpoint, w.events.join(','), w.status, String(w.consecutive_exhausted), w.created_at]),
+    rows: rows.map((w) => [
+      w.id,
+      w.endpoint,
+      w.events.join(','),
+      w.status,
+      String(w.consecutive_exhausted),
+      w.created_at,
+    ]),
     empty: 'No webhook endpoints.',
   });
 }
 
-export async function rotate(id: string, options: { overlapHours: number; secret?: string; team?: string }, cmd: Command): Promise<void> {
+export async function rotate(
+  id: string,
+  options: { overlapHours: number; secret?: string; team?: string },
+  cmd: Command,
+): Promise<void> {
   const rotated = await withDatabase(async ({ orm, config }) => {
     const team = await resolveTeam(orm, options.team, webhookObject(id));
-    const { endpoint, signingSecret } = await rotateWebhookSecret({ orm, secrets: new SecretBox(config), clock }, team.id, id, {
-      overlapHours: options.overlapHours,
-      signingSecret: options.secret,
-    });
-    return { id: endpoint.id, endpoint: endpoint.url, signing_secret: signingSecret, previous_secret_expires_at: endpoint.previousSecretExpiresAt?.toISOString() ?? null };
+    const { endpoint, signingSecret } = await rotateWebhookSecret(
+      { orm, secrets: new SecretBox(config), clock },
+      team.id,
+      id,
+      {
+        overlapHours: options.overlapHours,
+        signingSecret: options.secret,
+      },
+    );
+    return {
+      id: endpoint.id,
+      endpoint: endpoint.url,
+      signing_secret: signingSecret,
+      previous_secret_expires_at: endpoint.previousSecretExpiresAt?.toISOString() ?? null,
+    };
   });
   if (cmd.optsWithGlobals().json) return printJson(rotated);
   await renderElement(
@@ -43,7 +70,12 @@ export async function rotate(id: string, options: { overlapHours: number; secret
       rows={[
         ['Webhook', rotated.id],
         ['Endpoint', rotated.endpoint],
-        ['Old secret', rotated.previous_secret_expires_at ? `still signs until ${rotated.previous_secret_expires_at}` : 'dropped now'],
+        [
+          'Old secret',
+          rotated.previous_secret_expires_at
+            ? `still signs until ${rotated.previous_secret_expires_at}`
+            : 'dropped now',
+        ],
       ]}
       secret={{ label: 'New secret', value: rotated.signing_secret }}
       note={
@@ -61,7 +93,11 @@ export async function enable(id: string, options: { team?: string }, cmd: Comman
     return presentWebhookListItem(await enableWebhook({ orm, config, clock }, team.id, id));
   });
   if (cmd.optsWithGlobals().json) return printJson(enabled);
-  await renderElement(<Text>Enabled webhook {enabled.id} ({enabled.endpoint}).</Text>);
+  await renderElement(
+    <Text>
+      Enabled webhook {enabled.id} ({enabled.endpoint}).
+    </Text>,
+  );
 }
 
 export async function deliveries(id: string, options: { team?: string; limit: number }, cmd: Command): Promise<void> {
@@ -72,13 +108,22 @@ export async function deliveries(id: string, options: { team?: string; limit: nu
       ...presentWebhookEventListItem(delivery),
       last_status_code: delivery.lastStatusCode ?? null,
       last_error: delivery.lastError ?? null,
-      next_attempt_at: delivery.status === 'pending' || delivery.status === 'retry' ? delivery.dueAt.toISOString() : null,
+      next_attempt_at:
+        delivery.status === 'pending' || delivery.status === 'retry' ? delivery.dueAt.toISOString() : null,
     }));
   });
   if (cmd.optsWithGlobals().json) return printJson(rows);
   await renderTable({
     columns: ['ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST', 'NEXT ATTEMPT', 'CREATED'],
-    rows: rows.map((d) => [d.id, d.type, d.delivery_status, String(d.attempts), d.last_error ?? String(d.last_status_code ?? '-'), d.next_attempt_at ?? '-', d.created_at]),
+    rows: rows.map((d) => [
+      d.id,
+      d.type,
+      d.delivery_status,
+      String(d.attempts),
+      d.last_error ?? String(d.last_status_code ?? '-'),
+      d.next_attempt_at ?? '-',
+      d.created_at,
+    ]),
     empty: 'No deliveries yet.',
   });
 }

@@ -5,7 +5,9 @@ import { limitOption, teamOption } from '../lib/options.js';
 const action = actionsFrom(() => import('../actions/domains.js'));
 
 export function registerDomains(program: Command): void {
-  const domains = program.command('domains').description('sending domains: the DNS records to publish, and their verification');
+  const domains = program
+    .command('domains')
+    .description('sending domains: the DNS records to publish, and their verification');
 
   domains
     .command('add')
@@ -45,7 +47,9 @@ export function registerDomains(program: Command): void {
 
   domains
     .command('check')
-    .description('every record: expected value, what DNS answers now, a verdict; then hints (SPF past 10 lookups, two SPF records, no DMARC). Changes nothing; exits 1 while a required record is missing or wrong, so it suits monitoring')
+    .description(
+      'every record: expected value, what DNS answers now, a verdict; then hints (SPF past 10 lookups, two SPF records, no DMARC). Changes nothing; exits 1 while a required record is missing or wrong, so it suits monitoring',
+    )
     .argument('<domain>', 'domain name or id')
     .addOption(teamOption())
     .action(action('check'));

@@ -7,7 +7,9 @@ const action = actionsFrom(() => import('../actions/erase.js'));
 export function registerErase(program: Command): void {
   program
     .command('erase')
-    .description('erase addresses from everything the team keeps (contacts, mail, events, logs, captured mail), with a progress bar and a receipt per kind')
+    .description(
+      'erase addresses from everything the team keeps (contacts, mail, events, logs, captured mail), with a progress bar and a receipt per kind',
+    )
     .argument('[emails...]', 'addresses to erase')
     .addOption(new Option('--file <path>', 'a file of addresses, one per line (or the first column of a CSV)'))
     .addOption(new Option('--dry-run', 'count what would be erased, change nothing'))

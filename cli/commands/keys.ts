@@ -12,7 +12,11 @@ export function registerKeys(program: Command): void {
     .command('create')
     .description('create an API key; the token is printed once')
     .requiredOption('--name <name>', 'a name to recognise the key by')
-    .addOption(new Option('--permission <permission>', 'what the key may do').choices(['full_access', 'sending_access']).default('full_access'))
+    .addOption(
+      new Option('--permission <permission>', 'what the key may do')
+        .choices(['full_access', 'sending_access'])
+        .default('full_access'),
+    )
     .addOption(teamOption())
     .action(action('create'));
 

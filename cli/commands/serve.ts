@@ -6,7 +6,11 @@ const action = actionsFrom(() => import('../actions/serve.js'));
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('run the appliance: the HTTP API, the job worker and, with POSTLANE_INBOUND_PORT, the inbound SMTP listener (or one of them, with --role); SIGTERM or SIGINT drains and exits 0')
-    .addOption(new Option('--role <role>', 'what this process runs').choices(['all', 'api', 'worker', 'inbound']).default('all'))
+    .description(
+      'run the appliance: the HTTP API, the job worker and, with POSTLANE_INBOUND_PORT, the inbound SMTP listener (or one of them, with --role); SIGTERM or SIGINT drains and exits 0',
+    )
+    .addOption(
+      new Option('--role <role>', 'what this process runs').choices(['all', 'api', 'worker', 'inbound']).default('all'),
+    )
     .action(action('serve'));
 }

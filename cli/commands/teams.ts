@@ -8,14 +8,17 @@ const action = actionsFrom(() => import('../actions/teams.js'));
 /** `--owner a@x.com --owner b@x.com`: bare addresses, checked as strictly as recipients. */
 function collectOwner(value: string, previous: string[] = []): string[] {
   const parsed = parseMailbox(value);
-  if (typeof parsed === 'string' || parsed.name !== null) throw new InvalidArgumentError('must be a bare email address');
+  if (typeof parsed === 'string' || parsed.name !== null)
+    throw new InvalidArgumentError('must be a bare email address');
   return [...previous, parsed.address.toLowerCase()];
 }
 
 const planOption = () => new Option('--plan <plan>', 'the plan in cloud mode').choices([...PLAN_NAMES]);
 
 export function registerTeams(program: Command): void {
-  const teams = program.command('teams').description('manage teams: who owns them (owner notices go there) and their plan');
+  const teams = program
+    .command('teams')
+    .description('manage teams: who owns them (owner notices go there) and their plan');
 
   teams
     .command('create')
@@ -25,20 +28,21 @@ export function registerTeams(program: Command): void {
     .addOption(planOption())
     .action(action('create'));
 
-  teams
-    .command('list')
-    .description('list every team with its plan and owners')
-    .action(action('list'));
+  teams.command('list').description('list every team with its plan and owners').action(action('list'));
 
   teams
     .command('show')
-    .description("a team's owners, plan, keys, domains, contacts, today's mail, its bounce and complaint rates against their lines, its sending pause and episodes")
+    .description(
+      "a team's owners, plan, keys, domains, contacts, today's mail, its bounce and complaint rates against their lines, its sending pause and episodes",
+    )
     .argument('[team]', 'team id or name (default: the only team)')
     .action(action('show'));
 
   teams
     .command('unpause')
-    .description('lift a sending pause the bounce or complaint rate set; the rates cannot pause the team again for --hours')
+    .description(
+      'lift a sending pause the bounce or complaint rate set; the rates cannot pause the team again for --hours',
+    )
     .argument('[team]', 'team id or name (default: the only team)')
     .addOption(new Option('--hours <hours>', 'how long the rates may not pause the team again (1-168)').default('24'))
     .action(action('unpause'));
@@ -50,6 +54,11 @@ export function registerTeams(program: Command): void {
     .option('--name <name>', 'a new name')
     .option('--owner <email>', 'replace the owners with these (repeat for more)', collectOwner)
     .addOption(planOption())
-    .addOption(new Option('--overage <on|off>', 'monthly plans: bill sends past the included volume, or refuse them').choices(['on', 'off']))
+    .addOption(
+      new Option('--overage <on|off>', 'monthly plans: bill sends past the included volume, or refuse them').choices([
+        'on',
+        'off',
+      ]),
+    )
     .action(action('update'));
 }

@@ -7,12 +7,17 @@ const action = actionsFrom(() => import('../actions/usage.js'));
 export function registerUsage(program: Command): void {
   program
     .command('usage')
-    .description("a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted, delivered, bounced and complained mail")
+    .description(
+      "a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted, delivered, bounced and complained mail",
+    )
     .addOption(teamOption())
-    .addOption(new Option('--days <n>', 'how many days to chart, today included').default(14).argParser((value) => {
-      const days = Number(value);
-      if (!Number.isInteger(days) || days < 1 || days > 366) throw new InvalidArgumentError('must be a whole number from 1 to 366');
-      return days;
-    }))
+    .addOption(
+      new Option('--days <n>', 'how many days to chart, today included').default(14).argParser((value) => {
+        const days = Number(value);
+        if (!Number.isInteger(days) || days < 1 || days > 366)
+          throw new InvalidArgumentError('must be a whole number from 1 to 366');
+        return days;
+      }),
+    )
     .action(action('usage'));
 }

@@ -7,9 +7,13 @@ import { limitOption, teamOption } from '../lib/options.js';
 const action = actionsFrom(() => import('../actions/webhooks.js'));
 
 const overlapOption = () =>
-  new Option('--overlap-hours <hours>', 'hours the old secret keeps signing beside the new one (0-72; 0 drops it at once)')
+  new Option(
+    '--overlap-hours <hours>',
+    'hours the old secret keeps signing beside the new one (0-72; 0 drops it at once)',
+  )
     .argParser((value) => {
-      if (!/^\d+$/.test(value) || Number(value) > 72) throw new InvalidArgumentError('must be a whole number from 0 to 72');
+      if (!/^\d+$/.test(value) || Number(value) > 72)
+        throw new InvalidArgumentError('must be a whole number from 0 to 72');
       return Number(value);
     })
     .default(DEFAULT_OVERLAP_HOURS);
@@ -19,14 +23,18 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('list')
-    .description('list the webhook endpoints of a team with their status and exhausted deliveries in a row (never their secrets)')
+    .description(
+      'list the webhook endpoints of a team with their status and exhausted deliveries in a row (never their secrets)',
+    )
     .addOption(teamOption())
     .addOption(limitOption(100))
     .action(action('list'));
 
   webhooks
     .command('rotate')
-    .description('rotate the signing secret of an endpoint; the new secret is shown once, in a card with the endpoint and when the old secret stops signing')
+    .description(
+      'rotate the signing secret of an endpoint; the new secret is shown once, in a card with the endpoint and when the old secret stops signing',
+    )
     .argument('<id>', 'webhook id')
     .addOption(overlapOption())
     .addOption(
@@ -47,7 +55,9 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('deliveries')
-    .description("list an endpoint's recent deliveries, newest first: type, status, attempts, last answer, next attempt")
+    .description(
+      "list an endpoint's recent deliveries, newest first: type, status, attempts, last answer, next attempt",
+    )
     .argument('<id>', 'webhook id')
     .addOption(teamOption())
     .addOption(limitOption(20))

@@ -8,7 +8,7 @@ export function Problems({ title, problems, hint }: { title: string; problems: s
         ✖ {title}
       </Text>
       {problems.map((problem, index) => (
-        <Text key={index}>  - {problem}</Text>
+        <Text key={index}> - {problem}</Text>
       ))}
       {hint ? <Text color="gray">{hint}</Text> : null}
     </Box>

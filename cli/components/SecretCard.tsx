@@ -17,11 +17,14 @@ export function SecretCard({ title, rows, secret, note }: SecretCardProps) {
       <Text> </Text>
       {rows.map(([label, value]) => (
         <Text key={label}>
-          <Text color="gray">{label.padEnd(width)}</Text>  {value}
+          <Text color="gray">{label.padEnd(width)}</Text> {value}
         </Text>
       ))}
       <Text>
-        <Text color="gray">{secret.label.padEnd(width)}</Text>  <Text bold color="green">{secret.value}</Text>
+        <Text color="gray">{secret.label.padEnd(width)}</Text>{' '}
+        <Text bold color="green">
+          {secret.value}
+        </Text>
       </Text>
       <Text> </Text>
       <Text color="yellow">{note}</Text>

@@ -65,7 +65,10 @@ export function Table({ columns, rows, empty = 'Nothing to show.', width }: Tabl
     const wrapped = row.map((cell, i) => wrapCell(cell, widths[i]!));
     const height = Math.max(...wrapped.map((w) => w.length));
     return Array.from({ length: height }, (_, at) =>
-      wrapped.map((cellLines, i) => (cellLines[at] ?? '').padEnd(widths[i]!)).join(' '.repeat(GAP)).trimEnd(),
+      wrapped
+        .map((cellLines, i) => (cellLines[at] ?? '').padEnd(widths[i]!))
+        .join(' '.repeat(GAP))
+        .trimEnd(),
     );
   };
   return (

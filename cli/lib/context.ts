@@ -23,8 +23,7 @@ export function actionsFrom<M extends Record<keyof M, Action>>(load: () => Promi
 function command(fn: (...args: unknown[]) => Promise<void>) {
   return async (...args: unknown[]) => {
     const options = args.findLast((a) => typeof a === 'object' && a !== null && 'optsWithGlobals' in a) as
-      | { optsWithGlobals(): GlobalOptions }
-      | undefined;
+      { optsWithGlobals(): GlobalOptions } | undefined;
     const json = Boolean(options?.optsWithGlobals().json);
     try {
       await fn(...args);
@@ -45,16 +44,24 @@ async function reportFailure(err: Error, json: boolean): Promise<number> {
 
 function describeFailure(err: Error): { title: string; problems: string[]; hint?: string } {
   if (err instanceof ConfigError) {
-    return { title: 'The configuration is invalid', problems: err.problems, hint: 'Fix the environment variables or the config file, then run the command again.' };
+    return {
+      title: 'The configuration is invalid',
+      problems: err.problems,
+      hint: 'Fix the environment variables or the config file, then run the command again.',
+    };
   }
-  if (err instanceof DatabaseUnavailableError) return { title: err.message, problems: [], hint: 'Is PostgreSQL running? `systemctl status postgresql`' };
+  if (err instanceof DatabaseUnavailableError)
+    return { title: err.message, problems: [], hint: 'Is PostgreSQL running? `systemctl status postgresql`' };
   if (err instanceof PendingMigrationsError) return { title: err.message, problems: err.pending };
   if (err instanceof ApiError) return { title: err.message, problems: [] };
   return { title: err.message || 'Unexpected failure', problems: [] };
 }
 
 /** Config, a database connection and a unit of work, for commands that talk to Postgres directly. */
-export async function withDatabase<T>(fn: (ctx: { config: Config; orm: MikroORM }) => Promise<T>, config: Config = loadConfig()): Promise<T> {
+export async function withDatabase<T>(
+  fn: (ctx: { config: Config; orm: MikroORM }) => Promise<T>,
+  config: Config = loadConfig(),
+): Promise<T> {
   await waitForDatabase(config, null, 5_000);
   const orm = await initOrm(config);
   try {

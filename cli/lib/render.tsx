@@ -26,13 +26,19 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
  * drawn. Stops at the first failure and rethrows it; with `keepGoing` every step runs, and a
  * failed step's result is its Error.
  */
-export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean }): Promise<unknown[]> {
+export async function renderTasks(
+  tasks: Task<any>[],
+  { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean },
+): Promise<unknown[]> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
   const live = !quiet && process.stderr.isTTY;
-  const instance = live ? render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false }) : null;
+  const instance = live
+    ? render(<TaskList tasks={views} />, { stdout: process.stderr, patchConsole: false, exitOnCtrlC: false })
+    : null;
   const redraw = (index: number) => {
     if (instance) instance.rerender(<TaskList tasks={[...views]} />);
-    else if (!quiet && views[index]!.state !== 'running') process.stderr.write(`${renderToString(<TaskList tasks={[views[index]!]} />, { columns: 10_000 })}\n`);
+    else if (!quiet && views[index]!.state !== 'running')
+      process.stderr.write(`${renderToString(<TaskList tasks={[views[index]!]} />, { columns: 10_000 })}\n`);
   };
   const results: unknown[] = [];
   try {
@@ -42,7 +48,12 @@ export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false
       try {
         const result = await task.run();
         results.push(result);
-        views[index] = { ...views[index]!, state: task.state?.(result) ?? 'done', detail: task.detail?.(result), hint: task.hint?.(result) };
+        views[index] = {
+          ...views[index]!,
+          state: task.state?.(result) ?? 'done',
+          detail: task.detail?.(result),
+          hint: task.hint?.(result),
+        };
       } catch (err) {
         views[index] = { ...views[index]!, state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
         if (!keepGoing) throw err;
@@ -59,9 +70,11 @@ export async function renderTasks(tasks: Task<any>[], { quiet, keepGoing = false
 }
 
 /** The width tables fit into: the terminal's, or none when piped (whole rows for `grep` and `cut`). */
-export const terminalWidth = (stream: NodeJS.WriteStream = process.stdout) => (stream.isTTY ? stream.columns : undefined);
+export const terminalWidth = (stream: NodeJS.WriteStream = process.stdout) =>
+  stream.isTTY ? stream.columns : undefined;
 
-export const renderTable = (props: TableProps) => renderOnce(<Table width={terminalWidth()} {...props} />, process.stdout);
+export const renderTable = (props: TableProps) =>
+  renderOnce(<Table width={terminalWidth()} {...props} />, process.stdout);
 
 export const renderElement = (element: ReactElement) => renderOnce(element, process.stdout);
 

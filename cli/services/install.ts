@@ -84,7 +84,10 @@ export function installTasks(options: InstallOptions): { tasks: Task<any>[]; res
             return false;
           }
           const team = await createTeam({ orm }, { name: options.teamName });
-          const { apiKey, token } = await createApiKey({ orm }, team.id, { name: `install ${randomUUID().slice(0, 8)}`, permission: 'full_access' });
+          const { apiKey, token } = await createApiKey({ orm }, team.id, {
+            name: `install ${randomUUID().slice(0, 8)}`,
+            permission: 'full_access',
+          });
           partial.team = { id: team.id, name: team.name, created: true };
           partial.api_key = { id: apiKey.id, token };
           return true;

@@ -21,7 +21,8 @@ export async function resolveTeam(orm: MikroORM, team: string | undefined, objec
   if (team) return teamNamed(teams, team);
   const owners = object ? new Set(await object.owners(orm)) : new Set<string>();
   if (owners.size === 1) return teams.find((t) => owners.has(t.id))!;
-  if (owners.size > 1) throw new Error(`${owners.size} teams have ${object!.label}; name one with --team <id or name>.`);
+  if (owners.size > 1)
+    throw new Error(`${owners.size} teams have ${object!.label}; name one with --team <id or name>.`);
   if (teams.length === 1) return teams[0]!;
   if (teams.length === 0) throw new Error('There is no team yet. Run `postlane install` first.');
   if (object) throw new Error(`No team has ${object.label}.`);
@@ -33,7 +34,8 @@ function teamNamed(teams: ITeam[], idOrName: string): ITeam {
   if (byId) return byId;
   const byName = teams.filter((t) => t.name === idOrName);
   if (byName.length === 1) return byName[0]!;
-  if (byName.length > 1) throw new Error(`${byName.length} teams are named ${idOrName}; name one by its id (\`postlane teams list\`).`);
+  if (byName.length > 1)
+    throw new Error(`${byName.length} teams are named ${idOrName}; name one by its id (\`postlane teams list\`).`);
   throw new Error(`No team has the id or name ${idOrName}.`);
 }
 

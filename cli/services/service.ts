@@ -17,7 +17,8 @@ const UNIT = '/etc/systemd/system/postlane.service';
 /** bin/postlane.js of this checkout, found upwards: this module runs from cli/ (tsx) and from dist/cli/. */
 const BIN = (() => {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin', 'postlane.js'))) return join(dir, 'bin', 'postlane.js');
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin', 'postlane.js')))
+      return join(dir, 'bin', 'postlane.js');
   }
   throw new Error('bin/postlane.js not found above this module');
 })();
@@ -42,12 +43,21 @@ export interface ServiceStatus {
  */
 export function serviceLayout(env: NodeJS.ProcessEnv = process.env) {
   const root = process.getuid?.() === 0;
-  const stateDir = env.POSTLANE_STATE_DIR || (root ? '/var/lib/postlane' : join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'postlane'));
+  const stateDir =
+    env.POSTLANE_STATE_DIR ||
+    (root ? '/var/lib/postlane' : join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'postlane'));
   const mode: ServiceMode = root && existsSync('/run/systemd/system') && existsSync(UNIT) ? 'systemd' : 'background';
-  return { mode, stateDir, pidFile: join(stateDir, 'postlane.pid'), logFile: join(stateDir, 'postlane.log'), user: root ? env.POSTLANE_SERVICE_USER || 'postlane' : null };
+  return {
+    mode,
+    stateDir,
+    pidFile: join(stateDir, 'postlane.pid'),
+    logFile: join(stateDir, 'postlane.log'),
+    user: root ? env.POSTLANE_SERVICE_USER || 'postlane' : null,
+  };
 }
 
-const systemctl = (...args: string[]) => execFileSync('systemctl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const systemctl = (...args: string[]) =>
+  execFileSync('systemctl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 export function serviceStatus(env: NodeJS.ProcessEnv = process.env): ServiceStatus {
   const layout = serviceLayout(env);
@@ -59,7 +69,13 @@ export function serviceStatus(env: NodeJS.ProcessEnv = process.env): ServiceStat
         .map((line) => line.split('=', 2) as [string, string]),
     );
     const pid = Number(fields.MainPID) || null;
-    return { mode: 'systemd', running: fields.ActiveState === 'active', pid, user: pid ? processUser(pid) : null, log: 'journalctl -u postlane' };
+    return {
+      mode: 'systemd',
+      running: fields.ActiveState === 'active',
+      pid,
+      user: pid ? processUser(pid) : null,
+      log: 'journalctl -u postlane',
+    };
   }
   const pid = backgroundPid(layout.pidFile);
   return { mode: 'background', running: pid !== null, pid, user: pid ? processUser(pid) : null, log: layout.logFile };
@@ -132,7 +148,8 @@ export async function restartService(env: NodeJS.ProcessEnv = process.env): Prom
   }
   await stopService(env);
   const account = layout.user === null ? null : passwdEntry((entry) => entry.name === layout.user);
-  if (layout.user !== null && !account) throw new Error(`no user ${layout.user} to run Postlane as: ./install.sh creates it`);
+  if (layout.user !== null && !account)
+    throw new Error(`no user ${layout.user} to run Postlane as: ./install.sh creates it`);
   mkdirSync(layout.stateDir, { recursive: true, mode: 0o750 });
   const log = openSync(layout.logFile, 'a', 0o640);
   try {
@@ -142,7 +159,13 @@ export async function restartService(env: NodeJS.ProcessEnv = process.env): Prom
       detached: true,
       stdio: ['ignore', log, log],
       cwd: '/',
-      env: { PATH: env.PATH ?? '/usr/bin:/bin', HOME: account?.home ?? env.HOME ?? '/', LANG: env.LANG ?? 'C.UTF-8', POSTLANE_CONFIG: configFilePath(env), NODE_ENV: 'production' },
+      env: {
+        PATH: env.PATH ?? '/usr/bin:/bin',
+        HOME: account?.home ?? env.HOME ?? '/',
+        LANG: env.LANG ?? 'C.UTF-8',
+        POSTLANE_CONFIG: configFilePath(env),
+        NODE_ENV: 'production',
+      },
       ...(account ? { uid: account.uid, gid: account.gid } : {}),
     });
     child.unref();

@@ -16,4 +16,5 @@ export const newId = (): string => v7();
 export const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
 
 /** 16 bytes back as an id's text. */
-export const uuidText = (raw: Buffer) => raw.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+export const uuidText = (raw: Buffer) =>
+  raw.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');

@@ -21,7 +21,11 @@ export class DatabaseUnavailableError extends Error {
 }
 
 /** Retries with backoff until the database answers (`timeoutMs` may be infinite); nothing that needs it is constructed before. */
-export async function waitForDatabase(config: Pick<Config, 'DATABASE_URL'>, logger: Logger | null, timeoutMs = 60_000): Promise<void> {
+export async function waitForDatabase(
+  config: Pick<Config, 'DATABASE_URL'>,
+  logger: Logger | null,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1, delay = 250; ; attempt += 1, delay = Math.min(delay * 2, 5_000)) {
     const client = new pg.Client({ connectionString: config.DATABASE_URL, connectionTimeoutMillis: 5_000 });
@@ -33,7 +37,8 @@ export async function waitForDatabase(config: Pick<Config, 'DATABASE_URL'>, logg
     } catch (err) {
       if (Date.now() + delay > deadline) throw new DatabaseUnavailableError(err as Error);
       // Attempts 1, 2, 4, 8…: a long wait (a service started before its database) logs a few lines, not one per try.
-      if ((attempt & (attempt - 1)) === 0) logger?.warn({ attempt, retryInMs: delay, err: (err as Error).message }, 'waiting for the database');
+      if ((attempt & (attempt - 1)) === 0)
+        logger?.warn({ attempt, retryInMs: delay, err: (err as Error).message }, 'waiting for the database');
       await sleep(delay);
     } finally {
       await client.end().catch(() => {});
@@ -49,14 +54,22 @@ export async function waitForDatabase(config: Pick<Config, 'DATABASE_URL'>, logg
  */
 export async function setPooledStatementTimeout(config: Config, logger: Logger | null): Promise<void> {
   if (!behindPooler(config)) return;
-  const client = new pg.Client({ connectionString: config.POSTLANE_DATABASE_DIRECT_URL, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({
+    connectionString: config.POSTLANE_DATABASE_DIRECT_URL,
+    connectionTimeoutMillis: 5_000,
+  });
   client.on('error', () => {});
   try {
     await client.connect();
     const { db } = (await client.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!;
-    await client.query(`ALTER ROLE CURRENT_USER IN DATABASE ${client.escapeIdentifier(db)} SET statement_timeout = ${config.POSTLANE_STATEMENT_TIMEOUT_SECONDS * 1000}`);
+    await client.query(
+      `ALTER ROLE CURRENT_USER IN DATABASE ${client.escapeIdentifier(db)} SET statement_timeout = ${config.POSTLANE_STATEMENT_TIMEOUT_SECONDS * 1000}`,
+    );
   } catch (err) {
-    logger?.warn({ err: (err as Error).message }, 'could not set the statement timeout of the pooled role; set it in PostgreSQL (docs/operations.md, "PgBouncer")');
+    logger?.warn(
+      { err: (err as Error).message },
+      'could not set the statement timeout of the pooled role; set it in PostgreSQL (docs/operations.md, "PgBouncer")',
+    );
   } finally {
     await client.end().catch(() => {});
   }
@@ -72,7 +85,12 @@ export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
  */
 export async function migrate(config: Config): Promise<string[]> {
   // No statement timeout for an index build, whatever the role's default (setPooledStatementTimeout).
-  const pool = { min: 0, max: 2, afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) => connection.query('SET statement_timeout = 0', (err: Error | null) => done(err, connection)) };
+  const pool = {
+    min: 0,
+    max: 2,
+    afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) =>
+      connection.query('SET statement_timeout = 0', (err: Error | null) => done(err, connection)),
+  };
   const orm = await initOrm(config, { clientUrl: config.POSTLANE_DATABASE_DIRECT_URL, pool: pool as Options['pool'] });
   try {
     return (await orm.migrator.up()).map((m) => m.name);

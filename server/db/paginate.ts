@@ -31,22 +31,37 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   const cursorId = page.after ?? page.before;
   let filter = where;
   if (cursorId) {
-    const cursor = await em.findOne(entity, { $and: [where, { id: cursorId }] } as FilterQuery<T>, { fields: ['id', 'createdAt'] as never });
-    if (!cursor) throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
+    const cursor = await em.findOne(entity, { $and: [where, { id: cursorId }] } as FilterQuery<T>, {
+      fields: ['id', 'createdAt'] as never,
+    });
+    if (!cursor)
+      throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
     const op = page.after ? '<' : '>';
-    const seek = raw((alias: string) => `(${alias}.created_at, ${alias}.id) ${op} (?, ?)`, [cursor.createdAt, cursor.id]);
+    const seek = raw(
+      (alias: string) => `(${alias}.created_at, ${alias}.id) ${op} (?, ?)`,
+      [cursor.createdAt, cursor.id],
+    );
     filter = { $and: [where, { [seek]: [] }] } as FilterQuery<T>;
   }
   const direction = page.before ? 'asc' : 'desc';
-  const rows = await em.find(entity, filter, { orderBy: { createdAt: direction, id: direction } as never, limit: page.limit + 1, exclude: exclude as never });
+  const rows = await em.find(entity, filter, {
+    orderBy: { createdAt: direction, id: direction } as never,
+    limit: page.limit + 1,
+    exclude: exclude as never,
+  });
   const data = rows.slice(0, page.limit);
   if (page.before) data.reverse();
   return { data, hasMore: rows.length > page.limit };
 }
 
 /** The same paging over a short list already in memory, newest first (a contact's topics). */
-export function paginateInMemory<T extends { id: string; createdAt: Date }>(items: readonly T[], page: PageQuery): Page<T> {
-  const sorted = [...items].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+export function paginateInMemory<T extends { id: string; createdAt: Date }>(
+  items: readonly T[],
+  page: PageQuery,
+): Page<T> {
+  const sorted = [...items].sort(
+    (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+  );
   return paginateInOrder(sorted, page);
 }
 
@@ -57,10 +72,13 @@ export function paginateInOrder<T extends { id: string }>(sorted: readonly T[], 
   let end = sorted.length;
   if (cursorId) {
     const at = sorted.findIndex((item) => item.id === cursorId);
-    if (at < 0) throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
+    if (at < 0)
+      throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
     if (page.after) start = at + 1;
     else end = at;
   }
-  const data = page.before ? sorted.slice(Math.max(start, end - page.limit), end) : sorted.slice(start, start + page.limit);
+  const data = page.before
+    ? sorted.slice(Math.max(start, end - page.limit), end)
+    : sorted.slice(start, start + page.limit);
   return { data, hasMore: page.before ? end - page.limit > start : start + page.limit < end };
 }

@@ -21,10 +21,18 @@ export function withoutNamedStatements(orm: MikroORM): void {
  * parameters, so lists travel as one JSON parameter (`jsonb_array_elements_text(?::jsonb)`,
  * `jsonb_to_recordset(?::jsonb)`).
  */
-export async function sqlQuery<T>(em: EntityManager, sql: string, bindings: readonly unknown[] = [], name?: string): Promise<T[]> {
+export async function sqlQuery<T>(
+  em: EntityManager,
+  sql: string,
+  bindings: readonly unknown[] = [],
+  name?: string,
+): Promise<T[]> {
   const named = name !== undefined && !unnamed.has(em.config);
   // Unnamed, the name still labels the statement where an operator sees it (pg_stat_activity, logs).
-  const query = em.getConnection().getKnex().raw(name && !named ? `/* ${name} */ ${sql}` : sql, bindings as never);
+  const query = em
+    .getConnection()
+    .getKnex()
+    .raw(name && !named ? `/* ${name} */ ${sql}` : sql, bindings as never);
   if (named) query.options({ name });
   const transaction = em.getTransactionContext();
   if (transaction) query.transacting(transaction as never);
@@ -33,4 +41,9 @@ export async function sqlQuery<T>(em: EntityManager, sql: string, bindings: read
 }
 
 /** A hot-path statement on the ORM's current context, prepared once per connection under `name`. */
-export const preparedQuery = <T>(orm: MikroORM, name: string, sql: string, bindings: readonly unknown[]): Promise<T[]> => sqlQuery<T>(orm.em, sql, bindings, name);
+export const preparedQuery = <T>(
+  orm: MikroORM,
+  name: string,
+  sql: string,
+  bindings: readonly unknown[],
+): Promise<T[]> => sqlQuery<T>(orm.em, sql, bindings, name);

@@ -6,7 +6,23 @@ import { errorFields, type Logger } from '../logger.js';
  * wrong": connection errors, admin shutdown / cannot connect now (a restart), too many connections,
  * statement timeout.
  */
-const UNAVAILABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_CODES = new Set([
+  '57014',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
 /**
  * The last one: when BEGIN fails on a connection that has just been cut (a failover: HAProxy shuts
  * the old primary's sessions), knex swallows that error, hands over the transaction as completed,
@@ -34,12 +50,16 @@ export const outageBackoffMs = (attempt: number) => Math.min(1_000 * 2 ** attemp
  * length. `work` must be safe to run twice (a lease or compare-and-set behind every write).
  * Stops waiting, rethrowing the last error, once `signal` aborts (shutdown).
  */
-export async function retryWhileUnavailable<T>(work: () => Promise<T>, { logger, what, signal }: { logger: Logger; what: string; signal?: AbortSignal }): Promise<T> {
+export async function retryWhileUnavailable<T>(
+  work: () => Promise<T>,
+  { logger, what, signal }: { logger: Logger; what: string; signal?: AbortSignal },
+): Promise<T> {
   let since: number | null = null;
   for (let attempt = 0; ; attempt += 1) {
     try {
       const result = await work();
-      if (since !== null) logger.info({ what, waitedMs: Date.now() - since, attempts: attempt }, 'database back; resuming');
+      if (since !== null)
+        logger.info({ what, waitedMs: Date.now() - since, attempts: attempt }, 'database back; resuming');
       return result;
     } catch (err) {
       // A statement timeout is the query's own trouble, not an outage: retrying would loop on it.
@@ -76,9 +96,13 @@ export function throttledErrorLog(logger: Logger, what: string, windowMs = 10_00
 export function knexLog(logger: Logger) {
   const dropped = throttledErrorLog(logger, 'database connection dropped from the pool');
   return {
-    warn: (message: string) => (/^Connection Error/.test(message) ? dropped(new Error(message)) : logger.warn({ err: message }, 'database driver warning')),
+    warn: (message: string) =>
+      /^Connection Error/.test(message)
+        ? dropped(new Error(message))
+        : logger.warn({ err: message }, 'database driver warning'),
     error: (message: string) => logger.error({ err: message }, 'database driver error'),
-    deprecate: (method: string, alternative: string) => logger.debug({ method, alternative }, 'database driver deprecation'),
+    deprecate: (method: string, alternative: string) =>
+      logger.debug({ method, alternative }, 'database driver deprecation'),
     debug: () => {},
   };
 }

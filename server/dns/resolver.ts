@@ -2,7 +2,8 @@ import { Resolver } from 'node:dns/promises';
 import type { Config } from '../../config/index.js';
 
 /** What one DNS question got: the answers, none (the name or type does not exist), or no usable answer. */
-export type DnsAnswer = { kind: 'found'; values: string[] } | { kind: 'missing' } | { kind: 'unavailable'; reason: string };
+export type DnsAnswer =
+  { kind: 'found'; values: string[] } | { kind: 'missing' } | { kind: 'unavailable'; reason: string };
 
 export type DnsRecordType = 'TXT' | 'CNAME' | 'MX';
 
@@ -32,7 +33,10 @@ export class DnsResolver {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (MISSING_CODES.has(code)) return { kind: 'missing' };
-      return { kind: 'unavailable', reason: code === 'ETIMEOUT' || code === 'ECANCELLED' ? 'timeout' : code || (err as Error).message };
+      return {
+        kind: 'unavailable',
+        reason: code === 'ETIMEOUT' || code === 'ECANCELLED' ? 'timeout' : code || (err as Error).message,
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -62,7 +66,9 @@ export class DnsResolver {
       case 'CNAME':
         return (await resolver.resolveCname(name)).map((target) => target.replace(/\.$/, '').toLowerCase());
       case 'MX':
-        return (await resolver.resolveMx(name)).map((mx) => `${mx.priority} ${mx.exchange.replace(/\.$/, '').toLowerCase()}`);
+        return (await resolver.resolveMx(name)).map(
+          (mx) => `${mx.priority} ${mx.exchange.replace(/\.$/, '').toLowerCase()}`,
+        );
     }
   }
 }

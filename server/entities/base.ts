@@ -6,6 +6,9 @@ export const timestamp = () => p.datetime(3);
 
 /** Composed into every entity: a UUID v7 id and a creation time, both set by the application. */
 export const baseProperties = {
-  id: p.uuid().primary().onCreate(() => newId()),
+  id: p
+    .uuid()
+    .primary()
+    .onCreate(() => newId()),
   createdAt: timestamp().onCreate(() => new Date()),
 };

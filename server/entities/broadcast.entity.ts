@@ -52,7 +52,9 @@ export const Broadcast = defineEntity({
     /** The next batch is not written before this (pacing, a parked quota). */
     nextBatchAt: timestamp().nullable(),
     canceledAt: timestamp().nullable(),
-    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: timestamp()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

@@ -61,7 +61,9 @@ export const Domain = defineEntity({
     checkAttempts: p.integer().default(0),
     /** Start of the current verification window (creation, a manual verify, or records lost); checks give up 72 h later. */
     checkingSince: timestamp().nullable(),
-    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: timestamp()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

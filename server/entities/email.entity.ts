@@ -7,7 +7,20 @@ export const EMAIL_STATUSES = ['queued', 'sending', 'sent', 'failed', 'canceled'
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 /** The wire's `last_event`. */
-export const EMAIL_LAST_EVENTS = ['queued', 'scheduled', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'opened', 'clicked', 'canceled', 'failed', 'suppressed'] as const;
+export const EMAIL_LAST_EVENTS = [
+  'queued',
+  'scheduled',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'complained',
+  'opened',
+  'clicked',
+  'canceled',
+  'failed',
+  'suppressed',
+] as const;
 export type EmailLastEvent = (typeof EMAIL_LAST_EVENTS)[number];
 
 const addresses = () => p.array().columnType('text[]');
@@ -19,8 +32,14 @@ export const Email = defineEntity({
     { name: 'email_outbox_idx', properties: ['status', 'sendAfter'] },
     { name: 'email_broadcast_idx', properties: ['broadcastId', 'status', 'attempts'] },
     // The drain's claim of due emails, and the release of expired leases (partial: only unsettled rows).
-    { name: 'email_due_idx', expression: `create index "email_due_idx" on "email" ("region", "send_after") where status = 'queued'` },
-    { name: 'email_lease_idx', expression: `create index "email_lease_idx" on "email" ("region", "lease_expires_at") where status = 'sending'` },
+    {
+      name: 'email_due_idx',
+      expression: `create index "email_due_idx" on "email" ("region", "send_after") where status = 'queued'`,
+    },
+    {
+      name: 'email_lease_idx',
+      expression: `create index "email_lease_idx" on "email" ("region", "lease_expires_at") where status = 'sending'`,
+    },
     // Provider events that lack our email_id tag are matched by the provider's message id.
     { name: 'email_provider_message_id_idx', properties: ['providerMessageId'] },
   ],
@@ -57,7 +76,9 @@ export const Email = defineEntity({
     providerMessageId: p.text().nullable(),
     lastError: p.text().nullable(),
     sentAt: timestamp().nullable(),
-    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: timestamp()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 
@@ -67,4 +88,7 @@ export interface IEmail extends InferEntity<typeof Email> {}
  * What events and outcomes read of an email: a loaded entity, or the drain's plain copy of a
  * claimed row (mapping a batch into managed entities cost the drain more than sending it).
  */
-export type EmailFacts = Pick<IEmail, 'id' | 'createdAt' | 'from' | 'to' | 'subject' | 'messageId' | 'broadcastId' | 'tags' | 'region'> & { team: { id: string } };
+export type EmailFacts = Pick<
+  IEmail,
+  'id' | 'createdAt' | 'from' | 'to' | 'subject' | 'messageId' | 'broadcastId' | 'tags' | 'region'
+> & { team: { id: string } };

@@ -14,7 +14,9 @@ export const IdempotencyKey = defineEntity({
     state: p.enum(['running', 'done']),
     statusCode: p.integer().nullable(),
     response: p.json<unknown>().nullable(),
-    createdAt: timestamp().onCreate(() => new Date()).index(),
+    createdAt: timestamp()
+      .onCreate(() => new Date())
+      .index(),
   },
 });
 

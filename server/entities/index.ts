@@ -28,14 +28,50 @@ import { WebhookDelivery } from './webhook-delivery.entity.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
-  ApiKey, ApiLog, Broadcast, CapturedMessage, Contact, ContactProperty, ContactTopic, DeliverabilityDay, DeliverabilityEpisode, Domain, Email, EmailAttachment, EmailRecipient, EmailTracking, ErasureRequest, Event,
-  IdempotencyKey, IngestedNotification, QuotaNotice, RateLimitWindow, ReceivedAttachment, ReceivedEmail, RegionBroadcastPause, Segment, SegmentMember, Suppression, Team, TeamDailyUsage, Template, Topic,
-  TrackingClick, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
+  ApiKey,
+  ApiLog,
+  Broadcast,
+  CapturedMessage,
+  Contact,
+  ContactProperty,
+  ContactTopic,
+  DeliverabilityDay,
+  DeliverabilityEpisode,
+  Domain,
+  Email,
+  EmailAttachment,
+  EmailRecipient,
+  EmailTracking,
+  ErasureRequest,
+  Event,
+  IdempotencyKey,
+  IngestedNotification,
+  QuotaNotice,
+  RateLimitWindow,
+  ReceivedAttachment,
+  ReceivedEmail,
+  RegionBroadcastPause,
+  Segment,
+  SegmentMember,
+  Suppression,
+  Team,
+  TeamDailyUsage,
+  Template,
+  Topic,
+  TrackingClick,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
-export type { DeliverabilityMetric, IDeliverabilityDay, IDeliverabilityEpisode, IRegionBroadcastPause } from './deliverability.entity.js';
+export type {
+  DeliverabilityMetric,
+  IDeliverabilityDay,
+  IDeliverabilityEpisode,
+  IRegionBroadcastPause,
+} from './deliverability.entity.js';
 export { DELIVERABILITY_METRICS } from './deliverability.entity.js';
 export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
 export type { IEmail, EmailFacts, EmailStatus, EmailLastEvent } from './email.entity.js';
@@ -63,8 +99,38 @@ export type { IWebhookDelivery, WebhookDeliveryStatus } from './webhook-delivery
 export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint.entity.js';
 
 export const entities = [
-  Team, Domain, ApiKey, Email, EmailRecipient, EmailAttachment, Event, CapturedMessage, IdempotencyKey, Suppression, ApiLog, TeamDailyUsage, QuotaNotice,
-  RateLimitWindow, Contact, ContactProperty, Segment, SegmentMember, Topic, ContactTopic, ErasureRequest, Template, Broadcast,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt, DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause, EmailTracking, TrackingClick, IngestedNotification,
-  ReceivedEmail, ReceivedAttachment,
+  Team,
+  Domain,
+  ApiKey,
+  Email,
+  EmailRecipient,
+  EmailAttachment,
+  Event,
+  CapturedMessage,
+  IdempotencyKey,
+  Suppression,
+  ApiLog,
+  TeamDailyUsage,
+  QuotaNotice,
+  RateLimitWindow,
+  Contact,
+  ContactProperty,
+  Segment,
+  SegmentMember,
+  Topic,
+  ContactTopic,
+  ErasureRequest,
+  Template,
+  Broadcast,
+  WebhookEndpoint,
+  WebhookDelivery,
+  WebhookAttempt,
+  DeliverabilityDay,
+  DeliverabilityEpisode,
+  RegionBroadcastPause,
+  EmailTracking,
+  TrackingClick,
+  IngestedNotification,
+  ReceivedEmail,
+  ReceivedAttachment,
 ];

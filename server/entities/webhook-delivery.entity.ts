@@ -41,7 +41,9 @@ export const WebhookDelivery = defineEntity({
     settledAt: timestamp().nullable(),
     lastStatusCode: p.integer().nullable(),
     lastError: p.text().nullable(),
-    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: timestamp()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

@@ -28,7 +28,9 @@ export const WebhookEndpoint = defineEntity({
     drainLeaseExpiresAt: timestamp().nullable(),
     /** When the owners were last told about an old backlog (at most daily). */
     backlogNoticeAt: timestamp().nullable(),
-    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: timestamp()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

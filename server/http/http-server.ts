@@ -1,7 +1,12 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Config } from '../../config/index.js';
 
-type TimeoutConfig = Pick<Config, 'POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS' | 'POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS' | 'POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS'>;
+type TimeoutConfig = Pick<
+  Config,
+  | 'POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS'
+  | 'POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS'
+  | 'POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS'
+>;
 
 /**
  * The Node HTTP server with explicit limits on slow clients: headers, the whole request (headers

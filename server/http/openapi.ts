@@ -7,7 +7,11 @@ type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSc
 
 const convert = (schema: v.GenericSchema, typeMode: 'input' | 'output'): JsonSchema => {
   // Transforms (address parsing, number coercion) have no JSON Schema form; the input side documents them.
-  const { $schema: _ignored, ...json } = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as JsonSchema;
+  const { $schema: _ignored, ...json } = toJsonSchema(schema, {
+    target: 'draft-2020-12',
+    typeMode,
+    errorMode: 'ignore',
+  }) as JsonSchema;
   return json;
 };
 
@@ -44,10 +48,22 @@ export function buildOpenApi(routes: readonly Route[], serverUrl: string) {
       ...(spec.permission === 'public' ? { security: [] } : {}),
       parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
       ...(spec.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: convert(spec.body, 'input'), ...examples(spec.examples?.request) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': { schema: convert(spec.body, 'input'), ...examples(spec.examples?.request) },
+              },
+            },
+          }
         : {}),
       responses: {
-        [status]: { description: 'Success', content: { 'application/json': { schema: convert(response, 'output'), ...examples(spec.examples?.response) } } },
+        [status]: {
+          description: 'Success',
+          content: {
+            'application/json': { schema: convert(response, 'output'), ...examples(spec.examples?.response) },
+          },
+        },
         default: ERROR_RESPONSE,
       },
       ...(spec.permission === 'sending_access' ? { 'x-postlane-permission': 'sending_access' } : {}),
@@ -63,7 +79,9 @@ export function buildOpenApi(routes: readonly Route[], serverUrl: string) {
     servers: [{ url: serverUrl }],
     security: [{ bearerAuth: [] }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer re_…`' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer re_…`' },
+      },
       schemas: { Error: convert(ErrorResponseSchema, 'output') },
     },
     paths,

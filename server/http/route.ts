@@ -29,7 +29,12 @@ export interface RouteExamples<B, R> {
   response: In<R>;
 }
 
-export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema = Schema> {
+export interface RouteSpec<
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+  R extends Schema = Schema,
+> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   path: string;
   operationId: string;
@@ -70,21 +75,34 @@ export interface Route {
   middleware: (deps: Deps) => Middleware<AppState>[];
 }
 
-export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, R extends Schema = Schema>(
-  spec: RouteSpec<P, Q, B, R>,
-  handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown,
-): Route {
+export function defineRoute<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+  R extends Schema = Schema,
+>(spec: RouteSpec<P, Q, B, R>, handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown): Route {
   const [status, responseSchema] = Object.entries(spec.responses)[0]!;
   return {
     spec: spec as Route['spec'],
     middleware: (deps) => [
-      ...(spec.permission === 'public' ? [] : [authenticate(deps), ...(deps.config.POSTLANE_RATE_LIMIT > 0 ? [rateLimit(deps)] : []), requirePermission(spec.permission)]),
+      ...(spec.permission === 'public'
+        ? []
+        : [
+            authenticate(deps),
+            ...(deps.config.POSTLANE_RATE_LIMIT > 0 ? [rateLimit(deps)] : []),
+            requirePermission(spec.permission),
+          ]),
       // Parsed only after the key is checked: an anonymous client cannot make us inflate and parse megabytes.
       ...(spec.body ? [body(spec.largeBody ? deps.config.POSTLANE_BODY_LIMIT_MB : 1)] : []),
       validate(spec),
       ...(spec.idempotent ? [idempotency(deps, `${spec.method.toUpperCase()} ${spec.path}`, Number(status))] : []),
       async function handle(ctx: AppContext) {
-        const response = await handler({ input: ctx.state.input as HandlerArgs<P, Q, B>['input'], auth: ctx.state.auth!, deps, ctx });
+        const response = await handler({
+          input: ctx.state.input as HandlerArgs<P, Q, B>['input'],
+          auth: ctx.state.auth!,
+          deps,
+          ctx,
+        });
         if (process.env.NODE_ENV !== 'production') v.parse(responseSchema, response);
         // Koa's status is 404 until something sets it: a handler may choose one (health's 503), else the spec's.
         const chosen = ctx.status === 404 ? Number(status) : ctx.status;

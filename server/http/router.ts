@@ -43,7 +43,9 @@ export const allRoutes: Route[] = [...resourceRoutes, ...systemRoutes(resourceRo
 export function createRouter(deps: Deps) {
   const router = new Router<AppState>();
   for (const route of allRoutes) {
-    router.register(route.spec.path, [route.spec.method.toUpperCase()], route.middleware(deps), { name: route.spec.operationId });
+    router.register(route.spec.path, [route.spec.method.toUpperCase()], route.middleware(deps), {
+      name: route.spec.operationId,
+    });
   }
   return router;
 }

@@ -40,15 +40,32 @@ export class AgendaJobs implements JobQueue {
     // hand, past Node's leak warning at 10.
     setMaxListeners(0, this.stopping);
     // Every finishing job saves its state (pitfall A11).
-    this.pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.POSTLANE_JOB_CONCURRENCY + 2, application_name: `postlane-jobs:${role}` });
+    this.pool = new pg.Pool({
+      connectionString: config.DATABASE_URL,
+      max: config.POSTLANE_JOB_CONCURRENCY + 2,
+      application_name: `postlane-jobs:${role}`,
+    });
     this.pool.on('error', throttledErrorLog(logger, 'job pool connection lost'));
     // LISTEN needs a session of its own for good: behind a transaction pooler the server connection
     // that ran it goes back to the pool, and the notifications with it. One for LISTEN, one for Agenda's NOTIFY.
-    this.listenPool = new pg.Pool({ connectionString: config.POSTLANE_DATABASE_DIRECT_URL, max: 2, application_name: `postlane-listen:${role}` });
+    this.listenPool = new pg.Pool({
+      connectionString: config.POSTLANE_DATABASE_DIRECT_URL,
+      max: 2,
+      application_name: `postlane-listen:${role}`,
+    });
     this.listenPool.on('error', throttledErrorLog(logger, 'job notification connection lost'));
-    const notificationChannel = new PostgresNotificationChannel({ pool: this.listenPool, channelName: AGENDA_NOTIFY_CHANNEL, reconnect: { enabled: true } });
+    const notificationChannel = new PostgresNotificationChannel({
+      pool: this.listenPool,
+      channelName: AGENDA_NOTIFY_CHANNEL,
+      reconnect: { enabled: true },
+    });
     notificationChannel.on('error', throttledErrorLog(logger, 'job notification channel error'));
-    const backend = new PostgresBackend({ pool: this.pool, ensureSchema: false, disableNotifications: true, name: this.name } as ConstructorParameters<typeof PostgresBackend>[0]);
+    const backend = new PostgresBackend({
+      pool: this.pool,
+      ensureSchema: false,
+      disableNotifications: true,
+      name: this.name,
+    } as ConstructorParameters<typeof PostgresBackend>[0]);
     // Agenda releases a lock it will not use (over the lock limit, a job not due yet) without awaiting
     // it: through an outage (a failover) that rejection went unhandled and ended the worker. A lock
     // not released expires after its lifetime.
@@ -101,13 +118,21 @@ export class AgendaJobs implements JobQueue {
       this.wakePending.clear();
       for (const jobName of names) {
         // The payload Agenda's own publish sends; workers read only jobName and nextRunAt from it.
-        const payload = JSON.stringify({ jobId: null, jobName, nextRunAt: null, priority: 0, timestamp: new Date().toISOString(), source: this.name });
+        const payload = JSON.stringify({
+          jobId: null,
+          jobName,
+          nextRunAt: null,
+          priority: 0,
+          timestamp: new Date().toISOString(),
+          source: this.name,
+        });
         this.pool.query('SELECT pg_notify($1, $2)', [AGENDA_NOTIFY_CHANNEL, payload]).catch(this.logWakeError);
       }
     }, WAKE_COALESCE_MS);
   }
 
-  private readonly logWakeError = (err: Error) => this.logger.warn({ err: err.message }, 'could not wake workers; they will poll');
+  private readonly logWakeError = (err: Error) =>
+    this.logger.warn({ err: err.message }, 'could not wake workers; they will poll');
 
   /** Defines every job on this process and starts picking them up: the worker role. */
   async start(deps: Deps, definitions: readonly AnyJobDefinition[]): Promise<void> {
@@ -119,17 +144,23 @@ export class AgendaJobs implements JobQueue {
           // A fresh EntityManager per run, like a request gets one. Through a database outage the run
           // waits and starts over (every handler is safe to run twice, pitfall A6) rather than failing:
           // Agenda could not record a failure then either, and the job would sit locked for a lock lifetime.
-          await retryWhileUnavailable(() => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})), {
-            logger: this.logger,
-            what: `job ${job.name}`,
-            signal: this.stopping,
-          });
+          await retryWhileUnavailable(
+            () => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})),
+            {
+              logger: this.logger,
+              what: `job ${job.name}`,
+              signal: this.stopping,
+            },
+          );
         },
         options,
       );
     }
     this.agenda.on('fail', (err: Error, agendaJob: { attrs: { name: string; id?: unknown } }) =>
-      this.logger.error({ err: errorFields(err), job: agendaJob.attrs.name, jobId: String(agendaJob.attrs.id) }, 'job failed'),
+      this.logger.error(
+        { err: errorFields(err), job: agendaJob.attrs.name, jobId: String(agendaJob.attrs.id) },
+        'job failed',
+      ),
     );
     // Agenda fetches due jobs only when it polls or hears a NOTIFY, not when a slot frees up: without
     // this a worker would send at most lockLimit emails per poll interval, however large the backlog.
@@ -166,5 +197,4 @@ export class AgendaJobs implements JobQueue {
     }
     await Promise.all([this.pool.end(), this.listenPool.end()]);
   }
-
 }

@@ -4,7 +4,8 @@ import { drainOutbox } from '../services/emails/drain-outbox.js';
 import { defineJob } from './define-job.js';
 
 /** Drain runs one worker process keeps going at once: one per region it serves, and at least two. */
-const drainsPerProcess = (config: { POSTLANE_PROVIDERS: { regions: readonly string[] }[] }) => Math.max(2, config.POSTLANE_PROVIDERS.flatMap((p) => p.regions).length);
+const drainsPerProcess = (config: { POSTLANE_PROVIDERS: { regions: readonly string[] }[] }) =>
+  Math.max(2, config.POSTLANE_PROVIDERS.flatMap((p) => p.regions).length);
 
 /** Sends a region's due emails in batches; Agenda only wakes it, the email rows are the truth. */
 export const emailDrainJob = defineJob({

@@ -7,7 +7,16 @@ import { maintenanceJob } from './maintenance.job.js';
 import { outboxSweepJob } from './outbox-sweep.job.js';
 import { webhookDeliverJob } from './webhook-deliver.job.js';
 
-export const jobDefinitions = [emailDrainJob, broadcastSendJob, outboxSweepJob, maintenanceJob, domainCheckJob, erasureJob, webhookDeliverJob, deliverabilityCheckJob];
+export const jobDefinitions = [
+  emailDrainJob,
+  broadcastSendJob,
+  outboxSweepJob,
+  maintenanceJob,
+  domainCheckJob,
+  erasureJob,
+  webhookDeliverJob,
+  deliverabilityCheckJob,
+];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
 export { RecordingJobQueue } from './job-queue.js';

@@ -28,7 +28,8 @@ export class RecordingJobQueue implements JobQueue {
 
   async enqueue<N extends JobName>(name: N, data: JobPayloads[N], at?: Date): Promise<void> {
     // As strict as Agenda: a timestamp that is not a Date (a raw row's string) must fail here too.
-    if (at !== undefined && !(at instanceof Date && Number.isFinite(at.getTime()))) throw new TypeError(`enqueue: not a Date: ${String(at)}`);
+    if (at !== undefined && !(at instanceof Date && Number.isFinite(at.getTime())))
+      throw new TypeError(`enqueue: not a Date: ${String(at)}`);
     this.jobs.push({ name, data, at });
   }
 

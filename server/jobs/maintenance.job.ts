@@ -18,6 +18,7 @@ export const maintenanceJob = defineJob({
     const outcomes = await runMaintenance(deps);
     const failed = outcomes.filter((o) => o.error);
     deps.logger.info({ outcomes }, 'maintenance done');
-    if (failed.length > 0) throw new Error(`maintenance failed: ${failed.map((o) => `${o.task}: ${o.error}`).join('; ')}`);
+    if (failed.length > 0)
+      throw new Error(`maintenance failed: ${failed.map((o) => `${o.task}: ${o.error}`).join('; ')}`);
   },
 });

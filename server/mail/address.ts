@@ -40,7 +40,8 @@ const parsed = new LRUCache<string, Mailbox>({ max: 10_000 });
 
 function parseUncached(input: string): Mailbox | string {
   if (input.length > MAX_INPUT_LENGTH) return 'is too long';
-  if (CONTROL_CHARACTERS.test(input) || LONE_SURROGATE.test(input)) return 'must not contain control characters, line breaks or broken characters';
+  if (CONTROL_CHARACTERS.test(input) || LONE_SURROGATE.test(input))
+    return 'must not contain control characters, line breaks or broken characters';
   let mailbox: ReturnType<typeof emailAddresses.parseOneAddress>;
   try {
     mailbox = emailAddresses.parseOneAddress({ input, rfc6532: true });
@@ -64,12 +65,16 @@ function parseUncached(input: string): Mailbox | string {
  * parser costs more per message than the rest of building one). Null for anything else.
  */
 export function splitFormatted(formatted: string): Pick<Mailbox, 'name' | 'address'> | null {
-  if (!formatted.endsWith('>')) return formatted.includes('@') && !formatted.includes(' ') ? { name: null, address: formatted } : null;
+  if (!formatted.endsWith('>'))
+    return formatted.includes('@') && !formatted.includes(' ') ? { name: null, address: formatted } : null;
   // An address has no spaces, so the last " <" opens it, whatever the (quoted) name holds.
   const open = formatted.lastIndexOf(' <');
   if (open <= 0) return null;
   const name = formatted.slice(0, open);
-  return { name: name.startsWith('"') ? name.slice(1, -1).replace(/\\(["\\])/g, '$1') : name, address: formatted.slice(open + 2, -1) };
+  return {
+    name: name.startsWith('"') ? name.slice(1, -1).replace(/\\(["\\])/g, '$1') : name,
+    address: formatted.slice(open + 2, -1),
+  };
 }
 
 /** Quote a display name whenever it holds characters outside RFC 5322 `atext` and spaces. */

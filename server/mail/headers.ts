@@ -2,7 +2,17 @@ import { LONE_SURROGATE } from './address.js';
 
 /** Headers a caller may set besides any `X-` header (spec, rules of email sending 3). */
 const ALLOWED_NAMED_HEADERS = new Set(
-  ['In-Reply-To', 'References', 'Importance', 'Priority', 'Comments', 'Keywords', 'Organization', 'List-Unsubscribe', 'List-Unsubscribe-Post'].map((h) => h.toLowerCase()),
+  [
+    'In-Reply-To',
+    'References',
+    'Importance',
+    'Priority',
+    'Comments',
+    'Keywords',
+    'Organization',
+    'List-Unsubscribe',
+    'List-Unsubscribe-Post',
+  ].map((h) => h.toLowerCase()),
 );
 /** Our own namespace and Resend's stay ours: a caller must not forge them. */
 const RESERVED_PREFIXES = ['x-resend-', 'x-postlane-'];
@@ -14,7 +24,8 @@ export function refuseHeader(name: string, value: string): string | null {
   const lower = name.toLowerCase();
   if (!FIELD_NAME.test(name)) return 'is not a valid header name';
   if (RESERVED_PREFIXES.some((prefix) => lower.startsWith(prefix))) return 'is reserved';
-  if (!lower.startsWith('x-') && !ALLOWED_NAMED_HEADERS.has(lower)) return 'is not a header you may set (any X- header, or In-Reply-To, References, Importance, Priority, Comments, Keywords, Organization, List-Unsubscribe, List-Unsubscribe-Post)';
+  if (!lower.startsWith('x-') && !ALLOWED_NAMED_HEADERS.has(lower))
+    return 'is not a header you may set (any X- header, or In-Reply-To, References, Importance, Priority, Comments, Keywords, Organization, List-Unsubscribe, List-Unsubscribe-Post)';
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'must not contain line breaks or control characters';
   if (LONE_SURROGATE.test(value)) return 'must not contain broken characters (a lone UTF-16 surrogate)';
@@ -32,7 +43,8 @@ export function refuseUnsubscribePair(headers: Record<string, string>): string |
   const list = find('list-unsubscribe');
   const post = find('list-unsubscribe-post');
   if (list === undefined && post === undefined) return null;
-  if (list === undefined || post === undefined) return 'List-Unsubscribe and List-Unsubscribe-Post must be set together';
+  if (list === undefined || post === undefined)
+    return 'List-Unsubscribe and List-Unsubscribe-Post must be set together';
   if (post.trim() !== 'List-Unsubscribe=One-Click') return 'List-Unsubscribe-Post must be `List-Unsubscribe=One-Click`';
   const targets = list.split(',').map((part) => part.trim());
   const valid = targets.every((t) => /^<(https:\/\/|mailto:)[^<>\s]+>$/i.test(t));

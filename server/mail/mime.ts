@@ -16,7 +16,12 @@ const DKIM_SIGNED_HEADERS =
   'In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
 
 function headerEntries(headers: Record<string, string>) {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, UNFOLDED_HEADERS.has(name.toLowerCase()) ? { prepared: true, value } : value]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      UNFOLDED_HEADERS.has(name.toLowerCase()) ? { prepared: true, value } : value,
+    ]),
+  );
 }
 
 /**
@@ -37,7 +42,11 @@ export function toNodemailerMessage(message: OutboundMessage) {
     text: message.text ?? undefined,
     // Ours last: a caller cannot set X-Postlane-* (the header rules refuse it) nor override this one.
     headers: { ...headerEntries(message.headers), 'X-Postlane-Email-Id': message.emailId },
-    attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType ?? undefined })),
+    attachments: message.attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      contentType: a.contentType ?? undefined,
+    })),
     dkim: message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
 }
@@ -61,7 +70,9 @@ async function compose(message: OutboundMessage, { keepBcc, sign }: { keepBcc: b
 }
 
 /** The RFC 5322 message as it would leave over SMTP (signed, when Postlane signs), plus its envelope; a stored copy keeps its Bcc header. */
-export async function buildMime(message: OutboundMessage): Promise<{ raw: string; envelope: { from: string; to: string[] } }> {
+export async function buildMime(
+  message: OutboundMessage,
+): Promise<{ raw: string; envelope: { from: string; to: string[] } }> {
   const { raw, envelope } = await compose(message, { keepBcc: true, sign: true });
   return { raw: raw.toString('utf8'), envelope };
 }

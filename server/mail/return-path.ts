@@ -72,8 +72,16 @@ export class ReturnPaths {
   ) {}
 
   /** Null when no bounce domain is configured: the return path stays the From address. */
-  static from({ config, secrets }: { config: Pick<Config, 'POSTLANE_BOUNCE_DOMAIN'>; secrets: SecretBox }): ReturnPaths | null {
-    return config.POSTLANE_BOUNCE_DOMAIN ? new ReturnPaths(secrets.derive('verp-return-path'), config.POSTLANE_BOUNCE_DOMAIN) : null;
+  static from({
+    config,
+    secrets,
+  }: {
+    config: Pick<Config, 'POSTLANE_BOUNCE_DOMAIN'>;
+    secrets: SecretBox;
+  }): ReturnPaths | null {
+    return config.POSTLANE_BOUNCE_DOMAIN
+      ? new ReturnPaths(secrets.derive('verp-return-path'), config.POSTLANE_BOUNCE_DOMAIN)
+      : null;
   }
 
   forEmail(emailId: string): string {

@@ -76,11 +76,20 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         webhookDeliveries.reset();
-        const rows = await deps.orm.em.getConnection().execute<{ status: string; n: number }[]>('SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status');
+        const rows = await deps.orm.em
+          .getConnection()
+          .execute<{ status: string; n: number }[]>(
+            'SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status',
+          );
         for (const row of rows) webhookDeliveries.set({ status: row.status }, row.n);
       },
     });
-    const due = new Gauge({ name: 'postlane_jobs_due', help: 'Due jobs not yet picked up, by job type; `emails`: due emails no drain run has claimed yet.', labelNames: ['job'] as const, registers: [this.registry] });
+    const due = new Gauge({
+      name: 'postlane_jobs_due',
+      help: 'Due jobs not yet picked up, by job type; `emails`: due emails no drain run has claimed yet.',
+      labelNames: ['job'] as const,
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'postlane_jobs_oldest_due_seconds',
       help: 'Age of the oldest due job not yet picked up, by job type (`emails`: the oldest due email not yet claimed).',

@@ -3,7 +3,15 @@ import { newId } from '../db/ids.js';
 import { sqlQuery } from '../db/query.js';
 import { MimeThreads } from '../mail/mime-threads.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import { type BatchOutcome, type DomainSetup, type EmailProvider, type OnOutcome, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import {
+  type BatchOutcome,
+  type DomainSetup,
+  type EmailProvider,
+  type OnOutcome,
+  type OutboundMessage,
+  ProviderError,
+  type SendResult,
+} from './provider.js';
 
 const INSERT_CAPTURED = `
   INSERT INTO captured_message (id, region, message_id, envelope_from, envelope_to, subject, raw, created_at)
@@ -48,15 +56,37 @@ export class CaptureProvider implements EmailProvider {
    * transaction that records the outcomes, so a crash in between stores nothing and the retry
    * stores the message once.
    */
-  async sendBatch(messages: readonly OutboundMessage[], _signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
+  async sendBatch(
+    messages: readonly OutboundMessage[],
+    _signal: AbortSignal,
+    onOutcome: OnOutcome,
+  ): Promise<BatchOutcome[]> {
     const region = this.regions[0]!;
     const built = await this.mime.build(messages);
     const createdAt = new Date().toISOString();
     const outcomes = built.map((mime, at): BatchOutcome => {
       if ('error' in mime) return new ProviderError(mime.error, false);
       const message = messages[at]!;
-      const staged: CapturedRow = { id: newId(), region, message_id: message.messageId, envelope_from: mime.envelope.from, envelope_to: mime.envelope.to, subject: message.subject, raw: mime.raw, created_at: createdAt };
-      return { providerMessageId: staged.id, recipients: mime.envelope.to.map((address) => ({ address, accepted: true, transient: false, response: '250 captured' })), staged };
+      const staged: CapturedRow = {
+        id: newId(),
+        region,
+        message_id: message.messageId,
+        envelope_from: mime.envelope.from,
+        envelope_to: mime.envelope.to,
+        subject: message.subject,
+        raw: mime.raw,
+        created_at: createdAt,
+      };
+      return {
+        providerMessageId: staged.id,
+        recipients: mime.envelope.to.map((address) => ({
+          address,
+          accepted: true,
+          transient: false,
+          response: '250 captured',
+        })),
+        staged,
+      };
     });
     outcomes.forEach((outcome, at) => void onOutcome(at, outcome));
     return outcomes;

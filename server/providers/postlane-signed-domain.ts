@@ -8,14 +8,18 @@ const generateRsaKeyPair = promisify(generateKeyPair);
 export const dkimRecordValue = (publicKeyBase64: string) => `v=DKIM1; k=rsa; p=${publicKeyBase64}`;
 
 /** An SPF record authorising the relay; without a known include (a capture rehearsal), the domain's own A host, so no MX is implied. */
-export const spfRecordValue = (include: string | undefined) => (include ? `v=spf1 include:${include} ~all` : 'v=spf1 a ~all');
+export const spfRecordValue = (include: string | undefined) =>
+  include ? `v=spf1 include:${include} ~all` : 'v=spf1 a ~all';
 
 /**
  * The setup of a provider that relays what Postlane signs (SMTP, and capture so a sysadmin can
  * rehearse): a fresh 2048-bit RSA key per domain, its DKIM TXT record, and SPF for the relay. Mail
  * leaves with the From address as its return path, so SPF sits on the domain itself and no MX is needed.
  */
-export async function postlaneSignedDomainSetup(name: string, options: { selector: string; spfInclude: string | undefined }): Promise<DomainSetup> {
+export async function postlaneSignedDomainSetup(
+  name: string,
+  options: { selector: string; spfInclude: string | undefined },
+): Promise<DomainSetup> {
   const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'der' },
@@ -23,7 +27,12 @@ export async function postlaneSignedDomainSetup(name: string, options: { selecto
   });
   return {
     records: [
-      { record: 'DKIM', name: `${options.selector}._domainkey.${name}`, type: 'TXT', value: dkimRecordValue(publicKey.toString('base64')) },
+      {
+        record: 'DKIM',
+        name: `${options.selector}._domainkey.${name}`,
+        type: 'TXT',
+        value: dkimRecordValue(publicKey.toString('base64')),
+      },
       { record: 'SPF', name, type: 'TXT', value: spfRecordValue(options.spfInclude) },
     ],
     dkim: { selector: options.selector, privateKeyPem: privateKey },

@@ -127,9 +127,20 @@ export interface EmailProvider {
 const FALLBACK_CONCURRENCY = 8;
 
 /** Hands messages to a provider: its own batch method, or `send` per message with bounded concurrency. */
-export function sendBatch(provider: EmailProvider, messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome = () => {}): Promise<BatchOutcome[]> {
+export function sendBatch(
+  provider: EmailProvider,
+  messages: readonly OutboundMessage[],
+  signal: AbortSignal,
+  onOutcome: OnOutcome = () => {},
+): Promise<BatchOutcome[]> {
   if (provider.sendBatch) return provider.sendBatch(messages, signal, onOutcome);
-  return mapConcurrently(messages, FALLBACK_CONCURRENCY, (message, laneSignal) => provider.send(message, laneSignal), signal, onOutcome);
+  return mapConcurrently(
+    messages,
+    FALLBACK_CONCURRENCY,
+    (message, laneSignal) => provider.send(message, laneSignal),
+    signal,
+    onOutcome,
+  );
 }
 
 /**
@@ -150,7 +161,8 @@ export class Unrecorded {
   ) {}
 
   async take(): Promise<void> {
-    while (this.handed >= this.inHand || this.unrecorded >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    while (this.handed >= this.inHand || this.unrecorded >= this.size)
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.handed += 1;
     this.unrecorded += 1;
   }

@@ -2,7 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SESv2Client, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import type { ProviderConfig } from '../../config/index.js';
 import { composeRawMime } from '../mail/mime.js';
-import { type DomainSetup, type EmailProvider, type OutboundMessage, ProviderError, type SendResult } from './provider.js';
+import {
+  type DomainSetup,
+  type EmailProvider,
+  type OutboundMessage,
+  ProviderError,
+  type SendResult,
+} from './provider.js';
 
 export type SesConfig = Extract<ProviderConfig, { type: 'ses' }>;
 
@@ -15,7 +21,15 @@ let sdk: Promise<Sdk> | undefined;
 const loadSdk = () => (sdk ??= import('@aws-sdk/client-sesv2'));
 
 /** SES error names worth another try later: throttling, a sending quota that refills, SES's own faults. */
-const TRANSIENT_ERRORS = new Set(['TooManyRequestsException', 'LimitExceededException', 'ThrottlingException', 'InternalFailure', 'ServiceUnavailable', 'TimeoutError', 'RequestTimeout']);
+const TRANSIENT_ERRORS = new Set([
+  'TooManyRequestsException',
+  'LimitExceededException',
+  'ThrottlingException',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+]);
 
 /**
  * Amazon SES v2 in one AWS region (the Postlane region's name is the AWS region's). Postlane builds
@@ -50,7 +64,13 @@ export class SesProvider implements EmailProvider {
         region: this.region,
         endpoint: config.endpoint,
         // Unset: the default AWS chain (environment, shared files, instance or task role).
-        credentials: config.access_key_id ? { accessKeyId: config.access_key_id, secretAccessKey: config.secret_access_key!, sessionToken: config.session_token } : undefined,
+        credentials: config.access_key_id
+          ? {
+              accessKeyId: config.access_key_id,
+              secretAccessKey: config.secret_access_key!,
+              sessionToken: config.session_token,
+            }
+          : undefined,
         // A throttled call is retried briefly here; anything longer is the send job's backoff.
         maxAttempts: config.max_attempts,
         requestHandler: { connectionTimeout: Math.min(timeoutMs, 10_000), requestTimeout: timeoutMs },
@@ -77,7 +97,10 @@ export class SesProvider implements EmailProvider {
       );
       if (!result.MessageId) throw new ProviderError('SES accepted the message without a MessageId', true);
       const response = `SES MessageId ${result.MessageId}`;
-      return { providerMessageId: result.MessageId, recipients: envelope.to.map((address) => ({ address, accepted: true, transient: false, response })) };
+      return {
+        providerMessageId: result.MessageId,
+        recipients: envelope.to.map((address) => ({ address, accepted: true, transient: false, response })),
+      };
     } catch (err) {
       throw classify(err);
     }
@@ -91,15 +114,26 @@ export class SesProvider implements EmailProvider {
     const { sdk, client } = await this.client();
     let tokens: string[] | undefined;
     try {
-      const created = await client.send(new sdk.CreateEmailIdentityCommand({ EmailIdentity: domain.name, ConfigurationSetName: this.config.configuration_set }));
+      const created = await client.send(
+        new sdk.CreateEmailIdentityCommand({
+          EmailIdentity: domain.name,
+          ConfigurationSetName: this.config.configuration_set,
+        }),
+      );
       tokens = created.DkimAttributes?.Tokens;
     } catch (err) {
       if ((err as Error).name !== 'AlreadyExistsException') throw classify(err);
-      tokens = (await client.send(new sdk.GetEmailIdentityCommand({ EmailIdentity: domain.name }))).DkimAttributes?.Tokens;
+      tokens = (await client.send(new sdk.GetEmailIdentityCommand({ EmailIdentity: domain.name }))).DkimAttributes
+        ?.Tokens;
     }
     if (!tokens?.length) throw new ProviderError(`SES returned no DKIM tokens for ${domain.name}`, true);
     return {
-      records: tokens.map((token) => ({ record: 'DKIM' as const, name: `${token}._domainkey.${domain.name}`, type: 'CNAME' as const, value: `${token}.dkim.amazonses.com` })),
+      records: tokens.map((token) => ({
+        record: 'DKIM' as const,
+        name: `${token}._domainkey.${domain.name}`,
+        type: 'CNAME' as const,
+        value: `${token}.dkim.amazonses.com`,
+      })),
       dkim: null,
     };
   }
@@ -116,7 +150,8 @@ export class SesProvider implements EmailProvider {
   async verify(): Promise<void> {
     const { sdk, client } = await this.client();
     const account = await client.send(new sdk.GetAccountCommand({}));
-    if (account.SendingEnabled === false) throw new ProviderError(`SES sending is disabled for this account in ${this.regions[0]}`, false);
+    if (account.SendingEnabled === false)
+      throw new ProviderError(`SES sending is disabled for this account in ${this.regions[0]}`, false);
   }
 
   async close(): Promise<void> {
@@ -139,6 +174,11 @@ function classify(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   const failure = err as Partial<SESv2ServiceException> & Error;
   const status = failure.$metadata?.httpStatusCode;
-  const transient = TRANSIENT_ERRORS.has(failure.name) || failure.$retryable !== undefined || status === undefined || status >= 500 || status === 429;
+  const transient =
+    TRANSIENT_ERRORS.has(failure.name) ||
+    failure.$retryable !== undefined ||
+    status === undefined ||
+    status >= 500 ||
+    status === 429;
   return new ProviderError(`SES ${failure.name}: ${failure.message}`, transient, status);
 }

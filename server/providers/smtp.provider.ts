@@ -2,7 +2,17 @@ import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
-import { type BatchOutcome, type DomainSetup, type EmailProvider, mapConcurrently, type OnOutcome, type OutboundMessage, ProviderError, type SendResult, Unrecorded } from './provider.js';
+import {
+  type BatchOutcome,
+  type DomainSetup,
+  type EmailProvider,
+  mapConcurrently,
+  type OnOutcome,
+  type OutboundMessage,
+  ProviderError,
+  type SendResult,
+  Unrecorded,
+} from './provider.js';
 
 type SmtpConfig = Extract<ProviderConfig, { type: 'smtp' }>;
 
@@ -43,7 +53,9 @@ export class SmtpProvider implements EmailProvider {
       host: url.hostname,
       port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
       secure: url.protocol === 'smtps:',
-      auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+      auth: url.username
+        ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+        : undefined,
       maxConnections: config.max_connections,
       maxMessages: 100,
       rateDelta: 1000,
@@ -65,7 +77,12 @@ export class SmtpProvider implements EmailProvider {
       return {
         providerMessageId: info.messageId,
         recipients: [
-          ...(info.accepted as string[]).map((address) => ({ address, accepted: true, transient: false, response: info.response })),
+          ...(info.accepted as string[]).map((address) => ({
+            address,
+            accepted: true,
+            transient: false,
+            response: info.response,
+          })),
           ...((info.rejectedErrors ?? []) as SmtpFailure[]).map(refusal),
         ],
       };
@@ -84,7 +101,14 @@ export class SmtpProvider implements EmailProvider {
    * than UNRECORDED_PER_CONNECTION per connection taken and not yet recorded by the caller.
    */
   sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
-    return mapConcurrently(messages, this.maxConnections * 2, (message, laneSignal) => this.send(message, laneSignal), signal, onOutcome, this.unrecorded);
+    return mapConcurrently(
+      messages,
+      this.maxConnections * 2,
+      (message, laneSignal) => this.send(message, laneSignal),
+      signal,
+      onOutcome,
+      this.unrecorded,
+    );
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
@@ -116,6 +140,7 @@ const refusal = (err: SmtpFailure) => ({
 });
 
 function classify(err: SmtpFailure): ProviderError {
-  if (err.code && UNBUILDABLE.has(err.code)) return new ProviderError(`the message could not be built: ${err.message}`, false);
+  if (err.code && UNBUILDABLE.has(err.code))
+    return new ProviderError(`the message could not be built: ${err.message}`, false);
   return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode);
 }

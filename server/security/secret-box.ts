@@ -22,7 +22,9 @@ export class SecretBox {
   /** Servers call this at start, so a missing key stops them at once rather than at the first secret. */
   static requireKey(config: Pick<Config, 'POSTLANE_SECRET_KEY'>): Buffer {
     if (config.POSTLANE_SECRET_KEY === undefined) {
-      throw new ConfigError(['POSTLANE_SECRET_KEY: is required to keep secrets; run `postlane install`, or set it to the output of `openssl rand -base64 32`']);
+      throw new ConfigError([
+        'POSTLANE_SECRET_KEY: is required to keep secrets; run `postlane install`, or set it to the output of `openssl rand -base64 32`',
+      ]);
     }
     return Buffer.from(config.POSTLANE_SECRET_KEY, 'base64');
   }
@@ -31,7 +33,9 @@ export class SecretBox {
   derive(purpose: string): Buffer {
     let key = this.#derived.get(purpose);
     if (!key) {
-      key = Buffer.from(hkdfSync('sha256', SecretBox.requireKey(this.config), Buffer.alloc(0), `postlane:${purpose}`, 32));
+      key = Buffer.from(
+        hkdfSync('sha256', SecretBox.requireKey(this.config), Buffer.alloc(0), `postlane:${purpose}`, 32),
+      );
       this.#derived.set(purpose, key);
     }
     return key;

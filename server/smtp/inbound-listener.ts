@@ -47,18 +47,26 @@ interface SessionStats {
  * RCPT TO), and bytes of DATA held at once (451). One log line per session, with counts and no
  * addresses.
  */
-export async function startInboundListener(deps: Deps, { host, port }: { host: string; port: number }): Promise<InboundListener> {
+export async function startInboundListener(
+  deps: Deps,
+  { host, port }: { host: string; port: number },
+): Promise<InboundListener> {
   const { config, logger } = deps;
   const tls = config.POSTLANE_INBOUND_TLS_CERT
     ? { cert: readFileSync(config.POSTLANE_INBOUND_TLS_CERT), key: readFileSync(config.POSTLANE_INBOUND_TLS_KEY!) }
     : null;
-  const peers = new PeerLimits(config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP, config.POSTLANE_INBOUND_RATE_PER_MINUTE, deps.clock);
+  const peers = new PeerLimits(
+    config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP,
+    config.POSTLANE_INBOUND_RATE_PER_MINUTE,
+    deps.clock,
+  );
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();
   const memoryBudget = MESSAGES_IN_MEMORY * config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024;
   let bytesHeld = 0;
   // A session the client already closed (its line logged) counts into a throwaway: a late reply must never throw.
-  const stats = (session: SMTPServerSession): SessionStats => sessions.get(session.id) ?? { startedAt: 0, messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false };
+  const stats = (session: SMTPServerSession): SessionStats =>
+    sessions.get(session.id) ?? { startedAt: 0, messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false };
 
   /** A DATA or RCPT failure: the database's absence is a 451 the sender retries; so is anything unexpected, logged. */
   const temporaryFailure = (err: unknown, what: string) => {
@@ -138,8 +146,16 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
     maxClients: config.POSTLANE_INBOUND_MAX_CONNECTIONS,
 
     onConnect(session, callback) {
-      if (!peers.connect(session.remoteAddress)) return callback(reply(421, 'Too many connections from your address, try again later'));
-      sessions.set(session.id, { startedAt: Date.now(), messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false });
+      if (!peers.connect(session.remoteAddress))
+        return callback(reply(421, 'Too many connections from your address, try again later'));
+      sessions.set(session.id, {
+        startedAt: Date.now(),
+        messages: 0,
+        recipients: 0,
+        refused: 0,
+        deferred: 0,
+        limited: false,
+      });
       callback();
     },
 
@@ -181,7 +197,17 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
       sessions.delete(session.id);
       peers.disconnect(session.remoteAddress);
       const { startedAt, ...counts } = session_;
-      logger.info({ session: session.id, peer: session.remoteAddress, helo: session.hostNameAppearsAs || undefined, tls: session.secure, ...counts, ms: Date.now() - startedAt }, 'inbound smtp session');
+      logger.info(
+        {
+          session: session.id,
+          peer: session.remoteAddress,
+          helo: session.hostNameAppearsAs || undefined,
+          tls: session.secure,
+          ...counts,
+          ms: Date.now() - startedAt,
+        },
+        'inbound smtp session',
+      );
     },
   });
   // A client resetting its connection is its own business; anything else is logged, never fatal.
@@ -189,7 +215,10 @@ export async function startInboundListener(deps: Deps, { host, port }: { host: s
     if (err.code !== 'ECONNRESET') logger.warn({ err: errorFields(err) }, 'inbound smtp error');
   });
   server.listen(port, host);
-  await Promise.race([once(server.server, 'listening'), once(server.server, 'error').then(([err]) => Promise.reject(err as Error))]);
+  await Promise.race([
+    once(server.server, 'listening'),
+    once(server.server, 'error').then(([err]) => Promise.reject(err as Error)),
+  ]);
   return {
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -20,7 +20,8 @@ export const CLICK_PATH = '/c/';
  * Per-link opt-outs senders already know: Resend documents none, so SendGrid's `clicktracking="off"`
  * and Postmark's `data-pm-no-track`.
  */
-const optedOut = (attribs: Record<string, string>) => attribs.clicktracking?.toLowerCase() === 'off' || 'data-pm-no-track' in attribs;
+const optedOut = (attribs: Record<string, string>) =>
+  attribs.clicktracking?.toLowerCase() === 'off' || 'data-pm-no-track' in attribs;
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
@@ -38,7 +39,11 @@ interface Edit {
  * styles), with source offsets, so only the `href` values change and the rest of the HTML, whatever
  * its quirks, is left exactly as the sender wrote it. Plain text is never changed.
  */
-export function addTracking(message: OutboundMessage, settings: TrackingSettings | undefined, signer: TrackingSigner): OutboundMessage {
+export function addTracking(
+  message: OutboundMessage,
+  settings: TrackingSettings | undefined,
+  signer: TrackingSigner,
+): OutboundMessage {
   if (!settings || !message.html || (!settings.openTracking && !settings.clickTracking)) return message;
   const html = message.html;
   const links: { start: number; end: number; url: string }[] = [];
@@ -52,7 +57,8 @@ export function addTracking(message: OutboundMessage, settings: TrackingSettings
         if (name === 'href' && !href) href = { start: parser.startIndex, end: parser.endIndex, url: value.trim() };
       },
       onopentag(name, attribs) {
-        if (href && (name === 'a' || name === 'area') && tracked(href.url, settings) && !optedOut(attribs)) links.push(href);
+        if (href && (name === 'a' || name === 'area') && tracked(href.url, settings) && !optedOut(attribs))
+          links.push(href);
         href = null;
       },
       onclosetag(name, implied) {
@@ -77,7 +83,8 @@ export function addTracking(message: OutboundMessage, settings: TrackingSettings
     edits.push({ start: at, end: at, text: pixel });
   }
   let out = html;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
   return { ...message, html: out };
 }
 

@@ -2,7 +2,8 @@ import ipaddr from 'ipaddr.js';
 import { isbot } from 'isbot';
 
 /** Why a pixel fetch or a followed link counts as a machine's: `data.open.reason` / `data.click.reason` of `email.prefetched`. */
-export type MachineReason = 'privacy_proxy' | 'prefetch' | 'security_scanner' | 'not_a_browser' | 'on_delivery' | 'burst';
+export type MachineReason =
+  'privacy_proxy' | 'prefetch' | 'security_scanner' | 'not_a_browser' | 'on_delivery' | 'burst';
 
 /** What a tracking request says about who made it. */
 export interface Fetcher {
@@ -44,15 +45,27 @@ const RULES: readonly Rule[] = [
   // Yahoo and AOL Mail fetch images through their proxy.
   { reason: 'privacy_proxy', userAgent: /YahooMailProxy/i },
   // Microsoft Safe Links and Exchange Online Protection follow links from Microsoft's mail-protection ranges; Office apps probe links first.
-  { reason: 'security_scanner', userAgent: /Microsoft Office Existence Discovery/i, ipRanges: ['40.92.0.0/15', '40.107.0.0/16', '52.100.0.0/15', '52.102.0.0/16', '104.47.0.0/17'] },
+  {
+    reason: 'security_scanner',
+    userAgent: /Microsoft Office Existence Discovery/i,
+    ipRanges: ['40.92.0.0/15', '40.107.0.0/16', '52.100.0.0/15', '52.102.0.0/16', '104.47.0.0/17'],
+  },
   // Proofpoint URL Defense and its sandbox (pphosted ranges).
   { reason: 'security_scanner', userAgent: /proofpoint/i, ipRanges: ['148.163.128.0/19', '67.231.144.0/20'] },
   // Mimecast URL Protect (US gateways).
-  { reason: 'security_scanner', userAgent: /mimecast/i, ipRanges: ['205.139.110.0/24', '207.211.30.0/24', '216.205.24.0/24'] },
+  {
+    reason: 'security_scanner',
+    userAgent: /mimecast/i,
+    ipRanges: ['205.139.110.0/24', '207.211.30.0/24', '216.205.24.0/24'],
+  },
   // Barracuda Email Security (Link Protection).
   { reason: 'security_scanner', userAgent: /barracuda/i, ipRanges: ['64.235.144.0/20', '209.222.80.0/21'] },
   // Other gateways that name themselves.
-  { reason: 'security_scanner', userAgent: /Symantec|Forcepoint|Trend ?Micro|FireEye|Trellix|Cisco|IronPort|Sophos|Fortinet|Zscaler|Bitdefender|Kaspersky/i },
+  {
+    reason: 'security_scanner',
+    userAgent:
+      /Symantec|Forcepoint|Trend ?Micro|FireEye|Trellix|Cisco|IronPort|Sophos|Fortinet|Zscaler|Bitdefender|Kaspersky/i,
+  },
   // No browser sends no identity at all.
   { reason: 'not_a_browser', test: (ua) => ua.trim() === '' },
   // Headless and automation browsers.

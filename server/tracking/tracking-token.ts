@@ -36,7 +36,9 @@ export class TrackingSigner {
   clickToken(target: ClickTarget): string {
     const count = Buffer.alloc(2);
     count.writeUInt16BE(Math.min(target.linkCount, 0xffff));
-    return this.#sign(Buffer.concat([Buffer.of(CLICK), uuidBytes(target.emailId), count, Buffer.from(target.link, 'utf8')]));
+    return this.#sign(
+      Buffer.concat([Buffer.of(CLICK), uuidBytes(target.emailId), count, Buffer.from(target.link, 'utf8')]),
+    );
   }
 
   /** The email of an open token, or null for anything this instance did not sign. */
@@ -49,7 +51,11 @@ export class TrackingSigner {
     const payload = this.#verify(token, CLICK);
     if (!payload || payload.length <= 1 + UUID_BYTES + 2) return null;
     const link = payload.subarray(1 + UUID_BYTES + 2).toString('utf8');
-    return { emailId: uuidText(payload.subarray(1, 1 + UUID_BYTES)), linkCount: payload.readUInt16BE(1 + UUID_BYTES), link };
+    return {
+      emailId: uuidText(payload.subarray(1, 1 + UUID_BYTES)),
+      linkCount: payload.readUInt16BE(1 + UUID_BYTES),
+      link,
+    };
   }
 
   #mac(payload: Buffer): Buffer {

@@ -35,19 +35,26 @@ export const expiresAt = (queuedAt: Date) => new Date(queuedAt.getTime() + WEBHO
  * (capped at an hour) without using up an attempt; anything else takes the next delay of the
  * schedule, until the schedule or the 24-hour window runs out.
  */
-export function decideOutcome(delivery: { attempts: number; queuedAt: Date }, result: AttemptResult, now: Date): DeliveryOutcome {
+export function decideOutcome(
+  delivery: { attempts: number; queuedAt: Date },
+  result: AttemptResult,
+  now: Date,
+): DeliveryOutcome {
   if (result.errorClass === null) return { status: 'delivered', counted: true };
   const deadline = expiresAt(delivery.queuedAt).getTime();
   if (result.statusCode === 429) {
     const wait = retryAfterSeconds(result.retryAfter, now);
     if (wait !== null) {
       const dueAt = new Date(now.getTime() + Math.min(wait, WEBHOOK_RETRY_AFTER_CAP_SECONDS) * 1000);
-      return dueAt.getTime() < deadline ? { status: 'retry', dueAt, counted: false } : { status: 'exhausted', counted: false, reason: 'retry-after beyond 24 hours after queueing' };
+      return dueAt.getTime() < deadline
+        ? { status: 'retry', dueAt, counted: false }
+        : { status: 'exhausted', counted: false, reason: 'retry-after beyond 24 hours after queueing' };
     }
   }
   const delay = WEBHOOK_RETRY_DELAYS_SECONDS[delivery.attempts];
   if (delay === undefined) return { status: 'exhausted', counted: true, reason: 'all attempts failed' };
   const dueAt = new Date(now.getTime() + delay * 1000);
-  if (dueAt.getTime() >= deadline) return { status: 'exhausted', counted: true, reason: 'next attempt would be more than 24 hours after queueing' };
+  if (dueAt.getTime() >= deadline)
+    return { status: 'exhausted', counted: true, reason: 'next attempt would be more than 24 hours after queueing' };
   return { status: 'retry', dueAt, counted: true };
 }

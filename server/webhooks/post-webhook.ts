@@ -27,7 +27,13 @@ const storable = (text: string) => text.replace(/\u0000/g, '').replace(LONE_SURR
  * One signed POST. Never throws: every outcome (timeout, reset, refused, blocked by the SSRF
  * filter, any status) becomes an AttemptResult. Redirects are not followed; reading stops at 64 KiB.
  */
-export function postWebhook(agent: http.Agent, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
+export function postWebhook(
+  agent: http.Agent,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
@@ -38,11 +44,22 @@ export function postWebhook(agent: http.Agent, url: URL, headers: Record<string,
       clearTimeout(timer);
       resolve({ ...result, latencyMs: elapsed() });
     };
-    const failure = (errorClass: AttemptErrorClass, message: string) => finish({ statusCode: null, errorClass, response: storable(message).slice(0, STORED_RESPONSE_BYTES), retryAfter: null });
+    const failure = (errorClass: AttemptErrorClass, message: string) =>
+      finish({
+        statusCode: null,
+        errorClass,
+        response: storable(message).slice(0, STORED_RESPONSE_BYTES),
+        retryAfter: null,
+      });
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
       agent,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Postlane-Webhooks/1' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'Postlane-Webhooks/1',
+      },
     });
     const timer = setTimeout(() => {
       failure('timeout', `no complete response within ${timeoutMs} ms`);
@@ -50,16 +67,25 @@ export function postWebhook(agent: http.Agent, url: URL, headers: Record<string,
     }, timeoutMs);
     request.on('error', (err: NodeJS.ErrnoException) => {
       const blocked = /is not allowed\. Because/.test(err.message);
-      failure(blocked ? 'blocked' : 'connection', blocked ? `blocked: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`);
+      failure(
+        blocked ? 'blocked' : 'connection',
+        blocked ? `blocked: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`,
+      );
     });
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let read = 0;
       const done = () => {
         const status = response.statusCode ?? 0;
-        const errorClass = status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? 'redirect' : 'http_status';
+        const errorClass =
+          status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? 'redirect' : 'http_status';
         const retryAfter = response.headers['retry-after'];
-        finish({ statusCode: status, errorClass, response: storable(Buffer.concat(chunks).subarray(0, STORED_RESPONSE_BYTES).toString('utf8')), retryAfter: retryAfter ?? null });
+        finish({
+          statusCode: status,
+          errorClass,
+          response: storable(Buffer.concat(chunks).subarray(0, STORED_RESPONSE_BYTES).toString('utf8')),
+          retryAfter: retryAfter ?? null,
+        });
       };
       response.on('data', (chunk: Buffer) => {
         if (read < STORED_RESPONSE_BYTES) chunks.push(chunk);

@@ -27,7 +27,12 @@ export const createMessageId = () => `msg_${randomBytes(16).toString('hex')}`;
  * Standard Webhooks headers, under both the `webhook-` and the `svix-` names. `keys` are the HMAC
  * keys in order (the newest first during a rotation overlap); each adds one `v1,` candidate.
  */
-export function signatureHeaders(keys: readonly Buffer[], messageId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signatureHeaders(
+  keys: readonly Buffer[],
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   const signed = `${messageId}.${timestampSeconds}.${body}`;
   const signature = keys.map((key) => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' ');
   const timestamp = String(timestampSeconds);

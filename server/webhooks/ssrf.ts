@@ -19,7 +19,8 @@ export function isAddressAllowed(address: string, config: SsrfConfig): boolean {
   } catch {
     return false;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const allowed = config.POSTLANE_WEBHOOK_ALLOWED_CIDRS.some((cidr) => {
     const range = ipaddr.parseCIDR(cidr);
     return range[0].kind() === parsed.kind() && parsed.match(range);
@@ -45,7 +46,9 @@ export async function checkEndpointUrl(endpoint: string, config: SsrfConfig): Pr
   if (config.POSTLANE_WEBHOOK_ALLOWED_HOSTS.includes(host)) return null;
   let addresses: string[];
   try {
-    addresses = ipaddr.isValid(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    addresses = ipaddr.isValid(host)
+      ? [host]
+      : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   } catch {
     return `host ${host} does not resolve`;
   }
@@ -63,18 +66,28 @@ export class DeliveryAgents {
   private readonly trusted: { http: http.Agent; https: https.Agent };
 
   constructor(private readonly config: SsrfConfig) {
-    const filter = { allowIPAddressList: config.POSTLANE_WEBHOOK_ALLOWED_CIDRS, allowPrivateIPAddress: false, allowMetaIPAddress: false };
+    const filter = {
+      allowIPAddressList: config.POSTLANE_WEBHOOK_ALLOWED_CIDRS,
+      allowPrivateIPAddress: false,
+      allowMetaIPAddress: false,
+    };
     const pool = { keepAlive: true, maxFreeSockets: 64, scheduling: 'lifo' as const };
-    this.filtered = { http: new RequestFilteringHttpAgent({ ...pool, ...filter }), https: new RequestFilteringHttpsAgent({ ...pool, ...filter }) };
+    this.filtered = {
+      http: new RequestFilteringHttpAgent({ ...pool, ...filter }),
+      https: new RequestFilteringHttpsAgent({ ...pool, ...filter }),
+    };
     this.trusted = { http: new http.Agent(pool), https: new https.Agent(pool) };
   }
 
   for(url: URL): http.Agent {
-    const set = this.config.POSTLANE_WEBHOOK_ALLOWED_HOSTS.includes(url.hostname.toLowerCase()) ? this.trusted : this.filtered;
+    const set = this.config.POSTLANE_WEBHOOK_ALLOWED_HOSTS.includes(url.hostname.toLowerCase())
+      ? this.trusted
+      : this.filtered;
     return url.protocol === 'https:' ? set.https : set.http;
   }
 
   destroy(): void {
-    for (const agent of [this.filtered.http, this.filtered.https, this.trusted.http, this.trusted.https]) agent.destroy();
+    for (const agent of [this.filtered.http, this.filtered.https, this.trusted.http, this.trusted.https])
+      agent.destroy();
   }
 }

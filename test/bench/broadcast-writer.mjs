@@ -16,7 +16,8 @@ import { createLogger } from '../../dist/server/logger.js';
 import { runBroadcast } from '../../dist/server/services/broadcasts/run-broadcast.js';
 
 const [broadcastId, contacts] = process.argv.slice(2);
-const statusMb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+const statusMb = (field) =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
 
 const config = loadConfig({
   POSTLANE_CONFIG: '/nonexistent/postlane.json',
@@ -30,14 +31,22 @@ const orm = await initOrm(config);
 const jobs = new AgendaJobs(config, logger, 'bench-writer');
 await jobs.ready();
 const deps = createDeps({ config, orm, jobs, logger });
-const expanded = async () => (await orm.em.fork().getConnection().execute('SELECT expanded FROM broadcast WHERE id = ?', [broadcastId]))[0].expanded;
+const expanded = async () =>
+  (await orm.em.fork().getConnection().execute('SELECT expanded FROM broadcast WHERE id = ?', [broadcastId]))[0]
+    .expanded;
 await expanded();
 
 const restMb = statusMb('VmRSS');
 const start = performance.now();
 while (!(await expanded())) await RequestContext.create(orm.em, () => runBroadcast(deps, broadcastId));
 const seconds = (performance.now() - start) / 1000;
-console.log(JSON.stringify({ restMb: Math.round(restMb), peakMb: Math.round(statusMb('VmHWM')), writeRate: Math.round(Number(contacts) / seconds) }));
+console.log(
+  JSON.stringify({
+    restMb: Math.round(restMb),
+    peakMb: Math.round(statusMb('VmHWM')),
+    writeRate: Math.round(Number(contacts) / seconds),
+  }),
+);
 await jobs.stop(1_000);
 await deps.providers.close();
 await orm.close();

@@ -35,20 +35,32 @@ const TARGET_RSS_MB = 300;
 const BATCH = 1_000;
 
 const { values: args } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, contacts: { type: 'string', default: '100000' }, timeout: { type: 'string', default: '180' }, 'cpu-prof': { type: 'string' } },
+  options: {
+    json: { type: 'boolean', default: false },
+    contacts: { type: 'string', default: '100000' },
+    timeout: { type: 'string', default: '180' },
+    'cpu-prof': { type: 'string' },
+  },
 });
 const CONTACTS = Number(args.contacts);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
-const html = '<p>Hello {{{FIRST_NAME|there}}},</p><p>Our November news.</p><p><a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>';
+const html =
+  '<p>Hello {{{FIRST_NAME|there}}},</p><p>Our November news.</p><p><a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>';
 
 /** Resident set size of a process now (VmRSS), or its peak so far (VmHWM: Linux keeps the high-water mark), in MB. */
-const rssMb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const rssMb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
 try {
-  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+  const config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    DATABASE_URL: databaseUrl(dbName),
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+  });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config);
   await migrate(config);
@@ -59,7 +71,12 @@ try {
   const deps = createDeps({ config, orm, jobs, logger });
   try {
     const team = await RequestContext.create(orm.em, () => createTeam(deps, { name: 'Bench' }));
-    const { rows: [segment] } = await pool.query(`INSERT INTO segment (id, created_at, team_id, name) VALUES (gen_random_uuid(), now(), $1, 'All') RETURNING id`, [team.id]);
+    const {
+      rows: [segment],
+    } = await pool.query(
+      `INSERT INTO segment (id, created_at, team_id, name) VALUES (gen_random_uuid(), now(), $1, 'All') RETURNING id`,
+      [team.id],
+    );
     progress(`${CONTACTS} contacts…`);
     await pool.query(
       `WITH c AS (
@@ -71,26 +88,41 @@ try {
     await pool.query('VACUUM ANALYZE');
 
     // Baseline: the same number of rows of a similar size, one multi-row INSERT per batch, from Node.
-    await pool.query('CREATE TABLE bench_baseline (id uuid PRIMARY KEY, "to" text NOT NULL, subject text NOT NULL, html text NOT NULL, send_after timestamptz NOT NULL)');
+    await pool.query(
+      'CREATE TABLE bench_baseline (id uuid PRIMARY KEY, "to" text NOT NULL, subject text NOT NULL, html text NOT NULL, send_after timestamptz NOT NULL)',
+    );
     progress('baseline: multi-row INSERTs…');
     const baselineStart = performance.now();
     for (let at = 0; at < CONTACTS; at += BATCH) {
       const rows = Array.from({ length: Math.min(BATCH, CONTACTS - at) }, (_, i) => ({
-        id: crypto.randomUUID(), to: `reader${at + i}@example.com`, subject: 'November news', html: html.replace('{{{FIRST_NAME|there}}}', `Reader ${at + i}`), send_after: new Date().toISOString(),
+        id: crypto.randomUUID(),
+        to: `reader${at + i}@example.com`,
+        subject: 'November news',
+        html: html.replace('{{{FIRST_NAME|there}}}', `Reader ${at + i}`),
+        send_after: new Date().toISOString(),
       }));
-      await pool.query(`INSERT INTO bench_baseline SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, "to" text, subject text, html text, send_after timestamptz)`, [JSON.stringify(rows)]);
+      await pool.query(
+        `INSERT INTO bench_baseline SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, "to" text, subject text, html text, send_after timestamptz)`,
+        [JSON.stringify(rows)],
+      );
     }
     const baselineRate = CONTACTS / ((performance.now() - baselineStart) / 1000);
 
     const sender = { teamId: team.id, domainId: null };
     const broadcast = await RequestContext.create(orm.em, () =>
-      createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html }),
+      createBroadcast(deps, sender, {
+        segmentId: segment.id,
+        from: parseMailbox('News <news@acme.test>') as Mailbox,
+        subject: 'November news',
+        html,
+      }),
     );
     let measured: Omit<Parameters<typeof report>[0], 'writerAlone'>;
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' }, [
-      ...SERVICE_NODE_FLAGS,
-      ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []),
-    ]);
+    const worker = spawnPostlane(
+      ['serve', '--role', 'worker'],
+      { DATABASE_URL: config.DATABASE_URL, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1' },
+      [...SERVICE_NODE_FLAGS, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [])],
+    );
     try {
       // At rest: once the started worker's memory has settled (a loaded machine starts it slowly).
       let restMb = 0;
@@ -110,22 +142,30 @@ try {
       while (performance.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         peakMb = rssMb(worker.child.pid!, 'VmHWM');
-        const { rows: [state] } = await pool.query(`SELECT status, expanded FROM broadcast WHERE id = $1`, [broadcast.id]);
+        const {
+          rows: [state],
+        } = await pool.query(`SELECT status, expanded FROM broadcast WHERE id = $1`, [broadcast.id]);
         if (state.expanded && !writtenAt) writtenAt = performance.now();
         if (state.status === 'sent') {
           sentAt = performance.now();
           break;
         }
       }
-      const { rows: [counts] } = await pool.query(
+      const {
+        rows: [counts],
+      } = await pool.query(
         `SELECT count(*)::int AS emails, count(*) FILTER (WHERE status = 'sent')::int AS sent, count(DISTINCT "to"[1])::int AS recipients FROM email WHERE broadcast_id = $1`,
         [broadcast.id],
       );
-      const { rows: [captured] } = await pool.query('SELECT count(*)::int AS n FROM captured_message');
+      const {
+        rows: [captured],
+      } = await pool.query('SELECT count(*)::int AS n FROM captured_message');
       measured = {
         baselineRate,
         writeRate: writtenAt ? CONTACTS / ((writtenAt - start) / 1000) : 0,
-        deliverRate: sentAt ? counts.sent / ((sentAt - start) / 1000) : counts.sent / ((performance.now() - start) / 1000),
+        deliverRate: sentAt
+          ? counts.sent / ((sentAt - start) / 1000)
+          : counts.sent / ((performance.now() - start) / 1000),
         finished: sentAt > 0,
         peakMb,
         restMb,
@@ -143,14 +183,23 @@ try {
     }
     progress('postlane: the writing side alone…');
     const second = await RequestContext.create(orm.em, async () => {
-      const created = await createBroadcast(deps, sender, { segmentId: segment.id, from: parseMailbox('News <news@acme.test>') as Mailbox, subject: 'November news', html });
+      const created = await createBroadcast(deps, sender, {
+        segmentId: segment.id,
+        from: parseMailbox('News <news@acme.test>') as Mailbox,
+        subject: 'November news',
+        html,
+      });
       await sendBroadcast(deps, sender, created.id, null);
       return created;
     });
-    const writer = spawn(process.execPath, [new URL('./broadcast-writer.mjs', import.meta.url).pathname, second.id, String(CONTACTS)], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: config.DATABASE_URL, POSTLANE_SECRET_KEY: TEST_SECRET_KEY },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const writer = spawn(
+      process.execPath,
+      [new URL('./broadcast-writer.mjs', import.meta.url).pathname, second.id, String(CONTACTS)],
+      {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: config.DATABASE_URL, POSTLANE_SECRET_KEY: TEST_SECRET_KEY },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let output = '';
     writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     await once(writer, 'exit');
@@ -166,14 +215,27 @@ try {
 }
 
 function report(r: {
-  baselineRate: number; writeRate: number; deliverRate: number; finished: boolean; peakMb: number; restMb: number;
+  baselineRate: number;
+  writeRate: number;
+  deliverRate: number;
+  finished: boolean;
+  peakMb: number;
+  restMb: number;
   counts: { emails: number; sent: number; recipients: number; captured: number };
   writerAlone: { restMb: number; peakMb: number; writeRate: number };
 }) {
-  const sanity = { ...r.counts, oneEmailPerContact: r.counts.emails === CONTACTS && r.counts.recipients === CONTACTS, finished: r.finished };
+  const sanity = {
+    ...r.counts,
+    oneEmailPerContact: r.counts.emails === CONTACTS && r.counts.recipients === CONTACTS,
+    finished: r.finished,
+  };
   if (!sanity.oneEmailPerContact) process.exitCode = 1;
   const targets = {
-    emailsPerSecond: { target: TARGET_EMAILS_PER_SECOND, value: Math.round(r.deliverRate), met: r.deliverRate >= TARGET_EMAILS_PER_SECOND },
+    emailsPerSecond: {
+      target: TARGET_EMAILS_PER_SECOND,
+      value: Math.round(r.deliverRate),
+      met: r.deliverRate >= TARGET_EMAILS_PER_SECOND,
+    },
     workerPeakRssMb: { target: TARGET_RSS_MB, value: Math.round(r.peakMb), met: r.peakMb < TARGET_RSS_MB },
   };
   const figures = {
@@ -196,12 +258,26 @@ function report(r: {
     return;
   }
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  console.log(`\nbroadcast to ${CONTACTS} contacts, capture provider, one worker process (load average before: ${loadBefore})`);
-  console.log(`baseline (multi-row INSERT of ${BATCH})   ${figures.baselineRowsPerSecond.toString().padStart(7)} rows/s`);
-  console.log(`postlane: written to the outbox        ${figures.writtenEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writeRatio}`);
-  console.log(`postlane: delivered (sent)             ${figures.deliveredEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.deliverRatio}${r.finished ? '' : '  (timed out before the end)'}`);
-  console.log(`worker RSS at rest → peak               ${figures.workerRestRssMb.toString().padStart(7)} MB → ${figures.workerPeakRssMb} MB`);
-  console.log(`writing side alone (no deliveries)     ${figures.writerAloneEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writerAloneRatio}; RSS ${figures.writerAloneRestRssMb} MB at rest → ${figures.writerAlonePeakRssMb} MB peak`);
-  console.log(`targets: ≥ ${TARGET_EMAILS_PER_SECOND} emails/s delivered ${met(targets.emailsPerSecond.met)}; worker < ${TARGET_RSS_MB} MB ${met(targets.workerPeakRssMb.met)}`);
+  console.log(
+    `\nbroadcast to ${CONTACTS} contacts, capture provider, one worker process (load average before: ${loadBefore})`,
+  );
+  console.log(
+    `baseline (multi-row INSERT of ${BATCH})   ${figures.baselineRowsPerSecond.toString().padStart(7)} rows/s`,
+  );
+  console.log(
+    `postlane: written to the outbox        ${figures.writtenEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writeRatio}`,
+  );
+  console.log(
+    `postlane: delivered (sent)             ${figures.deliveredEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.deliverRatio}${r.finished ? '' : '  (timed out before the end)'}`,
+  );
+  console.log(
+    `worker RSS at rest → peak               ${figures.workerRestRssMb.toString().padStart(7)} MB → ${figures.workerPeakRssMb} MB`,
+  );
+  console.log(
+    `writing side alone (no deliveries)     ${figures.writerAloneEmailsPerSecond.toString().padStart(7)} emails/s   ratio ${figures.writerAloneRatio}; RSS ${figures.writerAloneRestRssMb} MB at rest → ${figures.writerAlonePeakRssMb} MB peak`,
+  );
+  console.log(
+    `targets: ≥ ${TARGET_EMAILS_PER_SECOND} emails/s delivered ${met(targets.emailsPerSecond.met)}; worker < ${TARGET_RSS_MB} MB ${met(targets.workerPeakRssMb.met)}`,
+  );
   console.log(`sanity: ${JSON.stringify(sanity)}`);
 }

@@ -42,26 +42,53 @@ const result = await runChaos({
 });
 const loadAfter = Number(loadavg()[0]!.toFixed(2));
 const kills = result.faults.filter((fault) => fault.kind === 'kill');
-const failed = result.lost > 0 || kills.some((fault) => fault.duplicates > result.duplicateBound) || result.undrained.emails > 0 || result.undrained.webhooks > 0 || result.webhooks.lost > 0 || result.deaths.length > 0 || !result.survived.api || !result.survived.workers || result.unhandledRejections > 0;
+const failed =
+  result.lost > 0 ||
+  kills.some((fault) => fault.duplicates > result.duplicateBound) ||
+  result.undrained.emails > 0 ||
+  result.undrained.webhooks > 0 ||
+  result.webhooks.lost > 0 ||
+  result.deaths.length > 0 ||
+  !result.survived.api ||
+  !result.survived.workers ||
+  result.unhandledRejections > 0;
 const { logs, ...figures } = result;
 
-if (args.json) console.log(JSON.stringify({ ...figures, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter }, null, 2));
+if (args.json)
+  console.log(JSON.stringify({ ...figures, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter }, null, 2));
 else {
-  console.log(`\nchaos: ${result.accepted} emails accepted, seed ${seed} (load average before: ${loadBefore}, after: ${loadAfter})`);
+  console.log(
+    `\nchaos: ${result.accepted} emails accepted, seed ${seed} (load average before: ${loadBefore}, after: ${loadAfter})`,
+  );
   for (const fault of result.faults) {
-    const resumed = fault.mailResumedMs === undefined ? '' : `, mail again after ${(fault.mailResumedMs / 1000).toFixed(1)} s`;
-    const outage = fault.outage ? `, during the outage /health ${[...new Set(fault.outage.health)].join('/')} and POST /emails ${[...new Set(fault.outage.send)].join('/')}` : '';
-    console.log(`  ${fault.kind.padEnd(10)} at ${String(fault.atDelivered).padStart(5)} delivered: ${fault.inFlight} in flight, ${fault.duplicates} duplicated${resumed}${outage}`);
+    const resumed =
+      fault.mailResumedMs === undefined ? '' : `, mail again after ${(fault.mailResumedMs / 1000).toFixed(1)} s`;
+    const outage = fault.outage
+      ? `, during the outage /health ${[...new Set(fault.outage.health)].join('/')} and POST /emails ${[...new Set(fault.outage.send)].join('/')}`
+      : '';
+    console.log(
+      `  ${fault.kind.padEnd(10)} at ${String(fault.atDelivered).padStart(5)} delivered: ${fault.inFlight} in flight, ${fault.duplicates} duplicated${resumed}${outage}`,
+    );
   }
   const perKill = kills.length ? (kills.reduce((n, fault) => n + fault.duplicates, 0) / kills.length).toFixed(1) : '-';
-  console.log(`lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} (${perKill} per kill; documented bound ${result.duplicateBound} per kill), drained in ${(result.drainMs / 1000).toFixed(1)} s`);
-  if (result.undrained.emails + result.undrained.webhooks > 0) console.log(`NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`);
-  console.log(`webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`);
-  console.log(`survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.workers ? 'yes' : 'NO'} (only SIGKILLed workers may die); unhandled rejections: ${result.unhandledRejections}`);
+  console.log(
+    `lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} (${perKill} per kill; documented bound ${result.duplicateBound} per kill), drained in ${(result.drainMs / 1000).toFixed(1)} s`,
+  );
+  if (result.undrained.emails + result.undrained.webhooks > 0)
+    console.log(
+      `NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`,
+    );
+  console.log(
+    `webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`,
+  );
+  console.log(
+    `survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.workers ? 'yes' : 'NO'} (only SIGKILLed workers may die); unhandled rejections: ${result.unhandledRejections}`,
+  );
   for (const death of result.deaths) console.log(`  died (restarted): ${death}`);
 }
 if (failed) {
   // What a dead process said last is the first thing to read.
-  for (const log of logs.filter((text) => /unhandled rejection|"level":60/.test(text))) process.stderr.write(`\n--- process log (tail) ---\n${log.slice(-4_000)}\n`);
+  for (const log of logs.filter((text) => /unhandled rejection|"level":60/.test(text)))
+    process.stderr.write(`\n--- process log (tail) ---\n${log.slice(-4_000)}\n`);
   process.exitCode = 1;
 }

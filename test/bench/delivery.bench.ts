@@ -76,9 +76,22 @@ const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
 const processes: PostlaneProcess[] = [];
 try {
-  const providers = JSON.stringify([{ type: 'smtp', url: `smtp://127.0.0.1:${sinkPort}`, regions: ['us-east-1'], max_connections: POOL, rate_per_second: 10_000 }]);
+  const providers = JSON.stringify([
+    {
+      type: 'smtp',
+      url: `smtp://127.0.0.1:${sinkPort}`,
+      regions: ['us-east-1'],
+      max_connections: POOL,
+      rate_per_second: 10_000,
+    },
+  ]);
   const env = { DATABASE_URL: databaseUrl(dbName), POSTLANE_PROVIDERS: providers };
-  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+  const config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    ...env,
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+  });
   const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(config);
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
@@ -89,7 +102,11 @@ try {
     const { token, dkim } = await RequestContext.create(orm.em, async () => {
       const team = await createTeam(deps, { name: 'Bench' });
       const domain = await createDomain(deps, team.id, { name: 'bench.test' });
-      await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
+      await orm.em.nativeUpdate(
+        Domain,
+        { id: domain.id },
+        { status: 'verified', verifiedAt: new Date(), nextCheckAt: null },
+      );
       const { token } = await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' });
       if (args.unsigned) await orm.em.nativeUpdate(Domain, { id: domain.id }, { dkimPrivateKey: null });
       // One email in, one sender domain out.
@@ -137,17 +154,30 @@ try {
       );
       const stats = await arrived(EMAILS, Date.now() + 10_000);
       transport.close();
-      return { emailsPerSecond: (stats.received * 1000) / (stats.lastAt - started), received: stats.received, duplicates: stats.duplicates };
+      return {
+        emailsPerSecond: (stats.received * 1000) / (stats.lastAt - started),
+        received: stats.received,
+        duplicates: stats.duplicates,
+      };
     };
 
     const before = await baseline('before');
 
     progress('postlane: starting an API and a worker process…');
     const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
-    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' }, [...SERVICE_NODE_FLAGS, ...profile]);
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'info' }, [...SERVICE_NODE_FLAGS, ...profile]);
+    const api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: '0', POSTLANE_LOG_LEVEL: 'info' }, [
+      ...SERVICE_NODE_FLAGS,
+      ...profile,
+    ]);
+    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'info' }, [
+      ...SERVICE_NODE_FLAGS,
+      ...profile,
+    ]);
     processes.push(api, worker);
-    await Promise.all([api.waitForOutput(/postlane started/, 60_000), worker.waitForOutput(/postlane started/, 60_000)]);
+    await Promise.all([
+      api.waitForOutput(/postlane started/, 60_000),
+      worker.waitForOutput(/postlane started/, 60_000),
+    ]);
     const apiUrl = /"url":"(http:[^"]+)"/.exec(api.output())![1]!;
 
     await sink.reset();
@@ -170,9 +200,12 @@ try {
 
     // Exactly once: every stored email's Message-ID arrived, once, and nothing else did. The last
     // outcomes are written just after the sink accepted their messages: give them a moment.
-    const unsettled = async () => Number((await pool.query(`SELECT count(*) AS n FROM email WHERE status <> 'sent'`)).rows[0].n);
-    for (const settleBy = Date.now() + 30_000; (await unsettled()) > 0 && Date.now() < settleBy; ) await new Promise((resolve) => setTimeout(resolve, 200));
-    const stored = (await pool.query<{ message_id: string; status: string }>(`SELECT message_id, status FROM email`)).rows;
+    const unsettled = async () =>
+      Number((await pool.query(`SELECT count(*) AS n FROM email WHERE status <> 'sent'`)).rows[0].n);
+    for (const settleBy = Date.now() + 30_000; (await unsettled()) > 0 && Date.now() < settleBy;)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    const stored = (await pool.query<{ message_id: string; status: string }>(`SELECT message_id, status FROM email`))
+      .rows;
     const arrivedIds = new Set(delivered.ids);
     const missing = stored.filter((row) => !arrivedIds.has(row.message_id)).length;
     const notSent = stored.filter((row) => row.status !== 'sent').length;
@@ -189,7 +222,11 @@ try {
       settings: { emails: EMAILS, connections: Number(args.connections), poolConnections: POOL },
       loadAverageBefore: loadBefore,
       loadAverageAfter: Number(loadavg()[0]!.toFixed(2)),
-      baseline: { before: Math.round(before.emailsPerSecond), after: Math.round(after.emailsPerSecond), mean: Math.round(baselineRate) },
+      baseline: {
+        before: Math.round(before.emailsPerSecond),
+        after: Math.round(after.emailsPerSecond),
+        mean: Math.round(baselineRate),
+      },
       postlane: {
         emailsPerSecond: Math.round(postlaneRate),
         acceptedPerSecond: Math.round((posted['2xx'] * 1000) / acceptedFor),
@@ -198,7 +235,11 @@ try {
       },
       ratio: Number(ratio.toFixed(2)),
       targets: {
-        emailsPerSecond: { target: TARGET_EMAILS_PER_SECOND, value: Math.round(postlaneRate), met: postlaneRate >= TARGET_EMAILS_PER_SECOND },
+        emailsPerSecond: {
+          target: TARGET_EMAILS_PER_SECOND,
+          value: Math.round(postlaneRate),
+          met: postlaneRate >= TARGET_EMAILS_PER_SECOND,
+        },
         ratio: { target: TARGET_RATIO, value: Number(ratio.toFixed(2)), met: ratio >= TARGET_RATIO },
       },
       sanity: {
@@ -210,18 +251,28 @@ try {
         missing,
         notSent,
         exactlyOnce: delivered.received === expected && delivered.duplicates === 0 && missing === 0,
-        baselineExactlyOnce: before.received === EMAILS && after.received === EMAILS && before.duplicates + after.duplicates === 0,
+        baselineExactlyOnce:
+          before.received === EMAILS && after.received === EMAILS && before.duplicates + after.duplicates === 0,
       },
     };
     // Figures that do not add up mean the measurement is broken, not that a target was missed.
-    if (!result.sanity.exactlyOnce || !result.sanity.baselineExactlyOnce || result.sanity.notSent > 0) process.exitCode = 1;
+    if (!result.sanity.exactlyOnce || !result.sanity.baselineExactlyOnce || result.sanity.notSent > 0)
+      process.exitCode = 1;
     if (args.json) console.log(JSON.stringify(result, null, 2));
     else {
       const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
-      console.log(`\n${EMAILS} emails, ${args.connections} connections, ${POOL} SMTP connections, ${args.unsigned ? 'unsigned' : 'DKIM-signed'} (load average before: ${loadBefore}, after: ${result.loadAverageAfter})`);
-      console.log(`baseline (nodemailer pooled)   ${result.baseline.mean} emails/s   (before ${result.baseline.before}, after ${result.baseline.after})`);
-      console.log(`postlane POST /emails → SMTP   ${result.postlane.emailsPerSecond} emails/s   ratio ${result.ratio}   (accepted at ${result.postlane.acceptedPerSecond}/s)`);
-      console.log(`\ntarget >= ${TARGET_EMAILS_PER_SECOND} emails/s: ${met(result.targets.emailsPerSecond.met)} (${result.targets.emailsPerSecond.value})`);
+      console.log(
+        `\n${EMAILS} emails, ${args.connections} connections, ${POOL} SMTP connections, ${args.unsigned ? 'unsigned' : 'DKIM-signed'} (load average before: ${loadBefore}, after: ${result.loadAverageAfter})`,
+      );
+      console.log(
+        `baseline (nodemailer pooled)   ${result.baseline.mean} emails/s   (before ${result.baseline.before}, after ${result.baseline.after})`,
+      );
+      console.log(
+        `postlane POST /emails → SMTP   ${result.postlane.emailsPerSecond} emails/s   ratio ${result.ratio}   (accepted at ${result.postlane.acceptedPerSecond}/s)`,
+      );
+      console.log(
+        `\ntarget >= ${TARGET_EMAILS_PER_SECOND} emails/s: ${met(result.targets.emailsPerSecond.met)} (${result.targets.emailsPerSecond.value})`,
+      );
       console.log(`target ratio >= ${TARGET_RATIO}: ${met(result.targets.ratio.met)} (${result.targets.ratio.value})`);
       console.log(
         `sanity: ${result.sanity.accepted} accepted, ${expected} stored, ${delivered.received} received, ${delivered.duplicates} duplicates, ` +

@@ -43,21 +43,53 @@ const result = await runFailover({
 const loadAfter = Number(loadavg()[0]!.toFixed(2));
 const otherErrors = Object.keys(result.statuses).filter((status) => !['200', '503', '0'].includes(status));
 const failed =
-  result.lost > 0 || result.delayed > 0 || result.duplicates > result.duplicateBound || result.undrained.emails + result.undrained.webhooks > 0 || result.webhooks.lost > 0 || !result.survived.api || !result.survived.worker || result.unhandledRejections > 0 || otherErrors.length > 0 || result.withoutRetryAfter > 0;
+  result.lost > 0 ||
+  result.delayed > 0 ||
+  result.duplicates > result.duplicateBound ||
+  result.undrained.emails + result.undrained.webhooks > 0 ||
+  result.webhooks.lost > 0 ||
+  !result.survived.api ||
+  !result.survived.worker ||
+  result.unhandledRejections > 0 ||
+  otherErrors.length > 0 ||
+  result.withoutRetryAfter > 0;
 const { logs, ...figures } = result;
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
-if (args.json) console.log(JSON.stringify({ ...figures, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter }, null, 2));
+if (args.json)
+  console.log(JSON.stringify({ ...figures, loadAverageBefore: loadBefore, loadAverageAfter: loadAfter }, null, 2));
 else {
-  console.log(`\nfailover: ${result.accepted} emails accepted at ${args.rate}/s offered by ${args.clients} clients (load average before: ${loadBefore}, after: ${loadAfter})`);
-  console.log(`  ${result.killed} killed; ${result.promoted} promoted and routed by HAProxy after ${seconds(result.promotedMs)} s; accepting again ${seconds(result.acceptingAgainMs)} s after the kill`);
+  console.log(
+    `\nfailover: ${result.accepted} emails accepted at ${args.rate}/s offered by ${args.clients} clients (load average before: ${loadBefore}, after: ${loadAfter})`,
+  );
+  console.log(
+    `  ${result.killed} killed; ${result.promoted} promoted and routed by HAProxy after ${seconds(result.promotedMs)} s; accepting again ${seconds(result.acceptingAgainMs)} s after the kill`,
+  );
   console.log(`  pause (last accepted before → first accepted after): ${seconds(result.pauseMs)} s`);
-  console.log(`  clients' tries: ${Object.entries(result.statuses).map(([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`).join(', ')}; 503 without Retry-After: ${result.withoutRetryAfter}; longest try ${seconds(result.longestTryMs)} s`);
-  console.log(`lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} with ${args.lease} s leases (documented bound ${result.duplicateBound} per fault)`);
-  if (result.duplicates > 0) console.log(`  duplicated messages first arrived ${seconds(result.duplicatedAtMs[0]!)} s to ${seconds(result.duplicatedAtMs.at(-1)!)} s after the kill`);
-  if (result.undrained.emails + result.undrained.webhooks > 0) console.log(`NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`);
-  console.log(`webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`);
-  console.log(`survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.worker ? 'yes' : 'NO'}; unhandled rejections: ${result.unhandledRejections}`);
+  console.log(
+    `  clients' tries: ${Object.entries(result.statuses)
+      .map(([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`)
+      .join(
+        ', ',
+      )}; 503 without Retry-After: ${result.withoutRetryAfter}; longest try ${seconds(result.longestTryMs)} s`,
+  );
+  console.log(
+    `lost ${result.lost}, delayed past the run ${result.delayed}, duplicated ${result.duplicates} with ${args.lease} s leases (documented bound ${result.duplicateBound} per fault)`,
+  );
+  if (result.duplicates > 0)
+    console.log(
+      `  duplicated messages first arrived ${seconds(result.duplicatedAtMs[0]!)} s to ${seconds(result.duplicatedAtMs.at(-1)!)} s after the kill`,
+    );
+  if (result.undrained.emails + result.undrained.webhooks > 0)
+    console.log(
+      `NOT drained within --timeout: ${result.undrained.emails} emails and ${result.undrained.webhooks} webhook deliveries unsettled`,
+    );
+  console.log(
+    `webhooks: ${result.webhooks.delivered} of ${result.webhooks.expected} delivered, ${result.webhooks.lost} lost, ${result.webhooks.duplicates} duplicated`,
+  );
+  console.log(
+    `survived: API ${result.survived.api ? 'yes' : 'NO'}, worker ${result.survived.worker ? 'yes' : 'NO'}; unhandled rejections: ${result.unhandledRejections}`,
+  );
 }
 if (failed) {
   for (const log of logs) process.stderr.write(`\n--- process log (tail) ---\n${log.slice(-4_000)}\n`);

@@ -86,15 +86,29 @@ const parseSize = (text: string) => {
   if (!match) throw new Error(`--sizes: ${text} is not a count such as 0, 500k or 5m`);
   return Number(match[1]) * ({ k: 1_000, m: 1_000_000 }[match[2]!.toLowerCase()] ?? 1);
 };
-const sizes = [...new Set([0, ...args.sizes.split(',').map(parseSize), ...(args.large ? [10_000_000] : [])])].sort((a, b) => a - b);
+const sizes = [...new Set([0, ...args.sizes.split(',').map(parseSize), ...(args.large ? [10_000_000] : [])])].sort(
+  (a, b) => a - b,
+);
 const contactsFor = (emails: number) => (emails < 1_000_000 ? 10_000 : emails < 5_000_000 ? 100_000 : 1_000_000);
 const reads = Number(args.reads);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
 
 const HTML = `<p>Hello,</p><p>${'Here is what happened this month. '.repeat(20)}</p><p>See you soon.</p>`;
-const TEMPLATE = { from: 'Bench <news@example.com>', to: ['reader@example.com'], subject: 'Your November update', html: HTML, text: 'Hello,\n\nHere is what happened this month.\n', tags: [{ name: 'kind', value: 'newsletter' }] };
-const PAYLOAD = JSON.stringify({ from: 'Bench <bench@example.com>', to: ['user@example.com'], subject: 'Hello', html: '<p>Hi</p>' });
+const TEMPLATE = {
+  from: 'Bench <news@example.com>',
+  to: ['reader@example.com'],
+  subject: 'Your November update',
+  html: HTML,
+  text: 'Hello,\n\nHere is what happened this month.\n',
+  tags: [{ name: 'kind', value: 'newsletter' }],
+};
+const PAYLOAD = JSON.stringify({
+  from: 'Bench <bench@example.com>',
+  to: ['user@example.com'],
+  subject: 'Hello',
+  html: '<p>Hi</p>',
+});
 
 const timed = async (fn: () => Promise<unknown>) => {
   const started = process.hrtime.bigint();
@@ -104,7 +118,11 @@ const timed = async (fn: () => Promise<unknown>) => {
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const round = (n: number) => Number(n.toFixed(1));
-  return { median: round(sorted[Math.floor(sorted.length / 2)]!), mean: round(values.reduce((a, b) => a + b, 0) / values.length), max: round(sorted.at(-1)!) };
+  return {
+    median: round(sorted[Math.floor(sorted.length / 2)]!),
+    mean: round(values.reduce((a, b) => a + b, 0) / values.length),
+    max: round(sorted.at(-1)!),
+  };
 };
 type Summary = ReturnType<typeof summary>;
 
@@ -129,42 +147,78 @@ await adminQuery(`CREATE DATABASE "${dbName}"`);
 let api: PostlaneProcess | undefined;
 try {
   const env = { DATABASE_URL: databaseUrl(dbName) };
-  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+  const config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    ...env,
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+  });
   const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(config);
   const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
   // pool.end() resolves before its sockets close, so DROP DATABASE ... WITH (FORCE) can still hit an idle one.
   pool.on('error', () => {});
-  const query = async <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
+  const query = async <T = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
+    (await pool.query(sql, params)).rows as T[];
   const one = async <T>(sql: string, params: unknown[] = []) => (await query<T>(sql, params))[0]!;
   const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger('silent') });
   try {
     for (const table of PARTITIONED) {
       await query(`DROP TABLE "${table}_legacy"`);
-      await query(`SELECT postlane_add_day_partition($1, (now() AT TIME ZONE 'UTC')::date - d) FROM generate_series(-${DAYS_AHEAD}, ${PAST_DAYS}) d`, [table]);
+      await query(
+        `SELECT postlane_add_day_partition($1, (now() AT TIME ZONE 'UTC')::date - d) FROM generate_series(-${DAYS_AHEAD}, ${PAST_DAYS}) d`,
+        [table],
+      );
     }
-    const partitions = Number((await one<{ n: string }>(`SELECT count(*) AS n FROM pg_partition_tree('email') WHERE isleaf`)).n);
+    const partitions = Number(
+      (await one<{ n: string }>(`SELECT count(*) AS n FROM pg_partition_tree('email') WHERE isleaf`)).n,
+    );
     /** Bytes of the tables that grow with email: every partition, with indexes and TOAST. */
     const diskBytes = async (tables = ['email', 'email_recipient', 'event']) =>
-      Number((await one<{ bytes: string }>(`SELECT sum(pg_total_relation_size(p.relid)) AS bytes FROM unnest($1::text[]) t, pg_partition_tree(t) p`, [tables])).bytes);
+      Number(
+        (
+          await one<{ bytes: string }>(
+            `SELECT sum(pg_total_relation_size(p.relid)) AS bytes FROM unnest($1::text[]) t, pg_partition_tree(t) p`,
+            [tables],
+          )
+        ).bytes,
+      );
     const { teamId, token } = await RequestContext.create(orm.em, async () => {
       const team = await createTeam(deps, { name: 'Growth' });
-      return { teamId: team.id, token: (await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' })).token };
+      return {
+        teamId: team.id,
+        token: (await createApiKey(deps, team.id, { name: 'bench', permission: 'full_access' })).token,
+      };
     });
     // A free port, so the API can log as little as a busy installation would (not its start-up line with the address).
     const probe = createServer().listen(0, '127.0.0.1');
     await once(probe, 'listening');
     const port = (probe.address() as AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
-    api = spawnPostlane(['serve', '--role', 'api'], { ...env, POSTLANE_PORT: String(port), POSTLANE_LOG_LEVEL: 'warn', POSTLANE_RATE_LIMIT: '0' }, SERVICE_NODE_FLAGS);
+    api = spawnPostlane(
+      ['serve', '--role', 'api'],
+      { ...env, POSTLANE_PORT: String(port), POSTLANE_LOG_LEVEL: 'warn', POSTLANE_RATE_LIMIT: '0' },
+      SERVICE_NODE_FLAGS,
+    );
     const url = `http://127.0.0.1:${port}`;
-    for (let waited = 0; !(await fetch(`${url}/health`).then((r) => r.ok, () => false)); waited += 200) {
+    for (
+      let waited = 0;
+      !(await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      waited += 200
+    ) {
       if (waited > 60_000 || api.child.exitCode !== null) throw new Error(`the API did not start:\n${api.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: auth,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await response.json()) as Record<string, unknown>;
       if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
       return json;
@@ -172,16 +226,33 @@ try {
 
     // The audience the segment filters: a property, and a segment of the contacts on the pro plan.
     await call('POST', '/contact-properties', { key: 'plan', type: 'string', fallback_value: 'free' });
-    const segment = await call('POST', '/segments', { name: 'Pro', filter: { match: 'all', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }] } });
+    const segment = await call('POST', '/segments', {
+      name: 'Pro',
+      filter: { match: 'all', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }] },
+    });
 
     // The template: a real email, accepted by the API and delivered by a worker (its recipient settled, its events written).
     progress('template: one email through the API and a worker…');
     const template = await call('POST', '/emails', TEMPLATE);
     // Its maintenance leaves the partitions to the benchmark, which drops days itself at the end.
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'warn', POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1', POSTLANE_EMAIL_RETENTION_DAYS: '3650' }, SERVICE_NODE_FLAGS);
+    const worker = spawnPostlane(
+      ['serve', '--role', 'worker'],
+      {
+        ...env,
+        POSTLANE_LOG_LEVEL: 'warn',
+        POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
+        POSTLANE_EMAIL_RETENTION_DAYS: '3650',
+      },
+      SERVICE_NODE_FLAGS,
+    );
     try {
-      for (let waited = 0; (await query(`SELECT 1 FROM email WHERE id = $1 AND status = 'sent'`, [template.id])).length === 0; waited += 200) {
-        if (waited > 60_000 || worker.child.exitCode !== null) throw new Error(`the template email was not sent:\n${worker.output()}`);
+      for (
+        let waited = 0;
+        (await query(`SELECT 1 FROM email WHERE id = $1 AND status = 'sent'`, [template.id])).length === 0;
+        waited += 200
+      ) {
+        if (waited > 60_000 || worker.child.exitCode !== null)
+          throw new Error(`the template email was not sent:\n${worker.output()}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       // The events written after the send (delivered, from the capture provider) settle within a moment.
@@ -190,13 +261,25 @@ try {
       worker.child.kill('SIGTERM');
       await worker.exited;
     }
-    const { created_at: templateAt, region } = await one<{ created_at: Date; region: string }>(`SELECT created_at, region FROM email WHERE id = $1`, [template.id]);
+    const { created_at: templateAt, region } = await one<{ created_at: Date; region: string }>(
+      `SELECT created_at, region FROM email WHERE id = $1`,
+      [template.id],
+    );
     await query(`DELETE FROM agenda_jobs`);
 
-    const columns = async (table: string) => (await query<{ name: string }>(`SELECT column_name AS name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, [table])).map((c) => c.name);
+    const columns = async (table: string) =>
+      (
+        await query<{ name: string }>(
+          `SELECT column_name AS name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+          [table],
+        )
+      ).map((c) => c.name);
     const cloneOf = async (table: string, overrides: Record<string, string>) => {
       const names = await columns(table);
-      return { into: names.map((c) => `"${c}"`).join(', '), select: names.map((c) => overrides[c] ?? `t."${c}"`).join(', ') };
+      return {
+        into: names.map((c) => `"${c}"`).join(', '),
+        select: names.map((c) => overrides[c] ?? `t."${c}"`).join(', '),
+      };
     };
     // The template's id inside its message id and event payloads follows the clone's.
     const sentEmail = {
@@ -228,7 +311,11 @@ try {
       last_event_at: 'NULL',
       provider_message_id: 'NULL',
     });
-    const pendingRecipient = await cloneOf('email_recipient', { ...recipientCopy, status: `'pending'`, response: 'NULL' });
+    const pendingRecipient = await cloneOf('email_recipient', {
+      ...recipientCopy,
+      status: `'pending'`,
+      response: 'NULL',
+    });
     /** Emails number `from` to `to` (exclusive), older the higher the number, each with the template's recipients and events. */
     const fillEmails = (from: number, to: number) =>
       query(
@@ -268,14 +355,20 @@ try {
       const client = new pg.Client({ connectionString: config.DATABASE_URL });
       await client.connect();
       const first = async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows[0] as T;
-      await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [`postlane_growth_${process.pid}`]);
+      await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [
+        `postlane_growth_${process.pid}`,
+      ]);
       const { from } = await first<{ from: string }>('SELECT pg_current_wal_lsn() AS from');
       return {
         async written() {
           try {
             const { to } = await first<{ to: string }>('SELECT pg_current_wal_lsn() AS to');
             // pg_walinspect reads only flushed WAL; the WAL writer flushes within moments.
-            for (let tries = 0; !(await first<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1 AS flushed', [to])).flushed; tries += 1) {
+            for (
+              let tries = 0;
+              !(await first<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1 AS flushed', [to])).flushed;
+              tries += 1
+            ) {
               if (tries > 100) throw new Error(`the WAL was not flushed up to ${to}`);
               await new Promise((resolve) => setTimeout(resolve, 50));
             }
@@ -304,9 +397,12 @@ try {
       }
       emails = Math.max(emails, size);
       const wantContacts = contactsFor(size);
-      for (let at = contacts; at < wantContacts; at += FILL_CHUNK) await fillContacts(at, Math.min(wantContacts, at + FILL_CHUNK));
+      for (let at = contacts; at < wantContacts; at += FILL_CHUNK)
+        await fillContacts(at, Math.min(wantContacts, at + FILL_CHUNK));
       contacts = Math.max(contacts, wantContacts);
-      progress(`fill: ${emails.toLocaleString('en')} emails, ${contacts.toLocaleString('en')} contacts; VACUUM ANALYZE…`);
+      progress(
+        `fill: ${emails.toLocaleString('en')} emails, ${contacts.toLocaleString('en')} contacts; VACUUM ANALYZE…`,
+      );
       await query('VACUUM ANALYZE');
       const fillSeconds = (performance.now() - fillStart) / 1000;
       const bytes = await diskBytes();
@@ -318,20 +414,51 @@ try {
         for (let i = 0; i < reads; i += 1) times.push(await timed(() => call('GET', path())));
         return summary(times);
       };
-      const { id: middle } = await one<{ id: string }>(`SELECT id FROM email WHERE team_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`, [teamId, Math.floor(emails / 2)]);
+      const { id: middle } = await one<{ id: string }>(
+        `SELECT id FROM email WHERE team_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+        [teamId, Math.floor(emails / 2)],
+      );
       const firstPage = await readTimes(() => '/emails');
       const middlePage = await readTimes(() => `/emails?after=${middle}`);
       const segmentCount = await readTimes(() => `/segments/${segment.id}`);
       let pick = 0;
       const emailById = await readTimes(() => `/emails/${middle}`);
-      const contactByEmail = await readTimes(() => `/contacts/${encodeURIComponent(`user${(pick = (pick * 7919 + 104_729) % contacts)}@example${pick % 7}.com`)}`);
-      const { created_at: middleAt } = await one<{ created_at: Date }>(`SELECT created_at FROM email WHERE id = $1`, [middle]);
-      await explain(`GET /emails?after=<middle> at ${emails}`, `SELECT id FROM email WHERE team_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT 21`, [teamId, middleAt, middle]);
-      await explain(`segment count at ${contacts} contacts, as a scan of the team's contacts (before contact_property_term)`, `SELECT count(*) FROM contact c WHERE c.team_id = $1 AND (c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = $2) OR lower(COALESCE(c.properties ->> 'plan', 'free', '')) = lower('pro'))`, [teamId, segment.id]);
-      await explain(`segment count at ${contacts} contacts, from contact_property_term`, `SELECT (SELECT count(*) FROM contact_property_term WHERE term = contact_property_term($1, 'plan', 'pro')) + (SELECT count(*) FROM contact c WHERE c.team_id = $1 AND c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = $2) AND (lower(COALESCE(c.properties ->> 'plan', 'free', '')) = lower('pro')) IS NOT TRUE)`, [teamId, segment.id]);
+      const contactByEmail = await readTimes(
+        () =>
+          `/contacts/${encodeURIComponent(`user${(pick = (pick * 7919 + 104_729) % contacts)}@example${pick % 7}.com`)}`,
+      );
+      const { created_at: middleAt } = await one<{ created_at: Date }>(`SELECT created_at FROM email WHERE id = $1`, [
+        middle,
+      ]);
+      await explain(
+        `GET /emails?after=<middle> at ${emails}`,
+        `SELECT id FROM email WHERE team_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT 21`,
+        [teamId, middleAt, middle],
+      );
+      await explain(
+        `segment count at ${contacts} contacts, as a scan of the team's contacts (before contact_property_term)`,
+        `SELECT count(*) FROM contact c WHERE c.team_id = $1 AND (c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = $2) OR lower(COALESCE(c.properties ->> 'plan', 'free', '')) = lower('pro'))`,
+        [teamId, segment.id],
+      );
+      await explain(
+        `segment count at ${contacts} contacts, from contact_property_term`,
+        `SELECT (SELECT count(*) FROM contact_property_term WHERE term = contact_property_term($1, 'plan', 'pro')) + (SELECT count(*) FROM contact c WHERE c.team_id = $1 AND c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = $2) AND (lower(COALESCE(c.properties ->> 'plan', 'free', '')) = lower('pro')) IS NOT TRUE)`,
+        [teamId, segment.id],
+      );
 
-      progress(`measure at ${emails.toLocaleString('en')} emails: POST /emails, ${args.warmup} s warm-up and ${args.duration} s at ${args.connections} connections…`);
-      const post = (duration: number) => autocannon({ url: `${url}/emails`, method: 'POST', headers: auth, body: PAYLOAD, connections: Number(args.connections), duration, workers: 1 });
+      progress(
+        `measure at ${emails.toLocaleString('en')} emails: POST /emails, ${args.warmup} s warm-up and ${args.duration} s at ${args.connections} connections…`,
+      );
+      const post = (duration: number) =>
+        autocannon({
+          url: `${url}/emails`,
+          method: 'POST',
+          headers: auth,
+          body: PAYLOAD,
+          connections: Number(args.connections),
+          duration,
+          workers: 1,
+        });
       await post(Number(args.warmup));
       const wal = await walWindow();
       const posted = await post(Number(args.duration));
@@ -339,17 +466,27 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const walBytes = await wal.written();
 
-      progress(`measure at ${emails.toLocaleString('en')} emails: the claim over ${BACKLOG.toLocaleString('en')} due emails (not analyzed)…`);
+      progress(
+        `measure at ${emails.toLocaleString('en')} emails: the claim over ${BACKLOG.toLocaleString('en')} due emails (not analyzed)…`,
+      );
       await addBacklog();
       const claim = claimStatement(config, region);
       let claimed = 0;
-      const claimOnce = () => timed(async () => (claimed += (await sqlQuery(orm.em.fork(), claim.sql, claim.bindings, 'postlane_claim_emails')).length));
+      const claimOnce = () =>
+        timed(
+          async () =>
+            (claimed += (await sqlQuery(orm.em.fork(), claim.sql, claim.bindings, 'postlane_claim_emails')).length),
+        );
       const firstClaim = await claimOnce();
       const claimTimes = [];
       for (let i = 0; i < CLAIMS; i += 1) claimTimes.push(await claimOnce());
       if (args.explain) {
         let n = 0;
-        await explain(`claim at ${emails} emails`, claim.sql.replace(/\?/g, () => `$${(n += 1)}`), claim.bindings);
+        await explain(
+          `claim at ${emails} emails`,
+          claim.sql.replace(/\?/g, () => `$${(n += 1)}`),
+          claim.bindings,
+        );
       }
       // Back to the filled shape: the backlog and what the POSTs queued are gone again.
       // One status per statement, so each is served by its partial index.
@@ -380,10 +517,22 @@ try {
     let dropped = 0;
     const retentionMs = await timed(async () => {
       const tomorrow = new Date(Date.now() + 86_400_000);
-      dropped = await dropExpiredEmailPartitions({ ...deps, clock: () => tomorrow, config: { ...config, POSTLANE_EMAIL_RETENTION_DAYS: 1 } });
+      dropped = await dropExpiredEmailPartitions({
+        ...deps,
+        clock: () => tomorrow,
+        config: { ...config, POSTLANE_EMAIL_RETENTION_DAYS: 1 },
+      });
     });
     const after = { emails: await count(), bytes: await diskBytes(PARTITIONED) };
-    report(results, { partitionsPerTable: partitions, ms: Math.round(retentionMs), partitionsDropped: dropped, emailsBefore: before.emails, emailsAfter: after.emails, bytesBefore: before.bytes, bytesAfter: after.bytes });
+    report(results, {
+      partitionsPerTable: partitions,
+      ms: Math.round(retentionMs),
+      partitionsDropped: dropped,
+      emailsBefore: before.emails,
+      emailsAfter: after.emails,
+      bytesBefore: before.bytes,
+      bytesAfter: after.bytes,
+    });
   } finally {
     if (api) {
       api.child.kill('SIGTERM');
@@ -411,14 +560,47 @@ function report(results: Measured[], retention: Retention) {
   const empty = results[0]!;
   const last = results.at(-1)!;
   const targets = {
-    postRatio: { target: TARGETS.postRatio, value: Number((last.postPerSecond / empty.postPerSecond).toFixed(2)), met: last.postPerSecond / empty.postPerSecond >= TARGETS.postRatio },
-    walRatio: { target: TARGETS.walRatio, value: Number((last.walBytesPerEmail / empty.walBytesPerEmail).toFixed(2)), met: last.walBytesPerEmail / empty.walBytesPerEmail <= TARGETS.walRatio },
-    claimMs: { target: TARGETS.claimMs, value: last.claim.max, met: results.every((r) => r.claim.max < TARGETS.claimMs) },
-    pageMs: { target: TARGETS.pageMs, value: Math.max(last.firstPage.median, last.middlePage.median), met: results.every((r) => r.firstPage.median < TARGETS.pageMs && r.middlePage.median < TARGETS.pageMs) },
-    countMs: { target: TARGETS.countMs, value: last.segmentCount.median, met: results.every((r) => r.segmentCount.median < TARGETS.countMs) },
+    postRatio: {
+      target: TARGETS.postRatio,
+      value: Number((last.postPerSecond / empty.postPerSecond).toFixed(2)),
+      met: last.postPerSecond / empty.postPerSecond >= TARGETS.postRatio,
+    },
+    walRatio: {
+      target: TARGETS.walRatio,
+      value: Number((last.walBytesPerEmail / empty.walBytesPerEmail).toFixed(2)),
+      met: last.walBytesPerEmail / empty.walBytesPerEmail <= TARGETS.walRatio,
+    },
+    claimMs: {
+      target: TARGETS.claimMs,
+      value: last.claim.max,
+      met: results.every((r) => r.claim.max < TARGETS.claimMs),
+    },
+    pageMs: {
+      target: TARGETS.pageMs,
+      value: Math.max(last.firstPage.median, last.middlePage.median),
+      met: results.every((r) => r.firstPage.median < TARGETS.pageMs && r.middlePage.median < TARGETS.pageMs),
+    },
+    countMs: {
+      target: TARGETS.countMs,
+      value: last.segmentCount.median,
+      met: results.every((r) => r.segmentCount.median < TARGETS.countMs),
+    },
   };
   if (args.json) {
-    console.log(JSON.stringify({ loadAverageBefore: loadBefore, loadAverageAfter: Number(loadavg()[0]!.toFixed(2)), backlog: BACKLOG, results, retention, targets }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          loadAverageBefore: loadBefore,
+          loadAverageAfter: Number(loadavg()[0]!.toFixed(2)),
+          backlog: BACKLOG,
+          results,
+          retention,
+          targets,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const size = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ? `${n / 1_000}k` : String(n));
@@ -436,13 +618,25 @@ function report(results: Measured[], retention: Retention) {
     ['GET /contacts/{email}', (r) => r.contactByEmail.median, () => empty.contactByEmail.median, ' ms'],
     ['GET /emails/{id}', (r) => r.emailById.median, () => empty.emailById.median, ' ms'],
     // The empty database has one email, so its disk per email says nothing: the first filled size is the base.
-    ['disk bytes per email', (r) => r.diskBytesPerEmail, () => results.find((r) => r.diskBytesPerEmail !== null)?.diskBytesPerEmail ?? null, ' B'],
+    [
+      'disk bytes per email',
+      (r) => r.diskBytesPerEmail,
+      () => results.find((r) => r.diskBytesPerEmail !== null)?.diskBytesPerEmail ?? null,
+      ' B',
+    ],
   ];
   const width = 24;
-  console.log(`\ngrowth: emails / contacts per column; reads are medians of ${reads}; claim of ${CLAIMS} batches after a first over ${BACKLOG.toLocaleString('en')} due emails (load average ${loadBefore} before, ${loadavg()[0]!.toFixed(2)} after)`);
-  console.log(['operation'.padEnd(30), ...results.map((r) => `${size(r.emails)} / ${size(r.contacts)}`.padEnd(width))].join(''));
-  for (const [label, value, base, unit] of rows) console.log([label.padEnd(30), ...results.map((r) => cell(value(r), base(r), unit).padEnd(width))].join(''));
-  console.log(`fill seconds: ${results.map((r) => r.fillSeconds).join(', ')}; non-2xx on POST: ${results.map((r) => r.postNon2xx).join(', ')}`);
+  console.log(
+    `\ngrowth: emails / contacts per column; reads are medians of ${reads}; claim of ${CLAIMS} batches after a first over ${BACKLOG.toLocaleString('en')} due emails (load average ${loadBefore} before, ${loadavg()[0]!.toFixed(2)} after)`,
+  );
+  console.log(
+    ['operation'.padEnd(30), ...results.map((r) => `${size(r.emails)} / ${size(r.contacts)}`.padEnd(width))].join(''),
+  );
+  for (const [label, value, base, unit] of rows)
+    console.log([label.padEnd(30), ...results.map((r) => cell(value(r), base(r), unit).padEnd(width))].join(''));
+  console.log(
+    `fill seconds: ${results.map((r) => r.fillSeconds).join(', ')}; non-2xx on POST: ${results.map((r) => r.postNon2xx).join(', ')}`,
+  );
   const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
   console.log(
     `retention dropping the days before today (${retention.partitionsPerTable} partitions a table): ${retention.partitionsDropped} partitions dropped in ${retention.ms} ms; ` +

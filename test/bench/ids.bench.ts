@@ -16,7 +16,11 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 
 const { values: args } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, rows: { type: 'string', default: '2000000' }, emails: { type: 'string', default: '20000' } },
+  options: {
+    json: { type: 'boolean', default: false },
+    rows: { type: 'string', default: '2000000' },
+    emails: { type: 'string', default: '20000' },
+  },
 });
 const ROWS = Number(args.rows);
 const EMAILS = Number(args.emails);
@@ -44,27 +48,40 @@ async function measure(generator: string): Promise<number[]> {
   const dbName = uniqueDatabaseName('postlane_bench_ids');
   await adminQuery(`CREATE DATABASE "${dbName}"`);
   try {
-    const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+    const config = loadConfig({
+      POSTLANE_CONFIG: '/nonexistent/postlane.json',
+      DATABASE_URL: databaseUrl(dbName),
+      POSTLANE_LOG_LEVEL: 'silent',
+      POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+    });
     const orm = await initOrm(config);
     await migrate(config);
     await orm.close();
     const client = new pg.Client({ connectionString: config.DATABASE_URL });
     await client.connect();
     try {
-      const [{ id: teamId }] = (await client.query(`INSERT INTO team (id, name, created_at) VALUES (gen_random_uuid(), 'Bench', now()) RETURNING id`)).rows;
+      const [{ id: teamId }] = (
+        await client.query(
+          `INSERT INTO team (id, name, created_at) VALUES (gen_random_uuid(), 'Bench', now()) RETURNING id`,
+        )
+      ).rows;
       const figures: number[] = [];
       let filled = 0;
       for (const size of [0, ROWS]) {
         for (; filled < size; filled += FILL_CHUNK) {
-          progress(`${generator}: filling ${filled.toLocaleString()} of ${size.toLocaleString()} emails (v4 ids, as an upgraded database holds)…`);
+          progress(
+            `${generator}: filling ${filled.toLocaleString()} of ${size.toLocaleString()} emails (v4 ids, as an upgraded database holds)…`,
+          );
           await client.query(emailsSql('gen_random_uuid', Math.min(FILL_CHUNK, size - filled), true), [teamId]);
         }
         await client.query('VACUUM ANALYZE email, email_recipient');
         progress(`${generator}: measuring ${EMAILS.toLocaleString()} inserts at ${filled.toLocaleString()} emails…`);
         await client.query('CHECKPOINT');
         const before = (await client.query('SELECT pg_current_wal_insert_lsn() AS lsn')).rows[0].lsn;
-        for (let done = 0; done < EMAILS; done += PER_STATEMENT) await client.query(emailsSql(generator, PER_STATEMENT, false), [teamId]);
-        const bytes = (await client.query('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1) AS bytes', [before])).rows[0].bytes;
+        for (let done = 0; done < EMAILS; done += PER_STATEMENT)
+          await client.query(emailsSql(generator, PER_STATEMENT, false), [teamId]);
+        const bytes = (await client.query('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1) AS bytes', [before]))
+          .rows[0].bytes;
         figures.push(Math.round(Number(bytes) / EMAILS));
       }
       return figures;
@@ -90,7 +107,12 @@ const summary = {
 };
 if (args.json) console.log(JSON.stringify(summary, null, 2));
 else {
-  console.log(`\nWAL bytes per accepted email (email row + 1 recipient, ${PER_STATEMENT} per statement; load average before: ${loadBefore})`);
-  for (const r of summary.sizes) console.log(`${r.rows.toLocaleString().padStart(12)} emails   v4 ${String(r.v4).padStart(6)} B   v7 ${String(r.v7).padStart(6)} B   v7/v4 ${r.v7ToV4}`);
+  console.log(
+    `\nWAL bytes per accepted email (email row + 1 recipient, ${PER_STATEMENT} per statement; load average before: ${loadBefore})`,
+  );
+  for (const r of summary.sizes)
+    console.log(
+      `${r.rows.toLocaleString().padStart(12)} emails   v4 ${String(r.v4).padStart(6)} B   v7 ${String(r.v7).padStart(6)} B   v7/v4 ${r.v7ToV4}`,
+    );
   console.log(`growth, full/empty: v4 ${summary.growth.v4}x, v7 ${summary.growth.v7}x (target <= 1.5x)`);
 }

@@ -48,14 +48,20 @@ const SENDER = 'sender-bench.test';
 
 /** A DKIM-signed message of a few KB with an attachment, built once: every delivery sends the same bytes. */
 async function benchMessage(privateKey: string): Promise<string> {
-  const built = await nodemailer.createTransport({ streamTransport: true, buffer: true, dkim: { domainName: SENDER, keySelector: 'bench', privateKey } }).sendMail({
-    from: `News <news@${SENDER}>`,
-    to: `desk@${INBOUND}`,
-    subject: 'Inbound benchmark',
-    text: 'Hello from the benchmark. '.repeat(60),
-    html: `<p>${'Hello from the benchmark. '.repeat(60)}</p>`,
-    attachments: [{ filename: 'report.csv', content: 'a,b,c\n1,2,3\n'.repeat(40) }],
-  });
+  const built = await nodemailer
+    .createTransport({
+      streamTransport: true,
+      buffer: true,
+      dkim: { domainName: SENDER, keySelector: 'bench', privateKey },
+    })
+    .sendMail({
+      from: `News <news@${SENDER}>`,
+      to: `desk@${INBOUND}`,
+      subject: 'Inbound benchmark',
+      text: 'Hello from the benchmark. '.repeat(60),
+      html: `<p>${'Hello from the benchmark. '.repeat(60)}</p>`,
+      attachments: [{ filename: 'report.csv', content: 'a,b,c\n1,2,3\n'.repeat(40) }],
+    });
   return (built.message as Buffer).toString('latin1');
 }
 
@@ -69,7 +75,11 @@ async function deliverAll(port: number, message: string): Promise<number> {
         if ((await client.greeting).code !== 220) throw new Error('no greeting');
         await client.command('EHLO client.bench.test');
         for (let i = lane; i < messages; i += connections) {
-          const steps = [await client.command(`MAIL FROM:<news@${SENDER}>`), await client.command(`RCPT TO:<desk@${INBOUND}>`), await client.data(message)];
+          const steps = [
+            await client.command(`MAIL FROM:<news@${SENDER}>`),
+            await client.command(`RCPT TO:<desk@${INBOUND}>`),
+            await client.data(message),
+          ];
           const failed = steps.find((reply) => reply.code !== 250);
           if (failed) throw new Error(`message ${i}: ${failed.code} ${failed.text}`);
         }
@@ -86,15 +96,23 @@ const dns = await startDnsServer();
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 dns.set('TXT', SENDER, ['v=spf1 ip4:127.0.0.1 -all']);
 dns.set('TXT', `_dmarc.${SENDER}`, ['v=DMARC1; p=reject']);
-dns.set('TXT', `bench._domainkey.${SENDER}`, [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
+dns.set('TXT', `bench._domainkey.${SENDER}`, [
+  `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
+]);
 const message = await benchMessage(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 
 const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
 try {
   const config = loadConfig({
-    POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: databaseUrl(dbName), POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
-    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_DNS_SERVERS: dns.address, POSTLANE_INBOUND_RATE_PER_MINUTE: '1000000', POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: String(connections + 2),
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    DATABASE_URL: databaseUrl(dbName),
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_INBOUND_RATE_PER_MINUTE: '1000000',
+    POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: String(connections + 2),
   });
   const orm = await initOrm(config, { pool: serverPool(config) });
   try {
@@ -110,7 +128,10 @@ try {
 
     progress(`baseline: ${messages} messages to a bare smtp-server that discards them…`);
     const bare = new SMTPServer({
-      logger: false, disableReverseLookup: true, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'],
+      logger: false,
+      disableReverseLookup: true,
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
       onData(stream, _session, callback) {
         stream.on('end', () => callback());
         stream.resume();
@@ -126,9 +147,12 @@ try {
     const postlanePerSecond = await deliverAll(listener.port, message);
     await listener.close();
 
-    const [row] = await orm.em.fork().getConnection().execute<{ stored: number; signed: number }[]>(
-      `SELECT count(*)::int AS stored, count(*) FILTER (WHERE dkim->0->>'result' = 'pass' AND dmarc->>'result' = 'pass')::int AS signed FROM received_email`,
-    );
+    const [row] = await orm.em
+      .fork()
+      .getConnection()
+      .execute<{ stored: number; signed: number }[]>(
+        `SELECT count(*)::int AS stored, count(*) FILTER (WHERE dkim->0->>'result' = 'pass' AND dmarc->>'result' = 'pass')::int AS signed FROM received_email`,
+      );
     report({ baselinePerSecond, postlanePerSecond, stored: row!.stored, verified: row!.signed });
     await deps.providers.close();
   } finally {
@@ -144,11 +168,30 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
   const sanity = { messages, stored: r.stored, allStored: r.stored === messages, dkimAndDmarcPass: r.verified };
   if (!sanity.allStored || r.verified !== messages) process.exitCode = 1;
   if (args.json) {
-    console.log(JSON.stringify({ messages, connections, messageBytes: message.length, loadAverageBefore: loadBefore, baselinePerSecond: Math.round(r.baselinePerSecond), postlanePerSecond: Math.round(r.postlanePerSecond), ratio: Number(ratio.toFixed(3)), sanity }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          messages,
+          connections,
+          messageBytes: message.length,
+          loadAverageBefore: loadBefore,
+          baselinePerSecond: Math.round(r.baselinePerSecond),
+          postlanePerSecond: Math.round(r.postlanePerSecond),
+          ratio: Number(ratio.toFixed(3)),
+          sanity,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
-  console.log(`\n${messages} messages of ${message.length} bytes over ${connections} connections (load average before: ${loadBefore})`);
+  console.log(
+    `\n${messages} messages of ${message.length} bytes over ${connections} connections (load average before: ${loadBefore})`,
+  );
   console.log(`baseline (bare smtp-server, discards)  ${Math.round(r.baselinePerSecond).toString().padStart(6)} /s`);
-  console.log(`postlane inbound listener              ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(3)}`);
+  console.log(
+    `postlane inbound listener              ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(3)}`,
+  );
   console.log(`sanity: ${r.stored} of ${messages} stored; ${r.verified} with DKIM and DMARC pass`);
 }

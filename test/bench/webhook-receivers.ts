@@ -34,7 +34,12 @@ if (process.env.POSTLANE_BENCH_RECEIVERS && process.send) {
           (state.arrivals[path] ??= []).push(performance.now());
           open[path] = (open[path] ?? 0) + 1;
           state.maxOpen[path] = Math.max(state.maxOpen[path] ?? 0, open[path]!);
-          if (state.total % 500 === 1) state.samples.push({ body: Buffer.concat(chunks).toString(), headers: req.headers as Record<string, string>, path });
+          if (state.total % 500 === 1)
+            state.samples.push({
+              body: Buffer.concat(chunks).toString(),
+              headers: req.headers as Record<string, string>,
+              path,
+            });
           res.on('close', () => (open[path]! -= 1));
           res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
         });
@@ -54,7 +59,10 @@ if (process.env.POSTLANE_BENCH_RECEIVERS && process.send) {
 }
 
 export async function startReceivers(count: number) {
-  const worker = fork(fileURLToPath(import.meta.url), { execArgv: ['--import', 'tsx'], env: { ...process.env, POSTLANE_BENCH_RECEIVERS: String(count) } });
+  const worker = fork(fileURLToPath(import.meta.url), {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, POSTLANE_BENCH_RECEIVERS: String(count) },
+  });
   const [{ urls }] = (await once(worker, 'message')) as [{ urls: string[] }];
   const ask = async <T>(command: Command): Promise<T> => {
     worker.send(command);

@@ -74,7 +74,12 @@ try {
     POSTLANE_WEBHOOK_WORKERS: String(endpointCount),
     POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
   };
-  const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', ...env, POSTLANE_LOG_LEVEL: 'silent', POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
+  const config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    ...env,
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+  });
   const logger = createLogger(config.POSTLANE_LOG_LEVEL);
   const orm = await initOrm(config, { pool: serverPool(config) });
   await migrate(config);
@@ -87,7 +92,10 @@ try {
       const team = await createTeam(deps, { name: 'Bench' });
       const created = [];
       for (let i = 0; i < endpointCount; i += 1) {
-        const { endpoint, signingSecret } = await createWebhook(deps, team.id, { url: `${receivers.urls[i % RECEIVERS]}/endpoint-${i}`, events: ['*'] });
+        const { endpoint, signingSecret } = await createWebhook(deps, team.id, {
+          url: `${receivers.urls[i % RECEIVERS]}/endpoint-${i}`,
+          events: ['*'],
+        });
         created.push({ id: endpoint.id, url: endpoint.url, secret: signingSecret });
       }
       return { teamId: team.id, endpoints: created };
@@ -96,7 +104,11 @@ try {
     // Baseline: the same signed POSTs from a plain loop, 8 in flight per endpoint, no caps, no database.
     progress(`baseline: ${expected} signed POSTs straight from a loop…`);
     const agents = new DeliveryAgents(config);
-    const body = JSON.stringify({ type: 'contact.created', created_at: new Date().toISOString(), data: { id: 'bench', email: 'bench@example.com' } });
+    const body = JSON.stringify({
+      type: 'contact.created',
+      created_at: new Date().toISOString(),
+      data: { id: 'bench', email: 'bench@example.com' },
+    });
     const baselineStart = performance.now();
     await Promise.all(
       endpoints.flatMap((endpoint) => {
@@ -122,19 +134,28 @@ try {
       await RequestContext.create(orm.em, () =>
         orm.em.transactional(async (tx) => {
           for (let i = done; i < Math.min(events, done + EVENTS_PER_TRANSACTION); i += 1) {
-            await emitEvent(tx, { teamId, type: 'contact.created', data: { id: `contact-${i}`, email: `c${i}@example.com` } });
+            await emitEvent(tx, {
+              teamId,
+              type: 'contact.created',
+              data: { id: `contact-${i}`, email: `c${i}@example.com` },
+            });
           }
         }),
       );
     }
     progress('postlane: delivering (worker process)…');
     const engineStart = performance.now();
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { ...env, POSTLANE_LOG_LEVEL: 'warn' }, SERVICE_NODE_FLAGS);
+    const worker = spawnPostlane(
+      ['serve', '--role', 'worker'],
+      { ...env, POSTLANE_LOG_LEVEL: 'warn' },
+      SERVICE_NODE_FLAGS,
+    );
     try {
       while ((await receivers.count()) < expected) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output()}`);
-        if (performance.now() - engineStart > 300_000) throw new Error(`only ${await receivers.count()} of ${expected} delivered after 5 minutes`);
+        if (performance.now() - engineStart > 300_000)
+          throw new Error(`only ${await receivers.count()} of ${expected} delivered after 5 minutes`);
       }
       // Let the last settles commit before counting rows.
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -146,7 +167,11 @@ try {
     // From the first arrival to the last, on the receivers' clock: the worker's start-up is not delivery.
     const times = Object.values(received.arrivals).flat();
     const engineSeconds = (Math.max(...times) - Math.min(...times)) / 1000;
-    const [{ delivered }] = (await orm.em.getConnection().execute(`SELECT count(*)::int AS delivered FROM webhook_delivery WHERE status = 'delivered'`)) as [{ delivered: number }];
+    const [{ delivered }] = (await orm.em
+      .getConnection()
+      .execute(`SELECT count(*)::int AS delivered FROM webhook_delivery WHERE status = 'delivered'`)) as [
+      { delivered: number },
+    ];
 
     const secrets = new Map(endpoints.map((e) => [new URL(e.url).pathname, e.secret]));
     const verified = received.samples.every((s) => {
@@ -190,23 +215,66 @@ function report(r: {
 }) {
   const ratio = r.enginePerSecond / r.baselinePerSecond;
   const targets = {
-    deliveriesPerSecond: { target: TARGET_PER_SECOND, value: Math.round(r.enginePerSecond), met: r.enginePerSecond >= TARGET_PER_SECOND },
+    deliveriesPerSecond: {
+      target: TARGET_PER_SECOND,
+      value: Math.round(r.enginePerSecond),
+      met: r.enginePerSecond >= TARGET_PER_SECOND,
+    },
     // Measured at receivers sharing this process: allow a request or two of arrival jitter.
-    perEndpointRate: { target: WEBHOOK_RATE_PER_SECOND, busiestSecond: r.perEndpointBusiestSecond, average: Number(r.perEndpointAverage.toFixed(1)), met: r.perEndpointAverage <= WEBHOOK_RATE_PER_SECOND * 1.02 && r.perEndpointBusiestSecond <= WEBHOOK_RATE_PER_SECOND + 2 },
+    perEndpointRate: {
+      target: WEBHOOK_RATE_PER_SECOND,
+      busiestSecond: r.perEndpointBusiestSecond,
+      average: Number(r.perEndpointAverage.toFixed(1)),
+      met:
+        r.perEndpointAverage <= WEBHOOK_RATE_PER_SECOND * 1.02 &&
+        r.perEndpointBusiestSecond <= WEBHOOK_RATE_PER_SECOND + 2,
+    },
     inFlight: { target: 8, value: r.maxInFlight, met: r.maxInFlight <= 8 },
   };
-  const sanity = { expected, delivered: r.delivered, allDelivered: r.delivered === expected, verifiedSamples: r.verifiedSamples };
+  const sanity = {
+    expected,
+    delivered: r.delivered,
+    allDelivered: r.delivered === expected,
+    verifiedSamples: r.verifiedSamples,
+  };
   if (!sanity.allDelivered || r.verifiedSamples === 0) process.exitCode = 1;
   if (args.json) {
-    console.log(JSON.stringify({ receivers: RECEIVERS, endpoints: endpointCount, events, loadAverageBefore: loadBefore, baselinePerSecond: Math.round(r.baselinePerSecond), enginePerSecond: Math.round(r.enginePerSecond), ceilingPerSecond: r.ceilingPerSecond, ratio: Number(ratio.toFixed(2)), targets, sanity }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          receivers: RECEIVERS,
+          endpoints: endpointCount,
+          events,
+          loadAverageBefore: loadBefore,
+          baselinePerSecond: Math.round(r.baselinePerSecond),
+          enginePerSecond: Math.round(r.enginePerSecond),
+          ceilingPerSecond: r.ceilingPerSecond,
+          ratio: Number(ratio.toFixed(2)),
+          targets,
+          sanity,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  console.log(`\n${RECEIVERS} receivers, ${endpointCount} endpoints, ${expected} deliveries (load average before: ${loadBefore})`);
+  console.log(
+    `\n${RECEIVERS} receivers, ${endpointCount} endpoints, ${expected} deliveries (load average before: ${loadBefore})`,
+  );
   console.log(`baseline (signed POSTs from a loop)  ${Math.round(r.baselinePerSecond).toString().padStart(6)} /s`);
-  console.log(`postlane engine                      ${Math.round(r.enginePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(2)}; cap ceiling ${r.ceilingPerSecond}/s (${endpointCount} × ${WEBHOOK_RATE_PER_SECOND})`);
-  console.log(`\ntarget >= ${TARGET_PER_SECOND} deliveries/s: ${met(targets.deliveriesPerSecond.met)} (${targets.deliveriesPerSecond.value})`);
-  console.log(`per-endpoint rate <= ${WEBHOOK_RATE_PER_SECOND}/s: ${met(targets.perEndpointRate.met)} (average ${targets.perEndpointRate.average}/s, busiest second ${r.perEndpointBusiestSecond})`);
+  console.log(
+    `postlane engine                      ${Math.round(r.enginePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(2)}; cap ceiling ${r.ceilingPerSecond}/s (${endpointCount} × ${WEBHOOK_RATE_PER_SECOND})`,
+  );
+  console.log(
+    `\ntarget >= ${TARGET_PER_SECOND} deliveries/s: ${met(targets.deliveriesPerSecond.met)} (${targets.deliveriesPerSecond.value})`,
+  );
+  console.log(
+    `per-endpoint rate <= ${WEBHOOK_RATE_PER_SECOND}/s: ${met(targets.perEndpointRate.met)} (average ${targets.perEndpointRate.average}/s, busiest second ${r.perEndpointBusiestSecond})`,
+  );
   console.log(`in flight per endpoint <= 8: ${met(targets.inFlight.met)} (${r.maxInFlight})`);
-  console.log(`sanity: ${r.delivered} of ${expected} rows delivered; ${r.verifiedSamples} sampled signatures verified with standardwebhooks`);
+  console.log(
+    `sanity: ${r.delivered} of ${expected} rows delivered; ${r.verifiedSamples} sampled signatures verified with standardwebhooks`,
+  );
 }

@@ -24,20 +24,24 @@ describe('GET /openapi.json', () => {
     expect(res.body.info.version).toBe('1.0.0');
     const validated = (await SwaggerParser.validate(structuredClone(res.body))) as OpenAPIV3_1.Document;
     expect(validated.paths?.['/emails']?.post?.operationId).toBe('sendEmail');
-    expect(validated.paths?.['/emails/{id}']?.get?.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
+    expect(validated.paths?.['/emails/{id}']?.get?.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+    ]);
   });
 
   it('documents every mounted route, from the same specs the router uses', async () => {
     const res = await app.request('GET', '/openapi.json', { token });
-    const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
-      Object.keys(ops).map((method) => `${method} ${path}`),
+    const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`),
     );
     const mounted = allRoutes.map((r) => `${r.spec.method} ${r.spec.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(documented.sort()).toEqual(mounted.sort());
     // Every layer the router actually serves comes from a route spec: nothing is mounted undocumented.
     const layers = createRouter(app.deps).stack.flatMap((layer) =>
       // Routes mount string paths; a RegExp layer would show as its source and fail the comparison.
-      layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m.toLowerCase()} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`),
+      layer.methods
+        .filter((m) => m !== 'HEAD')
+        .map((m) => `${m.toLowerCase()} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`),
     );
     expect(layers.sort()).toEqual(mounted.sort());
     expect(new Set(allRoutes.map((r) => r.spec.operationId)).size).toBe(allRoutes.length);
@@ -45,14 +49,17 @@ describe('GET /openapi.json', () => {
 });
 
 /** Batch bodies are only arrays in their route schema (items are checked one by one): their items are checked here. */
-const BATCH_ITEM_SCHEMAS: Record<string, v.GenericSchema> = { sendBatch: BatchEmailSchema, createContactsBatch: CreateContactBodySchema };
+const BATCH_ITEM_SCHEMAS: Record<string, v.GenericSchema> = {
+  sendBatch: BatchEmailSchema,
+  createContactsBatch: CreateContactBodySchema,
+};
 
 const problems = (schema: v.GenericSchema, value: unknown) => {
   const result = v.safeParse(schema, value);
   return result.success ? [] : result.issues.map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
 };
 
-describe('the reference\'s summaries and examples', () => {
+describe("the reference's summaries and examples", () => {
   it('every operation has a summary, a response example, and a request example when it takes a body', async () => {
     const res = await app.request('GET', '/openapi.json');
     const lacking: string[] = [];
@@ -63,21 +70,33 @@ describe('the reference\'s summaries and examples', () => {
         const body = (operation.requestBody as OpenAPIV3_1.RequestBodyObject | undefined)?.content['application/json'];
         if (body && Object.keys(body.examples ?? {}).length === 0) lacking.push(`${name}: request example`);
         const [, success] = Object.entries(operation.responses ?? {}).find(([status]) => status !== 'default')!;
-        if (Object.keys((success as OpenAPIV3_1.ResponseObject).content?.['application/json']?.examples ?? {}).length === 0) lacking.push(`${name}: response example`);
+        if (
+          Object.keys((success as OpenAPIV3_1.ResponseObject).content?.['application/json']?.examples ?? {}).length ===
+          0
+        )
+          lacking.push(`${name}: response example`);
       }
     }
     expect(lacking).toEqual([]);
   });
 
-  it('every example is valid for the route\'s own schemas, so it cannot drift from the contract', () => {
+  it("every example is valid for the route's own schemas, so it cannot drift from the contract", () => {
     const invalid = allRoutes.flatMap(({ spec }) => {
       const [, responseSchema] = Object.entries(spec.responses)[0]!;
       const request = spec.examples?.request;
       const items = BATCH_ITEM_SCHEMAS[spec.operationId];
       return [
-        ...(spec.body && request !== undefined ? problems(spec.body, request) : []).map((p) => `${spec.operationId} request ${p}`),
-        ...(items && Array.isArray(request) ? request.flatMap((item, index) => problems(items, item).map((p) => `${spec.operationId} request[${index}] ${p}`)) : []),
-        ...(spec.examples ? problems(responseSchema, spec.examples.response) : []).map((p) => `${spec.operationId} response ${p}`),
+        ...(spec.body && request !== undefined ? problems(spec.body, request) : []).map(
+          (p) => `${spec.operationId} request ${p}`,
+        ),
+        ...(items && Array.isArray(request)
+          ? request.flatMap((item, index) =>
+              problems(items, item).map((p) => `${spec.operationId} request[${index}] ${p}`),
+            )
+          : []),
+        ...(spec.examples ? problems(responseSchema, spec.examples.response) : []).map(
+          (p) => `${spec.operationId} response ${p}`,
+        ),
       ];
     });
     expect(invalid).toEqual([]);

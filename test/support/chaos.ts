@@ -151,7 +151,12 @@ export async function sendUntilAccepted(
     let retryAfter: string | null = null;
     let id: string | undefined;
     try {
-      const res = await fetch(`${urls[(i + attempt) % urls.length]}/emails`, { method: 'POST', headers: { ...stack.headers, 'idempotency-key': key }, body: stack.emailBody(i), signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${urls[(i + attempt) % urls.length]}/emails`, {
+        method: 'POST',
+        headers: { ...stack.headers, 'idempotency-key': key },
+        body: stack.emailBody(i),
+        signal: AbortSignal.timeout(30_000),
+      });
       retryAfter = res.headers.get('retry-after');
       id = ((await res.json()) as { id?: string }).id;
       status = res.status;
@@ -207,7 +212,11 @@ export interface Host {
  * spawners for the compiled API (on a fixed port, so one started again answers where clients
  * already send) and worker.
  */
-export async function startStackOn<D extends StackDatabase>(createDatabase: () => Promise<D>, extraEnv: Record<string, string> = {}, placement: Pick<StackPlacement, 'sinkHost'> = {}) {
+export async function startStackOn<D extends StackDatabase>(
+  createDatabase: () => Promise<D>,
+  extraEnv: Record<string, string> = {},
+  placement: Pick<StackPlacement, 'sinkHost'> = {},
+) {
   const cluster = await createDatabase();
   const closers: (() => Promise<void> | void)[] = [() => cluster.remove()];
   const processes: PostlaneProcess[] = [];
@@ -250,7 +259,15 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
 
     const env = {
       DATABASE_URL: databaseUrl,
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: `smtp://${sink.host}:${sink.port}`, regions: ['us-east-1'], max_connections: SMTP_CONNECTIONS, rate_per_second: 10_000 }]),
+      POSTLANE_PROVIDERS: JSON.stringify([
+        {
+          type: 'smtp',
+          url: `smtp://${sink.host}:${sink.port}`,
+          regions: ['us-east-1'],
+          max_connections: SMTP_CONNECTIONS,
+          rate_per_second: 10_000,
+        },
+      ]),
       POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
       // Short leases and locks: a killed worker's claims come back in seconds, not minutes.
       POSTLANE_SEND_LEASE_SECONDS: '5',
@@ -261,7 +278,11 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '5',
       ...extraEnv,
     };
-    const config = loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_SECRET_KEY: TEST_SECRET_KEY, ...env });
+    const config = loadConfig({
+      POSTLANE_CONFIG: '/nonexistent/postlane.json',
+      POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+      ...env,
+    });
     const orm = await initOrm(config);
     let token: string;
     try {
@@ -270,7 +291,11 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       token = await RequestContext.create(orm.em, async () => {
         const team = await createTeam(deps, { name: 'Chaos' });
         const domain = await createDomain(deps, team.id, { name: 'chaos.test' });
-        await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null });
+        await orm.em.nativeUpdate(
+          Domain,
+          { id: domain.id },
+          { status: 'verified', verifiedAt: new Date(), nextCheckAt: null },
+        );
         return (await createApiKey(deps, team.id, { name: 'chaos', permission: 'full_access' })).token;
       });
       await deps.providers.close();
@@ -284,7 +309,9 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
     /** Without a host, on loopback here; with one, in its namespace (an API listening on its address, at `apiUrlOn(host)`). */
     const spawn = (role: 'api' | 'worker' | 'inbound', host?: Host, roleEnv: Record<string, string> = {}) => {
       const apiEnv = { POSTLANE_PORT: String(apiPort), ...(host && { POSTLANE_HOST: host.address }) };
-      const proc = spawnPostlane(['serve', '--role', role], { ...env, ...(role === 'api' && apiEnv), ...roleEnv }, [], { netns: host?.netns });
+      const proc = spawnPostlane(['serve', '--role', role], { ...env, ...(role === 'api' && apiEnv), ...roleEnv }, [], {
+        netns: host?.netns,
+      });
       processes.push(proc);
       return proc;
     };
@@ -293,7 +320,13 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       return proc;
     };
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-    const emailBody = (i: number) => JSON.stringify({ from: 'Chaos <news@chaos.test>', to: [`reader${i}@example.com`], subject: `Chaos ${i}`, text: 'Hello' });
+    const emailBody = (i: number) =>
+      JSON.stringify({
+        from: 'Chaos <news@chaos.test>',
+        to: [`reader${i}@example.com`],
+        subject: `Chaos ${i}`,
+        text: 'Hello',
+      });
     return {
       cluster,
       config,
@@ -311,7 +344,11 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
       startWorker: (host?: Host) => started(spawn('worker', host)),
       /** One endpoint for `email.sent`, through the API (which must be up). */
       async createWebhook() {
-        const created = await fetch(`${apiUrl}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }) });
+        const created = await fetch(`${apiUrl}/webhooks`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ endpoint: receiver.url, events: ['email.sent'] }),
+        });
         if (!created.ok) throw new Error(`could not create the webhook: ${created.status} ${await created.text()}`);
       },
       /** Sends one email; the status, or 0 when the connection failed. */
@@ -335,11 +372,15 @@ export async function startStackOn<D extends StackDatabase>(createDatabase: () =
  * balancer would. `accepted` fills as the API answers; `sending` settles when every email is in,
  * and fails past `deadline`.
  */
-export function sendEmails(stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>, { emails, keyPrefix, urls, deadline }: { emails: number; keyPrefix: string; urls: string[]; deadline: number }) {
+export function sendEmails(
+  stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'emailBody'>,
+  { emails, keyPrefix, urls, deadline }: { emails: number; keyPrefix: string; urls: string[]; deadline: number },
+) {
   const accepted = new Set<string>();
   let nextEmail = 0;
   const client = async () => {
-    for (let i = nextEmail++; i < emails; i = nextEmail++) accepted.add(await sendUntilAccepted(stack, i, `${keyPrefix}-${i}`, deadline, { urls }));
+    for (let i = nextEmail++; i < emails; i = nextEmail++)
+      accepted.add(await sendUntilAccepted(stack, i, `${keyPrefix}-${i}`, deadline, { urls }));
   };
   return { accepted, sending: Promise.all(Array.from({ length: 16 }, client)).then(() => {}) };
 }
@@ -348,8 +389,12 @@ export function sendEmails(stack: Pick<ChaosStack, 'apiUrl' | 'headers' | 'email
  * Waits until every email and webhook delivery has settled (nothing left to send or re-send), or
  * `deadline` passes; `tick` runs between looks. Returns what is still unsettled (0 and 0: drained).
  */
-export async function waitForDrain(stack: Pick<ChaosStack, 'query'>, deadline: number, tick: () => Promise<void> = async () => {}) {
-  for (;; await sleep(200)) {
+export async function waitForDrain(
+  stack: Pick<ChaosStack, 'query'>,
+  deadline: number,
+  tick: () => Promise<void> = async () => {},
+) {
+  for (; ; await sleep(200)) {
     await tick();
     const [row] = await stack.query<{ emails: string; webhooks: string }>(
       `SELECT (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails,
@@ -363,7 +408,10 @@ export async function waitForDrain(stack: Pick<ChaosStack, 'query'>, deadline: n
 /** What became of the accepted emails (by id) and of their webhooks, counted at the sink and the receiver. */
 export async function countOutcomes(stack: Pick<ChaosStack, 'query' | 'sink' | 'receiver'>, accepted: Set<string>) {
   const stats = await stack.sink.stats();
-  const stored = await stack.query<{ id: string; message_id: string; status: string }>(`SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`, [[...accepted]]);
+  const stored = await stack.query<{ id: string; message_id: string; status: string }>(
+    `SELECT id, message_id, status FROM email WHERE id = ANY($1::uuid[])`,
+    [[...accepted]],
+  );
   const arrived = new Set(stats.ids);
   const missing = stored.filter((row) => !arrived.has(row.message_id));
   // Still due (a retry booked for later) is delayed, not lost; lost is gone, failed or never stored.
@@ -378,7 +426,12 @@ export async function countOutcomes(stack: Pick<ChaosStack, 'query' | 'sink' | '
     lost: accepted.size - stored.length + missing.length - delayed,
     delayed,
     duplicates: stats.duplicates,
-    webhooks: { expected: deliveries.length, delivered: deliveries.length - webhookLost, lost: webhookLost, duplicates: webhookDuplicates },
+    webhooks: {
+      expected: deliveries.length,
+      delivered: deliveries.length - webhookLost,
+      lost: webhookLost,
+      duplicates: webhookDuplicates,
+    },
   };
 }
 
@@ -394,7 +447,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // A process that dies unasked is a failure of the run; it is started again (as systemd would)
     // so the run can still count what was lost and duplicated.
     const deaths: string[] = [];
-    const exitOf = (proc: PostlaneProcess) => `${proc.child.exitCode ?? proc.child.signalCode}: ${/"msg":"(unhandled rejection|[^"]*)"[^\n]*$/.exec(proc.output().trimEnd())?.[0]?.slice(0, 300) ?? ''}`;
+    const exitOf = (proc: PostlaneProcess) =>
+      `${proc.child.exitCode ?? proc.child.signalCode}: ${/"msg":"(unhandled rejection|[^"]*)"[^\n]*$/.exec(proc.output().trimEnd())?.[0]?.slice(0, 300) ?? ''}`;
     const supervise = async () => {
       if (api.child.exitCode !== null) {
         deaths.push(`api exited ${exitOf(api)}`);
@@ -409,17 +463,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     progress(`sending ${options.emails} emails through the API…`);
     const started = Date.now();
-    const { accepted, sending } = sendEmails(stack, { emails: options.emails, keyPrefix: `chaos-${options.seed}`, urls: [apiUrl], deadline: started + options.timeoutMs });
+    const { accepted, sending } = sendEmails(stack, {
+      emails: options.emails,
+      keyPrefix: `chaos-${options.seed}`,
+      urls: [apiUrl],
+      deadline: started + options.timeoutMs,
+    });
 
     // Faults at seeded random points of the delivery, in a seeded order.
-    const kinds: FaultKind[] = [...Array.from({ length: options.kills }, () => 'kill' as const), 'restart', ...(options.downMs > 0 ? ['stop-start' as const] : [])];
+    const kinds: FaultKind[] = [
+      ...Array.from({ length: options.kills }, () => 'kill' as const),
+      'restart',
+      ...(options.downMs > 0 ? ['stop-start' as const] : []),
+    ];
     for (let i = kinds.length - 1; i > 0; i -= 1) {
       const j = Math.floor(rand() * (i + 1));
       [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
     }
     const points = kinds.map(() => Math.floor(options.emails * (0.1 + 0.8 * rand()))).sort((a, b) => a - b);
     const faults: (FaultRecord & { at: number })[] = [];
-    const inFlight = async () => Number((await query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE status = 'sending'`))[0]!.n);
+    const inFlight = async () =>
+      Number((await query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE status = 'sending'`))[0]!.n);
     /** Waits for the next email to reach the sink after `since` (bounded), returning how long it took. */
     const mailResumes = async (since: number) => {
       const before = (await sink.stats()).received;
@@ -430,7 +494,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       return Number.POSITIVE_INFINITY;
     };
     for (const [index, kind] of kinds.entries()) {
-      for (const deadline = Date.now() + options.timeoutMs; (await sink.stats()).distinct < points[index]!; await sleep(20)) {
+      for (
+        const deadline = Date.now() + options.timeoutMs;
+        (await sink.stats()).distinct < points[index]!;
+        await sleep(20)
+      ) {
         if (Date.now() > deadline) throw new Error(`delivery stalled before fault ${index + 1} (${kind})`);
         await supervise();
       }
@@ -442,7 +510,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         killed.add(worker);
         await worker.exited;
         // Nothing settles any more: every row still 'sending' is the dead worker's.
-        const record: FaultRecord & { at: number } = { kind, at, atDelivered, inFlight: await inFlight(), duplicates: 0 };
+        const record: FaultRecord & { at: number } = {
+          kind,
+          at,
+          atDelivered,
+          inFlight: await inFlight(),
+          duplicates: 0,
+        };
         faults.push(record);
         worker = await startWorker();
       } else {
@@ -459,7 +533,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           await cluster.start();
         }
         const back = Date.now();
-        const record: FaultRecord & { at: number } = { kind, at, atDelivered, inFlight: Math.max(claimedBefore, await inFlight()), duplicates: 0, outage: kind === 'stop-start' ? outage : undefined };
+        const record: FaultRecord & { at: number } = {
+          kind,
+          at,
+          atDelivered,
+          inFlight: Math.max(claimedBefore, await inFlight()),
+          duplicates: 0,
+          outage: kind === 'stop-start' ? outage : undefined,
+        };
         faults.push(record);
         // Only when mail is still due; at the tail end of the run there may be nothing left to send.
         if ((await sink.stats()).distinct < options.emails) record.mailResumedMs = await mailResumes(back);
@@ -489,7 +570,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       drainMs,
       undrained,
       webhooks: outcome.webhooks,
-      survived: { api: !deaths.some((death) => death.startsWith('api')) && alive(api), workers: !deaths.some((death) => death.startsWith('worker')) && alive(worker) },
+      survived: {
+        api: !deaths.some((death) => death.startsWith('api')) && alive(api),
+        workers: !deaths.some((death) => death.startsWith('worker')) && alive(worker),
+      },
       deaths,
       unhandledRejections: logs.reduce((n, log) => n + (log.match(/unhandled rejection/g)?.length ?? 0), 0),
       logs,

@@ -39,7 +39,11 @@ export async function adminQuery(sql: string): Promise<void> {
 }
 
 /** One statement on a test database, on a connection of its own (outside the app's pools). */
-export async function queryDatabase<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function queryDatabase<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

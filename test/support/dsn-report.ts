@@ -10,7 +10,12 @@ export interface DsnBlock {
  * A delivery status notification (RFC 3464) as Postfix writes it: CRLF, folded fields, the
  * returned headers as text/rfc822-headers (left out with `messageId: null`, as some MTAs do).
  */
-export const dsnReport = (messageId: string | null, blocks: DsnBlock[], id = `<${Math.random().toString(36).slice(2)}@mx.example.net>`, to = 'a@acme.test') =>
+export const dsnReport = (
+  messageId: string | null,
+  blocks: DsnBlock[],
+  id = `<${Math.random().toString(36).slice(2)}@mx.example.net>`,
+  to = 'a@acme.test',
+) =>
   [
     'From: MAILER-DAEMON@mx.example.net (Mail Delivery System)',
     `To: ${to}`,
@@ -32,9 +37,30 @@ export const dsnReport = (messageId: string | null, blocks: DsnBlock[], id = `<$
     '',
     'Reporting-MTA: dns; mx.example.net',
     'Arrival-Date: Tue, 24 Nov 2026 06:00:00 +0000',
-    ...blocks.flatMap((b) => ['', `Final-Recipient: rfc822; ${b.address}`, `Action: ${b.action}`, `Status: ${b.status}`, ...(b.diagnostic ? [`Diagnostic-Code: smtp; ${b.diagnostic.split(': ')[0]}:`, `    ${b.diagnostic.split(': ').slice(1).join(': ')}`] : [])]),
+    ...blocks.flatMap((b) => [
+      '',
+      `Final-Recipient: rfc822; ${b.address}`,
+      `Action: ${b.action}`,
+      `Status: ${b.status}`,
+      ...(b.diagnostic
+        ? [
+            `Diagnostic-Code: smtp; ${b.diagnostic.split(': ')[0]}:`,
+            `    ${b.diagnostic.split(': ').slice(1).join(': ')}`,
+          ]
+        : []),
+    ]),
     '',
-    ...(messageId === null ? [] : ['--B0UND/mx', 'Content-Type: text/rfc822-headers', '', 'From: a@acme.test', 'Subject: dsn', `Message-ID: ${messageId}`, '']),
+    ...(messageId === null
+      ? []
+      : [
+          '--B0UND/mx',
+          'Content-Type: text/rfc822-headers',
+          '',
+          'From: a@acme.test',
+          'Subject: dsn',
+          `Message-ID: ${messageId}`,
+          '',
+        ]),
     '--B0UND/mx--',
     '',
   ].join('\r\n');

@@ -15,7 +15,27 @@ export const CERT_URL = `https://${SNS_HOST}/SimpleNotificationService-012345678
 function makeCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fake-sns-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', `/CN=${SNS_HOST}`, '-addext', `subjectAltName=DNS:${SNS_HOST}`], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '2',
+        '-subj',
+        `/CN=${SNS_HOST}`,
+        '-addext',
+        `subjectAltName=DNS:${SNS_HOST}`,
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -33,8 +53,10 @@ export async function startFakeSns() {
   const requests: { path: string; host: string }[] = [];
   const server = createServer({ key, cert }, (req, res) => {
     requests.push({ path: req.url!, host: req.headers.host ?? '' });
-    if (req.url === new URL(CERT_URL).pathname) return res.writeHead(200, { 'content-type': 'application/x-pem-file' }).end(cert);
-    if (req.url!.startsWith('/?Action=ConfirmSubscription')) return res.writeHead(200, { 'content-type': 'text/xml' }).end('<ConfirmSubscriptionResponse/>');
+    if (req.url === new URL(CERT_URL).pathname)
+      return res.writeHead(200, { 'content-type': 'application/x-pem-file' }).end(cert);
+    if (req.url!.startsWith('/?Action=ConfirmSubscription'))
+      return res.writeHead(200, { 'content-type': 'text/xml' }).end('<ConfirmSubscriptionResponse/>');
     res.writeHead(404).end();
   });
   server.listen(0, '127.0.0.1');
@@ -43,23 +65,43 @@ export async function startFakeSns() {
 
   class LoopbackAgent extends Agent {
     override createConnection(options: ConnectionOptions) {
-      return connect({ ...options, host: '127.0.0.1', port, ca: cert, servername: options.servername ?? (options.host as string) });
+      return connect({
+        ...options,
+        host: '127.0.0.1',
+        port,
+        ca: cert,
+        servername: options.servername ?? (options.host as string),
+      });
     }
   }
   const agent = new LoopbackAgent({ keepAlive: false });
 
   /** A complete SNS message signed with our key: version 2 (SHA256) unless told otherwise. */
-  function sign(fields: Record<string, string | undefined>, { version = '2' as '1' | '2' } = {}): Record<string, string> {
+  function sign(
+    fields: Record<string, string | undefined>,
+    { version = '2' as '1' | '2' } = {},
+  ): Record<string, string> {
     const message: Record<string, string> = {
       MessageId: randomUUID(),
       Timestamp: new Date().toISOString(),
       SignatureVersion: version,
       SigningCertURL: CERT_URL,
-      ...(Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Record<string, string>),
+      ...(Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Record<
+        string,
+        string
+      >),
     };
-    const keys = message.Type === 'Notification' ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'] : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
+    const keys =
+      message.Type === 'Notification'
+        ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
+        : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
     const signer = createSign(version === '2' ? 'RSA-SHA256' : 'RSA-SHA1');
-    signer.update(keys.filter((k) => message[k] !== undefined).map((k) => `${k}\n${message[k]}\n`).join(''));
+    signer.update(
+      keys
+        .filter((k) => message[k] !== undefined)
+        .map((k) => `${k}\n${message[k]}\n`)
+        .join(''),
+    );
     return { ...message, Signature: signer.sign(key, 'base64') };
   }
 

@@ -27,7 +27,9 @@ export default async function setup(project: TestProject) {
   if (process.env.POSTLANE_TEST_PGBOUNCER === '1') {
     pooler = await startPgBouncer(server.adminUrl);
     process.env.POSTLANE_TEST_POOLER_URL = pooler.url('postgres');
-    process.stderr.write(`[test] the apps under test reach PostgreSQL through PgBouncer (transaction mode) on 127.0.0.1:${pooler.port}\n`);
+    process.stderr.write(
+      `[test] the apps under test reach PostgreSQL through PgBouncer (transaction mode) on 127.0.0.1:${pooler.port}\n`,
+    );
   }
   const name = uniqueDatabaseName('postlane_template');
   try {

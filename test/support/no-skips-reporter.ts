@@ -15,11 +15,15 @@ export default class NoSkipsReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>) {
     const skipped = testModules.flatMap((module) =>
       [...module.children.allTests()]
-        .filter((test) => test.result().state === 'skipped' && (!this.namePattern || this.namePattern.test(test.fullName)))
+        .filter(
+          (test) => test.result().state === 'skipped' && (!this.namePattern || this.namePattern.test(test.fullName)),
+        )
         .map((test) => `${module.moduleId.replace(`${process.cwd()}/`, '')} > ${test.fullName}`),
     );
     if (skipped.length === 0) return;
-    process.stderr.write(`\n${skipped.length} test(s) skipped or todo, which fails the run (no skip, no todo):\n${skipped.map((name) => `  - ${name}`).join('\n')}\n`);
+    process.stderr.write(
+      `\n${skipped.length} test(s) skipped or todo, which fails the run (no skip, no todo):\n${skipped.map((name) => `  - ${name}`).join('\n')}\n`,
+    );
     process.exitCode = 1;
   }
 }

@@ -23,12 +23,16 @@ const onPath = (command: string) => {
 /** Installs Debian packages when we are root with apt; otherwise fails saying what to install. */
 export function aptInstall(packages: string[], what: string): void {
   const line = `apt-get install -y --no-install-recommends ${packages.join(' ')}`;
-  if (userInfo().uid !== 0 || !onPath('apt-get')) throw new TestSetupError(`the tests need ${what}: install it with  sudo ${line}`);
+  if (userInfo().uid !== 0 || !onPath('apt-get'))
+    throw new TestSetupError(`the tests need ${what}: install it with  sudo ${line}`);
   process.stderr.write(`[test] installing ${what}: ${line}\n`);
   try {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env,
+    });
   } catch {
     throw new TestSetupError(`installing ${what} failed: run  ${line}`);
   }
@@ -52,11 +56,19 @@ export function ensureTestTools(): void {
     { present: () => existsSync('/usr/bin/patroni'), pkg: 'patroni', what: 'Patroni (/usr/bin/patroni)' },
     { present: () => existsSync('/usr/sbin/haproxy'), pkg: 'haproxy', what: 'HAProxy (/usr/sbin/haproxy)' },
     { present: () => onPath('ip'), pkg: 'iproute2', what: 'ip (iproute2)' },
-    { present: () => onPath('openssl'), pkg: 'openssl', what: 'openssl (a certificate for the inbound listener’s STARTTLS)' },
+    {
+      present: () => onPath('openssl'),
+      pkg: 'openssl',
+      what: 'openssl (a certificate for the inbound listener’s STARTTLS)',
+    },
   ];
   const missing = needed.filter((tool) => !tool.present());
   if (missing.length === 0) return;
-  aptInstall(missing.map((tool) => tool.pkg), missing.map((tool) => tool.what).join(', '));
+  aptInstall(
+    missing.map((tool) => tool.pkg),
+    missing.map((tool) => tool.what).join(', '),
+  );
   const still = missing.filter((tool) => !tool.present());
-  if (still.length > 0) throw new TestSetupError(`still missing after apt-get install: ${still.map((tool) => tool.what).join(', ')}`);
+  if (still.length > 0)
+    throw new TestSetupError(`still missing after apt-get install: ${still.map((tool) => tool.what).join(', ')}`);
 }

@@ -23,7 +23,10 @@ const PGBOUNCER = '/usr/sbin/pgbouncer';
  * Postlane: `pool_mode = transaction`, every database passed through, trust auth, a free loopback
  * port, its config in a temp folder. It refuses to run as root, so as root it drops to `postgres`.
  */
-export async function startPgBouncer(serverUrl: string, { poolSize = 30 }: { poolSize?: number } = {}): Promise<PgBouncer> {
+export async function startPgBouncer(
+  serverUrl: string,
+  { poolSize = 30 }: { poolSize?: number } = {},
+): Promise<PgBouncer> {
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
   const dir = mkdtempSync(join(tmpdir(), 'postlane-pgbouncer-'));
@@ -56,7 +59,9 @@ export async function startPgBouncer(serverUrl: string, { poolSize = 30 }: { poo
     const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }));
     chownSync(dir, id('-u'), id('-g'));
   }
-  const child: ChildProcess = spawn(PGBOUNCER, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(PGBOUNCER, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = once(child, 'exit');
@@ -92,7 +97,9 @@ export async function startPgBouncer(serverUrl: string, { poolSize = 30 }: { poo
           }
         })();
         await stop();
-        throw new TestSetupError(`PgBouncer did not start on 127.0.0.1:${port}: ${(err as Error).message}\n${stderr}${log}`);
+        throw new TestSetupError(
+          `PgBouncer did not start on 127.0.0.1:${port}: ${(err as Error).message}\n${stderr}${log}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {

@@ -29,7 +29,12 @@ export interface ProcessPlacement {
  * Node options, such as `--cpu-prof`). A test database's DATABASE_URL goes through the run's
  * PgBouncer when there is one (db.ts, appDatabaseEnv), unless the test names a direct URL itself.
  */
-export function spawnPostlane(args: string[], env: Record<string, string>, nodeOptions: string[] = [], { netns, ...user }: ProcessPlacement = {}): PostlaneProcess {
+export function spawnPostlane(
+  args: string[],
+  env: Record<string, string>,
+  nodeOptions: string[] = [],
+  { netns, ...user }: ProcessPlacement = {},
+): PostlaneProcess {
   const command = [process.execPath, ...nodeOptions, BIN, ...args];
   const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
   const child = spawn(file!, rest, {
@@ -49,7 +54,10 @@ export function spawnPostlane(args: string[], env: Record<string, string>, nodeO
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   return {
     child,
     output: () => output,

@@ -5,7 +5,8 @@ import emulatorModule from 'aws-ses-v2-local';
 
 type StartEmulator = (config: { host: string; port: number }) => Promise<Server>;
 // CommonJS with `exports.default`: Node's ESM loader hands over the whole module, vitest the function.
-const startEmulator = ((emulatorModule as unknown as { default?: StartEmulator }).default ?? emulatorModule) as unknown as StartEmulator;
+const startEmulator = ((emulatorModule as unknown as { default?: StartEmulator }).default ??
+  emulatorModule) as unknown as StartEmulator;
 
 export interface SesRequest {
   method: string;
@@ -36,28 +37,44 @@ export async function startSesDouble(script: (request: SesRequest, index: number
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
       const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? null;
-      const request: SesRequest = { method: req.method!, path: decodeURIComponent(req.url!.split('?')[0]!), region, body: raw.length ? JSON.parse(raw.toString('utf8')) : null };
+      const request: SesRequest = {
+        method: req.method!,
+        path: decodeURIComponent(req.url!.split('?')[0]!),
+        region,
+        body: raw.length ? JSON.parse(raw.toString('utf8')) : null,
+      };
       const index = requests.push(request) - 1;
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
       const reply = script(request, index);
       if (reply === 'reset') return req.socket.destroy();
-      if (reply !== 'default') return json(reply.status, { message: reply.message ?? reply.error }, { 'x-amzn-errortype': reply.error });
+      if (reply !== 'default')
+        return json(reply.status, { message: reply.message ?? reply.error }, { 'x-amzn-errortype': reply.error });
 
       const identity = /^\/v2\/email\/identities\/(.+)$/.exec(request.path)?.[1];
       if (request.method === 'POST' && request.path === '/v2/email/identities') {
         const name = String(request.body!.EmailIdentity);
-        if (identities.has(name)) return json(400, { message: 'exists' }, { 'x-amzn-errortype': 'AlreadyExistsException' });
+        if (identities.has(name))
+          return json(400, { message: 'exists' }, { 'x-amzn-errortype': 'AlreadyExistsException' });
         const tokens = [1, 2, 3].map((n) => `${name.replace(/\W/g, '')}tok${n}`);
         identities.set(name, tokens);
-        return json(200, { IdentityType: 'DOMAIN', VerifiedForSendingStatus: false, DkimAttributes: { SigningEnabled: true, Status: 'PENDING', Tokens: tokens } });
+        return json(200, {
+          IdentityType: 'DOMAIN',
+          VerifiedForSendingStatus: false,
+          DkimAttributes: { SigningEnabled: true, Status: 'PENDING', Tokens: tokens },
+        });
       }
-      if (identity && request.method === 'GET' && identities.has(identity)) return json(200, { IdentityType: 'DOMAIN', DkimAttributes: { Tokens: identities.get(identity) } });
+      if (identity && request.method === 'GET' && identities.has(identity))
+        return json(200, { IdentityType: 'DOMAIN', DkimAttributes: { Tokens: identities.get(identity) } });
       if (identity && request.method === 'DELETE' && identities.delete(identity)) return json(200, {});
       if (identity) return json(404, { message: 'not found' }, { 'x-amzn-errortype': 'NotFoundException' });
 
       // Everything else (sends, GetAccount) goes to the emulator as it came.
-      const forwarded = await fetch(`${emulatorUrl}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: raw.length ? raw : undefined });
+      const forwarded = await fetch(`${emulatorUrl}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+        body: raw.length ? raw : undefined,
+      });
       res.writeHead(forwarded.status, { 'content-type': 'application/json' }).end(await forwarded.text());
     });
   });
@@ -71,7 +88,16 @@ export async function startSesDouble(script: (request: SesRequest, index: number
     identities,
     sends: () => requests.filter((r) => r.method === 'POST' && r.path === '/v2/email/outbound-emails'),
     /** What the emulator kept: `{emails: [{messageId, from, destination, subject, body, attachments}]}`. */
-    async store(): Promise<{ emails: { messageId: string; from: string; destination: { to: string[] }; subject: string; body: { html?: string; text?: string }; attachments: { filename?: string; content: string }[] }[] }> {
+    async store(): Promise<{
+      emails: {
+        messageId: string;
+        from: string;
+        destination: { to: string[] };
+        subject: string;
+        body: { html?: string; text?: string };
+        attachments: { filename?: string; content: string }[];
+      }[];
+    }> {
       return (await fetch(`${emulatorUrl}/store`)).json() as never;
     },
     async close() {

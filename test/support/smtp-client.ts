@@ -58,7 +58,10 @@ export async function smtpConnect(port: number, host = '127.0.0.1') {
       const go = await this.command('DATA');
       if (go.code !== 354) return go;
       const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
-      socket.write(`${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`, 'latin1');
+      socket.write(
+        `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`,
+        'latin1',
+      );
       return read();
     },
     close() {

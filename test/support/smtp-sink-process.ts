@@ -56,7 +56,15 @@ process.on('message', (message: { type: string }) => {
       duplicates += count - 1;
       duplicated.push({ id, copies: count - 1, firstAt: firstAt.get(id)! });
     }
-    process.send!({ type: 'stats', received, distinct: seen.size, duplicates, duplicated, lastAt, ids: [...seen.keys()] });
+    process.send!({
+      type: 'stats',
+      received,
+      distinct: seen.size,
+      duplicates,
+      duplicated,
+      lastAt,
+      ids: [...seen.keys()],
+    });
   }
 });
 process.on('disconnect', () => process.exit(0));

@@ -11,7 +11,15 @@ export function openTerminal(env: Record<string, string>, { columns = 200, rows 
   tmux('new-session', '-d', '-s', session, '-x', String(columns), '-y', String(rows), 'bash --norc --noprofile');
   tmux('set-option', '-t', session, 'history-limit', '10000');
   // Exported in the shell itself: a tmux server started earlier would override `new-session -e` for PATH.
-  tmux('send-keys', '-t', session, '-l', Object.entries(env).map(([k, v]) => `export ${k}='${v}'`).join('; '));
+  tmux(
+    'send-keys',
+    '-t',
+    session,
+    '-l',
+    Object.entries(env)
+      .map(([k, v]) => `export ${k}='${v}'`)
+      .join('; '),
+  );
   tmux('send-keys', '-t', session, 'Enter');
   let step = 0;
   const transcript: string[] = [];
@@ -30,7 +38,10 @@ export function openTerminal(env: Record<string, string>, { columns = 200, rows 
         const text = screen();
         const done = new RegExp(`^${marker} (\\d+)$`, 'm').exec(text);
         if (done) {
-          const output = text.slice(0, done.index).replace(/^.*__done_\d+__ \$\?\n/s, '').trim();
+          const output = text
+            .slice(0, done.index)
+            .replace(/^.*__done_\d+__ \$\?\n/s, '')
+            .trim();
           transcript.push(`$ ${command}\n${output}\n[exit ${done[1]}]`);
           return { output, code: Number(done[1]) };
         }

@@ -80,7 +80,16 @@ export async function startTestApp(options: TestAppOptions = {}) {
         const team = await createTeam(deps, { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
         for (const name of [...verifiedDomains, ...receivingDomains]) {
           const domain = await createDomain(deps, team.id, { name });
-          await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date(), nextCheckAt: null, receiving: receivingDomains.includes(name) });
+          await orm.em.nativeUpdate(
+            Domain,
+            { id: domain.id },
+            {
+              status: 'verified',
+              verifiedAt: new Date(),
+              nextCheckAt: null,
+              receiving: receivingDomains.includes(name),
+            },
+          );
         }
         deps.senderDomains.evict(team.id);
         const { apiKey, token } = await createApiKey(deps, team.id, { name: 'test', permission });
@@ -96,7 +105,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
         delete process.env.RESEND_BASE_URL;
       }
     },
-    async request(method: string, path: string, init: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) {
+    async request(
+      method: string,
+      path: string,
+      init: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+    ) {
       const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };
       if (init.token) headers.authorization = `Bearer ${init.token}`;
       const response = await fetch(`${url}${path}`, {

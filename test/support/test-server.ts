@@ -28,7 +28,13 @@ export async function startTestServer(): Promise<TestServer> {
     });
     return { adminUrl: given, stop: async () => {} };
   }
-  if (await connects(TRUST_URL).then(() => true, () => false)) return { adminUrl: TRUST_URL, stop: async () => {} };
+  if (
+    await connects(TRUST_URL).then(
+      () => true,
+      () => false,
+    )
+  )
+    return { adminUrl: TRUST_URL, stop: async () => {} };
   return startThrowawayCluster();
 }
 
@@ -53,14 +59,21 @@ async function connects(url: string): Promise<void> {
 function postgresBin(): string {
   const find = () => {
     const root = '/usr/lib/postgresql';
-    const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
+    const versions = existsSync(root)
+      ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      : [];
     const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
     return newest ? join(root, newest, 'bin') : null;
   };
   const found = find();
   if (found) return found;
   aptInstall(['postgresql'], 'PostgreSQL (for the throwaway test server)');
-  return find() ?? (() => { throw new TestSetupError('the postgresql package installed no /usr/lib/postgresql/*/bin/initdb'); })();
+  return (
+    find() ??
+    (() => {
+      throw new TestSetupError('the postgresql package installed no /usr/lib/postgresql/*/bin/initdb');
+    })()
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -81,7 +94,11 @@ async function startThrowawayCluster(): Promise<TestServer> {
   const asUser = userInfo().uid === 0 ? unprivilegedUser() : null;
   if (asUser) chownSync(dir, asUser.uid, asUser.gid);
   const run = (command: string, args: string[]) =>
-    execFileSync(asUser ? 'runuser' : command, asUser ? ['-u', asUser.name, '--', command, ...args] : args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC', LC_ALL: 'C.UTF-8' } });
+    execFileSync(asUser ? 'runuser' : command, asUser ? ['-u', asUser.name, '--', command, ...args] : args, {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TZ: 'UTC', LC_ALL: 'C.UTF-8' },
+    });
   const data = join(dir, 'data');
   const port = await freePort();
   try {
@@ -109,12 +126,15 @@ async function startThrowawayCluster(): Promise<TestServer> {
 
 function unprivilegedUser(): { name: string; uid: number; gid: number } {
   for (const name of ['postgres', 'nobody']) {
-    const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    const id = (flag: string) =>
+      Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
     try {
       return { name, uid: id('-u'), gid: id('-g') };
     } catch {
       // No such user: try the next.
     }
   }
-  throw new TestSetupError('running as root, and neither a postgres nor a nobody user exists to run the throwaway PostgreSQL');
+  throw new TestSetupError(
+    'running as root, and neither a postgres nor a nobody user exists to run the throwaway PostgreSQL',
+  );
 }

@@ -51,7 +51,10 @@ export interface ClusterPlacement {
  * stop and restart the database: never the machine's shared server. PostgreSQL refuses to run
  * as root, so as root the binaries run as the `postgres` user.
  */
-export async function createThrowawayCluster({ netns, host = '127.0.0.1' }: ClusterPlacement = {}): Promise<ThrowawayCluster> {
+export async function createThrowawayCluster({
+  netns,
+  host = '127.0.0.1',
+}: ClusterPlacement = {}): Promise<ThrowawayCluster> {
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), 'postlane-pg-'));
   const data = join(dir, 'data');
@@ -62,7 +65,9 @@ export async function createThrowawayCluster({ netns, host = '127.0.0.1' }: Clus
   }
   await chmod(dir, 0o700);
   const exec = (bin: string, args: string[]) => {
-    const command = asRoot ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args] : [join(PG_BIN, bin), ...args];
+    const command = asRoot
+      ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args]
+      : [join(PG_BIN, bin), ...args];
     const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
     return run(file!, rest, { cwd: dir });
   };
@@ -72,7 +77,8 @@ export async function createThrowawayCluster({ netns, host = '127.0.0.1' }: Clus
   const port = await freePort();
   // Durability does not matter for a throwaway: fsync off keeps the shared disk quiet.
   const options = `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const ctl = (action: string, ...extra: string[]) => exec('pg_ctl', [action, '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), ...extra]);
+  const ctl = (action: string, ...extra: string[]) =>
+    exec('pg_ctl', [action, '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), ...extra]);
   const start = async () => void (await ctl('start', '-o', options));
   await start();
   let removed = false;

@@ -10,13 +10,16 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver does with one request: answer, never answer, or cut the connection. */
-export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang' | 'reset';
+export type Reply =
+  { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang' | 'reset';
 
 /**
  * A real webhook receiver on loopback, scripted per request (reliability-notes §11). It records
  * every request in arrival order and the most requests it ever had open at once.
  */
-export async function startWebhookReceiver(script: (request: ReceivedWebhook, index: number) => Reply = () => ({ status: 200 })) {
+export async function startWebhookReceiver(
+  script: (request: ReceivedWebhook, index: number) => Reply = () => ({ status: 200 }),
+) {
   const received: ReceivedWebhook[] = [];
   let open = 0;
   let maxOpen = 0;
@@ -34,7 +37,10 @@ export async function startWebhookReceiver(script: (request: ReceivedWebhook, in
       const reply = script(request, index);
       if (reply === 'hang') return;
       if (reply === 'reset') return req.socket.destroy();
-      setTimeout(() => res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers }).end(reply.body ?? 'ok'), reply.delayMs ?? 0);
+      setTimeout(
+        () => res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers }).end(reply.body ?? 'ok'),
+        reply.delayMs ?? 0,
+      );
     });
   });
   server.listen(0, '127.0.0.1');
@@ -50,7 +56,10 @@ export async function startWebhookReceiver(script: (request: ReceivedWebhook, in
     waitFor(count: number, timeoutMs = 10_000): Promise<void> {
       if (received.length >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${received.length} of ${count} requests`)),
+          timeoutMs,
+        );
         waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
       });
     },

@@ -9,7 +9,10 @@ import { runFailover } from './failover.js';
 it('a Patroni failover under load: nothing lost, duplicates within the window, both processes alive, clients get 503s, not hangs', async () => {
   const result = await runFailover({ rate: 40, clients: 8, before: 60, after: 100, timeoutMs: 180_000 });
   const figures = { ...result, logs: undefined };
-  console.log(`failover: pause ${(result.pauseMs / 1000).toFixed(1)} s, promoted after ${(result.promotedMs / 1000).toFixed(1)} s`, JSON.stringify(figures));
+  console.log(
+    `failover: pause ${(result.pauseMs / 1000).toFixed(1)} s, promoted after ${(result.promotedMs / 1000).toFixed(1)} s`,
+    JSON.stringify(figures),
+  );
 
   expect(result.promoted).not.toBe(result.killed);
   expect(result.lost).toBe(0);

@@ -7,7 +7,14 @@
  * clients keep sending, and then it counts what arrived and what the clients saw.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { countOutcomes, type SendAttempt, SMTP_CONNECTIONS, sendUntilAccepted, startStackOn, waitForDrain } from '../support/chaos.js';
+import {
+  countOutcomes,
+  type SendAttempt,
+  SMTP_CONNECTIONS,
+  sendUntilAccepted,
+  startStackOn,
+  waitForDrain,
+} from '../support/chaos.js';
 import type { PostlaneProcess } from '../support/postlane-process.js';
 import { UNRECORDED_PER_CONNECTION } from '../../server/providers/smtp.provider.js';
 import { startPatroniTopology } from './patroni.js';
@@ -77,7 +84,10 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
     /** Fails the run at once when a process exits: nothing after that would be worth measuring. */
     const watch = async () => {
       const dead = died();
-      if (dead.length > 0) throw new Error(`a Postlane process exited during the failover:\n${dead.map((proc) => proc.output().slice(-3_000)).join('\n---\n')}`);
+      if (dead.length > 0)
+        throw new Error(
+          `a Postlane process exited during the failover:\n${dead.map((proc) => proc.output().slice(-3_000)).join('\n---\n')}`,
+        );
     };
     await stack.createWebhook();
 
@@ -93,7 +103,11 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
       while (acceptedAfter < options.after) {
         const i = nextEmail++;
         await sleep(Math.max(0, started + (i * 1000) / options.rate - Date.now()));
-        accepted.add(await sendUntilAccepted(stack, i, `failover-${started}-${i}`, deadline, { onAttempt: (attempt) => attempts.push(attempt) }));
+        accepted.add(
+          await sendUntilAccepted(stack, i, `failover-${started}-${i}`, deadline, {
+            onAttempt: (attempt) => attempts.push(attempt),
+          }),
+        );
         const at = Date.now();
         acceptedAt.push(at);
         if (at > promotedAt) acceptedAfter += 1;
@@ -105,21 +119,29 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
     sending.catch(() => {});
 
     const waitUntil = async <T>(what: string, probe: () => Promise<T | false>) => {
-      for (;; await sleep(100)) {
+      for (; ; await sleep(100)) {
         await watch();
         const value = await probe();
         if (value !== false) return value;
-        if (Date.now() > deadline) throw new Error(`${what} did not happen within the run's ${options.timeoutMs / 1000} s\n${topology.logs()}`);
+        if (Date.now() > deadline)
+          throw new Error(`${what} did not happen within the run's ${options.timeoutMs / 1000} s\n${topology.logs()}`);
       }
     };
-    await waitUntil(`${options.before} emails delivered`, async () => (await stack.sink.stats()).distinct >= options.before);
+    await waitUntil(
+      `${options.before} emails delivered`,
+      async () => (await stack.sink.stats()).distinct >= options.before,
+    );
 
     const killedAt = Date.now();
     const killed = await topology.killPrimary();
-    progress(`killed the primary (${killed}) at ${(await stack.sink.stats()).distinct} delivered; waiting for Patroni to promote the standby…`);
+    progress(
+      `killed the primary (${killed}) at ${(await stack.sink.stats()).distinct} delivered; waiting for Patroni to promote the standby…`,
+    );
     const promoted = await topology.waitForPromotion(killed, Math.max(0, deadline - Date.now()));
     promotedAt = Date.now();
-    progress(`${promoted} is primary and HAProxy routes to it ${((promotedAt - killedAt) / 1000).toFixed(1)} s after the kill`);
+    progress(
+      `${promoted} is primary and HAProxy routes to it ${((promotedAt - killedAt) / 1000).toFixed(1)} s after the kill`,
+    );
     await waitUntil(`${options.after} emails accepted after the promotion`, async () => acceptedAfter >= options.after);
     await sending;
 
@@ -130,7 +152,9 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
     // The pause: the longest gap between two acceptances whose later one came after the kill.
     const times = [...acceptedAt].sort((a, b) => a - b);
     let pause = { ms: 0, until: killedAt };
-    for (let i = 1; i < times.length; i += 1) if (times[i]! > killedAt && times[i]! - times[i - 1]! > pause.ms) pause = { ms: times[i]! - times[i - 1]!, until: times[i]! };
+    for (let i = 1; i < times.length; i += 1)
+      if (times[i]! > killedAt && times[i]! - times[i - 1]! > pause.ms)
+        pause = { ms: times[i]! - times[i - 1]!, until: times[i]! };
     const statuses: Record<string, number> = {};
     for (const attempt of attempts) statuses[attempt.status] = (statuses[attempt.status] ?? 0) + 1;
     const logs = [api, worker].map((proc) => proc.output());
@@ -141,7 +165,9 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
       delayed: counted.delayed,
       duplicates: counted.duplicates,
       duplicateBound: SMTP_CONNECTIONS * UNRECORDED_PER_CONNECTION,
-      duplicatedAtMs: counted.stats.duplicated.flatMap(({ copies, firstAt }) => Array.from({ length: copies }, () => firstAt - killedAt)).sort((a, b) => a - b),
+      duplicatedAtMs: counted.stats.duplicated
+        .flatMap(({ copies, firstAt }) => Array.from({ length: copies }, () => firstAt - killedAt))
+        .sort((a, b) => a - b),
       undrained,
       webhooks: counted.webhooks,
       killed,

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ChaosStack, countOutcomes, DUPLICATE_BOUND, sendEmails, startStack, waitForDrain } from '../support/chaos.js';
+import {
+  type ChaosStack,
+  countOutcomes,
+  DUPLICATE_BOUND,
+  sendEmails,
+  startStack,
+  waitForDrain,
+} from '../support/chaos.js';
 import { createNetwork, type Network } from './netns.js';
 
 /**
@@ -16,7 +23,13 @@ const BATCH = 20;
 const MOST_ONE_WORKER_HOLDS = 2 * 2 * BATCH;
 
 beforeAll(async () => {
-  net = await createNetwork([{ name: 'db' }, { name: 'api1', front: true }, { name: 'api2', front: true }, { name: 'worker1' }, { name: 'worker2' }]);
+  net = await createNetwork([
+    { name: 'db' },
+    { name: 'api1', front: true },
+    { name: 'api2', front: true },
+    { name: 'worker1' },
+    { name: 'worker2' },
+  ]);
   try {
     stack = await startStack(
       {
@@ -35,7 +48,12 @@ beforeAll(async () => {
       },
       { database: { netns: net.hosts.db!.netns, host: net.hosts.db!.back }, sinkHost: net.root.back },
     );
-    await Promise.all([stack.startApi(net.hosts.api1), stack.startApi(net.hosts.api2), stack.startWorker(net.hosts.worker1), stack.startWorker(net.hosts.worker2)]);
+    await Promise.all([
+      stack.startApi(net.hosts.api1),
+      stack.startApi(net.hosts.api2),
+      stack.startWorker(net.hosts.worker1),
+      stack.startWorker(net.hosts.worker2),
+    ]);
   } catch (err) {
     await net.remove();
     throw err;
@@ -47,11 +65,16 @@ afterAll(async () => {
   await net?.remove();
 });
 
-const inFlight = async () => Number((await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE status = 'sending'`))[0]!.n);
+const inFlight = async () =>
+  Number((await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE status = 'sending'`))[0]!.n);
 
 /** Bounded polling: resolves once `condition` holds, fails after `timeoutMs`. */
 async function within(timeoutMs: number, what: string, condition: () => Promise<boolean>): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await condition()); await new Promise((resolve) => setTimeout(resolve, 50))) {
+  for (
+    const deadline = Date.now() + timeoutMs;
+    !(await condition());
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  ) {
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
   }
 }
@@ -59,7 +82,12 @@ async function within(timeoutMs: number, what: string, condition: () => Promise<
 it('a worker host killed mid-run: its leases expire, the other worker host finishes its mail, nothing is lost', async () => {
   const emails = 600;
   const started = Date.now();
-  const { accepted, sending } = sendEmails(stack, { emails, keyPrefix: 'multi-host', urls: [stack.apiUrlOn(net.hosts.api1!), stack.apiUrlOn(net.hosts.api2!)], deadline: started + 90_000 });
+  const { accepted, sending } = sendEmails(stack, {
+    emails,
+    keyPrefix: 'multi-host',
+    urls: [stack.apiUrlOn(net.hosts.api1!), stack.apiUrlOn(net.hosts.api2!)],
+    deadline: started + 90_000,
+  });
   // More claimed than one worker can hold: worker host 1 holds some of it when it dies.
   await within(60_000, 'both workers holding claims', async () => (await inFlight()) > MOST_ONE_WORKER_HOLDS);
   const killed = await net.killHost('worker1');
@@ -70,10 +98,17 @@ it('a worker host killed mid-run: its leases expire, the other worker host finis
 
   const undrained = await waitForDrain(stack, started + 150_000);
   // What is left, and why, if the drain did not finish.
-  const left = await stack.query(`SELECT status, attempts, last_error, send_after - now() AS due_in FROM email WHERE status IN ('queued', 'scheduled', 'sending')`);
+  const left = await stack.query(
+    `SELECT status, attempts, last_error, send_after - now() AS due_in FROM email WHERE status IN ('queued', 'scheduled', 'sending')`,
+  );
   const { stats, lost, delayed } = await countOutcomes(stack, accepted);
-  const retaken = Number((await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE attempts > 1`))[0]!.n);
-  console.log(`multi-host: ${accepted.size} accepted through 2 API hosts, worker host 1 killed (${killed} process) at ${deliveredAtKill} delivered; ${stats.distinct} delivered, ${lost} lost, ${stats.duplicates} duplicates, ${retaken} claimed more than once; killed at ${killedAt} ms, all accepted at ${sentAt} ms, drained at ${Date.now() - started} ms`, left);
+  const retaken = Number(
+    (await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE attempts > 1`))[0]!.n,
+  );
+  console.log(
+    `multi-host: ${accepted.size} accepted through 2 API hosts, worker host 1 killed (${killed} process) at ${deliveredAtKill} delivered; ${stats.distinct} delivered, ${lost} lost, ${stats.duplicates} duplicates, ${retaken} claimed more than once; killed at ${killedAt} ms, all accepted at ${sentAt} ms, drained at ${Date.now() - started} ms`,
+    left,
+  );
 
   expect(killed).toBe(1);
   expect(accepted.size).toBe(emails);
@@ -89,7 +124,12 @@ it('a worker host killed mid-run: its leases expire, the other worker host finis
 it('an API host cut off from the database answers 503 with Retry-After, the other keeps accepting, and it recovers by itself', async () => {
   const [api1, api2] = [stack.apiUrlOn(net.hosts.api1!), stack.apiUrlOn(net.hosts.api2!)];
   const send = async (url: string, i: number) => {
-    const res = await fetch(`${url}/emails`, { method: 'POST', headers: stack.headers, body: stack.emailBody(i), signal: AbortSignal.timeout(20_000) });
+    const res = await fetch(`${url}/emails`, {
+      method: 'POST',
+      headers: stack.headers,
+      body: stack.emailBody(i),
+      signal: AbortSignal.timeout(20_000),
+    });
     await res.arrayBuffer();
     return { status: res.status, retryAfter: res.headers.get('retry-after') };
   };
@@ -105,8 +145,14 @@ it('an API host cut off from the database answers 503 with Retry-After, the othe
 
   await net.heal('api1');
   const healed = Date.now();
-  await within(60_000, 'API host 1 accepting again', async () => (await send(api1, 3).catch(() => ({ status: 0 }))).status === 200);
-  console.log(`partition: API host 1 answered 503 in ${answeredMs} ms; accepting again ${Date.now() - healed} ms after the heal`);
+  await within(
+    60_000,
+    'API host 1 accepting again',
+    async () => (await send(api1, 3).catch(() => ({ status: 0 }))).status === 200,
+  );
+  console.log(
+    `partition: API host 1 answered 503 in ${answeredMs} ms; accepting again ${Date.now() - healed} ms after the heal`,
+  );
 
   // Every process but worker host 1's lived through it all, and none logged an address.
   const survivors = stack.processes.filter((proc) => proc.child.signalCode !== 'SIGKILL');

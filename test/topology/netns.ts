@@ -90,7 +90,10 @@ async function freeSubnets(): Promise<[string, string]> {
 }
 
 export async function createNetwork(specs: HostSpec[]): Promise<Network> {
-  if (userInfo().uid !== 0) throw new TestSetupError('the multi-host test builds network namespaces (ip netns), which needs root: run the tests as root, as CI does');
+  if (userInfo().uid !== 0)
+    throw new TestSetupError(
+      'the multi-host test builds network namespaces (ip netns), which needs root: run the tests as root, as CI does',
+    );
   await removeStaleNamespaces();
   const [front, back] = await freeSubnets();
   const ns = (name: string) => `${PREFIX}-${process.pid}-${name}`;

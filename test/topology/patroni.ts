@@ -59,7 +59,12 @@ async function restStatus(port: number, path: string): Promise<number> {
   }
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>, logs: () => string): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | null | undefined | false>,
+  logs: () => string,
+): Promise<T> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
     const value = await probe();
     if (value) return value;
@@ -74,7 +79,12 @@ const SHM_THEN_PATRONI =
 
 export async function startPatroniTopology(): Promise<PatroniTopology> {
   const asRoot = process.getuid?.() === 0;
-  const owner = asRoot ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) } : {};
+  const owner = asRoot
+    ? {
+        uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+        gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+      }
+    : {};
   const dir = await mkdtemp(join(tmpdir(), 'postlane-patroni-'));
   if (owner.uid !== undefined) await chown(dir, owner.uid, owner.gid!);
   await chmod(dir, 0o700);
@@ -85,13 +95,34 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   const privateShm = owner.uid !== undefined && ((await stat('/dev/shm')).mode & 0o1777) !== 0o1777;
   const patroniCommand = (file: string): [string, string[], boolean] =>
     privateShm
-      ? ['unshare', ['--mount', '--propagation', 'unchanged', 'sh', '-c', SHM_THEN_PATRONI, String(owner.uid), String(owner.gid), '/usr/bin/patroni', file], false]
+      ? [
+          'unshare',
+          [
+            '--mount',
+            '--propagation',
+            'unchanged',
+            'sh',
+            '-c',
+            SHM_THEN_PATRONI,
+            String(owner.uid),
+            String(owner.gid),
+            '/usr/bin/patroni',
+            file,
+          ],
+          false,
+        ]
       : ['/usr/bin/patroni', [file], true];
 
   const processes: ChildProcess[] = [];
   const start = (command: string, args: string[], log: string[], asOwner = true) => {
     // Its own process group, so a kill of the group reaches whatever it forked (not postgres: Patroni setsid()s it).
-    const child = spawn(command, args, { ...(asOwner ? owner : {}), cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: dir, LANG: 'C.UTF-8' } });
+    const child = spawn(command, args, {
+      ...(asOwner ? owner : {}),
+      cwd: dir,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: dir, LANG: 'C.UTF-8' },
+    });
     const keep = (chunk: Buffer) => {
       log.push(chunk.toString());
       if (log.length > 200) log.shift();
@@ -103,11 +134,24 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   };
   const [etcdClient, etcdPeer, haproxyPort] = [await freePort(), await freePort(), await freePort()];
   const members: Member[] = [];
-  for (const name of ['pg0', 'pg1']) members.push({ name, pgPort: await freePort(), restPort: await freePort(), data: join(dir, name), patroni: null, killed: false, log: [] });
+  for (const name of ['pg0', 'pg1'])
+    members.push({
+      name,
+      pgPort: await freePort(),
+      restPort: await freePort(),
+      data: join(dir, name),
+      patroni: null,
+      killed: false,
+      log: [],
+    });
   const etcdLog: string[] = [];
   const haproxyLog: string[] = [];
   const logs = () =>
-    [...members.map((m) => `--- patroni ${m.name}\n${m.log.join('').slice(-3_000)}`), `--- haproxy\n${haproxyLog.join('').slice(-1_500)}`, `--- etcd\n${etcdLog.join('').slice(-1_000)}`].join('\n');
+    [
+      ...members.map((m) => `--- patroni ${m.name}\n${m.log.join('').slice(-3_000)}`),
+      `--- haproxy\n${haproxyLog.join('').slice(-1_500)}`,
+      `--- etcd\n${etcdLog.join('').slice(-1_000)}`,
+    ].join('\n');
 
   let removed = false;
   const remove = async () => {
@@ -143,12 +187,27 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
   };
 
   try {
-    start('/usr/bin/etcd', [
-      '--name', 'etcd0', '--data-dir', join(dir, 'etcd'),
-      '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-cluster', `etcd0=http://127.0.0.1:${etcdPeer}`, '--unsafe-no-fsync',
-    ], etcdLog);
+    start(
+      '/usr/bin/etcd',
+      [
+        '--name',
+        'etcd0',
+        '--data-dir',
+        join(dir, 'etcd'),
+        '--listen-client-urls',
+        `http://127.0.0.1:${etcdClient}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${etcdClient}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${etcdPeer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${etcdPeer}`,
+        '--initial-cluster',
+        `etcd0=http://127.0.0.1:${etcdPeer}`,
+        '--unsafe-no-fsync',
+      ],
+      etcdLog,
+    );
     await until('etcd did not answer', 30_000, async () => (await restStatus(etcdClient, '/health')) === 200, logs);
 
     const scope = `postlane-${process.pid}`;
@@ -166,10 +225,18 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
             // Without it a commit acknowledged by the primary may be missing on the standby it dies
             // for: an accepted email lost (docs/topology.md).
             synchronous_mode: true,
-            postgresql: { use_pg_rewind: true, use_slots: true, parameters: { max_connections: 200, wal_keep_size: '128MB' } },
+            postgresql: {
+              use_pg_rewind: true,
+              use_slots: true,
+              parameters: { max_connections: 200, wal_keep_size: '128MB' },
+            },
           },
           initdb: [{ encoding: 'UTF8' }, { locale: 'C' }],
-          pg_hba: ['local all all trust', 'host replication replicator 127.0.0.1/32 trust', 'host all all 127.0.0.1/32 trust'],
+          pg_hba: [
+            'local all all trust',
+            'host replication replicator 127.0.0.1/32 trust',
+            'host all all 127.0.0.1/32 trust',
+          ],
         },
         postgresql: {
           listen: `127.0.0.1:${member.pgPort}`,
@@ -177,7 +244,11 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
           data_dir: member.data,
           bin_dir: PG_BIN,
           pgpass: join(dir, `${member.name}.pgpass`),
-          authentication: { superuser: { username: 'postgres' }, replication: { username: 'replicator' }, rewind: { username: 'postgres' } },
+          authentication: {
+            superuser: { username: 'postgres' },
+            replication: { username: 'replicator' },
+            rewind: { username: 'postgres' },
+          },
           // A process kill, not a host crash, is what this topology survives: the page cache keeps what fsync would.
           parameters: { unix_socket_directories: dir, fsync: 'off' },
         },
@@ -188,9 +259,20 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       const [command, args, asOwner] = patroniCommand(file);
       member.patroni = start(command, args, member.log, asOwner);
       // The first member bootstraps the cluster; the second clones it once there is a leader.
-      if (member === members[0]) await until('the first Patroni member never became primary', 90_000, async () => (await restStatus(member.restPort, '/primary')) === 200, logs);
+      if (member === members[0])
+        await until(
+          'the first Patroni member never became primary',
+          90_000,
+          async () => (await restStatus(member.restPort, '/primary')) === 200,
+          logs,
+        );
     }
-    await until('the standby never became a synchronous replica', 90_000, async () => (await restStatus(members[1]!.restPort, '/sync')) === 200, logs);
+    await until(
+      'the standby never became a synchronous replica',
+      90_000,
+      async () => (await restStatus(members[1]!.restPort, '/sync')) === 200,
+      logs,
+    );
 
     const haproxyConfig = join(dir, 'haproxy.cfg');
     await writeFile(
@@ -227,7 +309,9 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       client.on('error', () => {});
       try {
         await client.connect();
-        const { rows } = await client.query<{ port: number; standby: boolean }>('SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby');
+        const { rows } = await client.query<{ port: number; standby: boolean }>(
+          'SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby',
+        );
         return rows[0]!.standby ? null : rows[0]!.port;
       } catch {
         return null;
@@ -244,7 +328,8 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       return ports.size === 1 && port !== null ? port : null;
     };
     const routed = await until('HAProxy never routed to the primary alone', 30_000, routedOnlyToPrimary, logs);
-    if (routed !== members[0]!.pgPort) throw new Error(`HAProxy routed to port ${routed}, not the primary's ${members[0]!.pgPort}`);
+    if (routed !== members[0]!.pgPort)
+      throw new Error(`HAProxy routed to port ${routed}, not the primary's ${members[0]!.pgPort}`);
 
     return {
       url,
@@ -258,12 +343,22 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
         return member.name;
       },
       async waitForPromotion(old, timeoutMs = 90_000) {
-        const promoted = await until(`no member took over from ${old}`, timeoutMs, async () => {
-          const name = await primary();
-          return name !== old && name;
-        }, logs);
+        const promoted = await until(
+          `no member took over from ${old}`,
+          timeoutMs,
+          async () => {
+            const name = await primary();
+            return name !== old && name;
+          },
+          logs,
+        );
         const port = members.find((m) => m.name === promoted)!.pgPort;
-        await until(`HAProxy never routed to ${promoted}`, timeoutMs, async () => (await routedPrimaryPort()) === port, logs);
+        await until(
+          `HAProxy never routed to ${promoted}`,
+          timeoutMs,
+          async () => (await routedPrimaryPort()) === port,
+          logs,
+        );
         return promoted;
       },
       remove,

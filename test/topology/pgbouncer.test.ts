@@ -50,7 +50,11 @@ beforeAll(async () => {
   name = uniqueDatabaseName('postlane_pgbouncer');
   direct = databaseUrl(name);
   await adminQuery(`CREATE DATABASE "${name}"`);
-  [bouncer, sink, receiver] = await Promise.all([startPgBouncer(databaseUrl('postgres'), { poolSize: 8 }), startSmtpSink(), startWebhookReceiver()]);
+  [bouncer, sink, receiver] = await Promise.all([
+    startPgBouncer(databaseUrl('postgres'), { poolSize: 8 }),
+    startSmtpSink(),
+    startWebhookReceiver(),
+  ]);
 }, 60_000);
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
@@ -70,12 +74,23 @@ describe('behind PgBouncer in transaction mode', () => {
     await queryDatabase(direct, `UPDATE domain SET status = 'verified', verified_at = now(), next_check_at = NULL`);
 
     const doctor = await runPostlane(['doctor', '--json'], env());
-    const check = (JSON.parse(doctor.stdout) as { checks: { check: string; status: string; detail: string }[] }).checks.find((c) => c.check === 'database_pooler')!;
+    const check = (
+      JSON.parse(doctor.stdout) as { checks: { check: string; status: string; detail: string }[] }
+    ).checks.find((c) => c.check === 'database_pooler')!;
     expect(check.status, check.detail).toBe('ok');
-    expect(check.detail).toMatch(/^DATABASE_URL: two open connections shared server process \d+, URL port \d+, server port \d+: something in between \(a transaction pooler\); POSTLANE_DATABASE_DIRECT_URL: two open connections had server processes/);
+    expect(check.detail).toMatch(
+      /^DATABASE_URL: two open connections shared server process \d+, URL port \d+, server port \d+: something in between \(a transaction pooler\); POSTLANE_DATABASE_DIRECT_URL: two open connections had server processes/,
+    );
     // The same pooler without the direct URL: the one setting that must not be forgotten.
-    const alone = await runPostlane(['doctor', '--json'], { ...env(), POSTLANE_DATABASE_DIRECT_URL: bouncer.url(name) });
-    expect((JSON.parse(alone.stdout) as { checks: { check: string; status: string; fix?: string }[] }).checks.find((c) => c.check === 'database_pooler')).toMatchObject({
+    const alone = await runPostlane(['doctor', '--json'], {
+      ...env(),
+      POSTLANE_DATABASE_DIRECT_URL: bouncer.url(name),
+    });
+    expect(
+      (JSON.parse(alone.stdout) as { checks: { check: string; status: string; fix?: string }[] }).checks.find(
+        (c) => c.check === 'database_pooler',
+      ),
+    ).toMatchObject({
       status: 'fail',
       fix: expect.stringContaining('POSTLANE_DATABASE_DIRECT_URL'),
     });
@@ -108,9 +123,19 @@ describe('behind PgBouncer in transaction mode', () => {
     expect(batch.error).toBeNull();
     const ids = [first.data!.id, ...batch.data!.data.map((e) => e.id)];
 
-    const template = await resend.templates.create({ name: 'welcome', subject: 'Welcome {{{NAME}}}', html: '<p>Hi {{{NAME}}}</p>', variables: [{ key: 'NAME', type: 'string', fallbackValue: 'there' }] }).publish();
+    const template = await resend.templates
+      .create({
+        name: 'welcome',
+        subject: 'Welcome {{{NAME}}}',
+        html: '<p>Hi {{{NAME}}}</p>',
+        variables: [{ key: 'NAME', type: 'string', fallbackValue: 'there' }],
+      })
+      .publish();
     expect(template.error).toBeNull();
-    expect((await resend.templates.get(template.data!.id)).data).toMatchObject({ name: 'welcome', status: 'published' });
+    expect((await resend.templates.get(template.data!.id)).data).toMatchObject({
+      name: 'welcome',
+      status: 'published',
+    });
 
     const segment = await resend.segments.create({ name: 'Newsletter' });
     const topic = await resend.topics.create({ name: 'News', defaultSubscription: 'opt_in' });
@@ -120,7 +145,12 @@ describe('behind PgBouncer in transaction mode', () => {
       expect(contact.error).toBeNull();
     }
     expect((await resend.contacts.list()).data?.data).toHaveLength(2);
-    const broadcast = await resend.broadcasts.create({ segmentId: segment.data!.id, from: 'Acme <news@acme.test>', subject: 'News', html: '<p>News</p><a href="{{{UNSUBSCRIBE_URL}}}">unsubscribe</a>' });
+    const broadcast = await resend.broadcasts.create({
+      segmentId: segment.data!.id,
+      from: 'Acme <news@acme.test>',
+      subject: 'News',
+      html: '<p>News</p><a href="{{{UNSUBSCRIBE_URL}}}">unsubscribe</a>',
+    });
     expect(broadcast.error).toBeNull();
     expect((await resend.broadcasts.send(broadcast.data!.id)).error).toBeNull();
 
@@ -130,13 +160,22 @@ describe('behind PgBouncer in transaction mode', () => {
 
     // Three emails and the broadcast's two, each once.
     const received = await sink.waitFor(5, 60_000);
-    expect(received.map((m) => m.envelope.to[0]).sort()).toEqual(['ann@example.com', 'bob@example.com', 'one@example.com', 'three@example.com', 'two@example.com']);
+    expect(received.map((m) => m.envelope.to[0]).sort()).toEqual([
+      'ann@example.com',
+      'bob@example.com',
+      'one@example.com',
+      'three@example.com',
+      'two@example.com',
+    ]);
     await until(async () => (await resend.broadcasts.get(broadcast.data!.id)).data?.status === 'sent', 30_000);
     for (const id of ids) expect((await resend.emails.get(id)).data?.last_event).toBe('sent');
 
     await receiver.waitFor(5, 60_000);
     const verifier = new Webhook((await resend.webhooks.get(hook.data!.id)).data!.signing_secret);
-    const sent = receiver.received.map((r) => (verifier.verify(r.body, r.headers as Record<string, string>) as { data: { email_id: string } }).data.email_id);
+    const sent = receiver.received.map(
+      (r) =>
+        (verifier.verify(r.body, r.headers as Record<string, string>) as { data: { email_id: string } }).data.email_id,
+    );
     expect(sent).toEqual(expect.arrayContaining(ids));
     for (const proc of processes) expect(proc.child.exitCode).toBeNull();
   }, 120_000);

@@ -2,7 +2,6 @@ import { Migration } from '@mikro-orm/migrations';
 
 /** email_event becomes event: one table for every event a team's webhooks can receive. */
 export class Migration20261122000300_events extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`alter table "email_event" rename to "event";`);
     this.addSql(`alter table "event" rename constraint "email_event_pkey" to "event_pkey";`);
@@ -21,5 +20,4 @@ export class Migration20261122000300_events extends Migration {
     this.addSql(`alter table "event" rename constraint "event_pkey" to "email_event_pkey";`);
     this.addSql(`alter table "event" rename to "email_event";`);
   }
-
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * per-email job rows go (their emails are still `queued`, and the first drain run takes them).
  */
 export class Migration20261130000000_email_drain extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`create index "email_due_idx" on "email" ("region", "send_after") where status = 'queued';`);
     this.addSql(`create index "email_lease_idx" on "email" ("region", "lease_expires_at") where status = 'sending';`);
@@ -17,9 +16,10 @@ export class Migration20261130000000_email_drain extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql(`create index "agenda_jobs_email_send_idx" on "agenda_jobs" ((data->>'emailId')) where name = 'email.send';`);
+    this.addSql(
+      `create index "agenda_jobs_email_send_idx" on "agenda_jobs" ((data->>'emailId')) where name = 'email.send';`,
+    );
     this.addSql(`drop index "email_lease_idx";`);
     this.addSql(`drop index "email_due_idx";`);
   }
-
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * moving: `email_due_idx` (queued) and `email_lease_idx` (sending).
  */
 export class Migration20261208000000_growth_plans extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`drop index "email_outbox_idx";`);
   }
@@ -14,5 +13,4 @@ export class Migration20261208000000_growth_plans extends Migration {
   override async down(): Promise<void> {
     this.addSql(`create index "email_outbox_idx" on "email" ("status", "send_after");`);
   }
-
 }

@@ -9,7 +9,6 @@ import { Migration } from '@mikro-orm/migrations';
  * Named apart from PostgreSQL 18's built-in uuidv7(), which would otherwise shadow it on upgrade.
  */
 export class Migration20261209000000_uuid_v7 extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`create function postlane_uuid_v7() returns uuid language sql volatile parallel safe as $$
       select encode(
@@ -25,5 +24,4 @@ export class Migration20261209000000_uuid_v7 extends Migration {
   override async down(): Promise<void> {
     this.addSql(`drop function postlane_uuid_v7();`);
   }
-
 }

@@ -11,18 +11,21 @@ import { Migration } from '@mikro-orm/migrations';
  * every insert, update and delete of `contact`, in the same transaction, so the count stays exact.
  */
 export class Migration20261213000000_contact_property_terms extends Migration {
-
   override async up(): Promise<void> {
     // The key's length keeps `a` + `bc` apart from `ab` + `c`; the value is read as `->>` reads it.
-    this.addSql(`create function contact_property_term(team uuid, key text, value text) returns uuid language sql immutable parallel safe
+    this
+      .addSql(`create function contact_property_term(team uuid, key text, value text) returns uuid language sql immutable parallel safe
       return encode(substring(sha256(convert_to(team::text || length(key) || ':' || key || lower(value), 'UTF8')) for 16), 'hex')::uuid;`);
     // Set-returning, so it is inlined into each trigger's statement (a call per contact cost twice as much).
-    this.addSql(`create function contact_property_terms(team uuid, properties jsonb) returns setof uuid language sql immutable parallel safe as $$
+    this
+      .addSql(`create function contact_property_terms(team uuid, properties jsonb) returns setof uuid language sql immutable parallel safe as $$
       select contact_property_term(team, key, value)
         from jsonb_each_text(case jsonb_typeof(properties) when 'object' then properties else '{}' end)
        where value is not null
     $$;`);
-    this.addSql(`create table "contact_property_term" ("term" uuid not null, "contact_id" uuid not null, constraint "contact_property_term_pkey" primary key ("term", "contact_id"));`);
+    this.addSql(
+      `create table "contact_property_term" ("term" uuid not null, "contact_id" uuid not null, constraint "contact_property_term_pkey" primary key ("term", "contact_id"));`,
+    );
     this.addSql(`create function contact_property_terms_insert() returns trigger language plpgsql as $$
     begin
       insert into contact_property_term (term, contact_id) select t, n.id from new_rows n, contact_property_terms(n.team_id, n.properties) t;
@@ -42,19 +45,28 @@ export class Migration20261213000000_contact_property_terms extends Migration {
        where (o.team_id, o.properties) is distinct from (n.team_id, n.properties);
       return null;
     end $$;`);
-    this.addSql(`create trigger contact_property_terms_insert after insert on contact referencing new table as new_rows for each statement execute function contact_property_terms_insert();`);
-    this.addSql(`create trigger contact_property_terms_delete after delete on contact referencing old table as old_rows for each statement execute function contact_property_terms_delete();`);
-    this.addSql(`create trigger contact_property_terms_update after update on contact referencing old table as old_rows new table as new_rows for each statement execute function contact_property_terms_update();`);
-    this.addSql(`insert into contact_property_term (term, contact_id) select t, c.id from contact c, contact_property_terms(c.team_id, c.properties) t;`);
+    this.addSql(
+      `create trigger contact_property_terms_insert after insert on contact referencing new table as new_rows for each statement execute function contact_property_terms_insert();`,
+    );
+    this.addSql(
+      `create trigger contact_property_terms_delete after delete on contact referencing old table as old_rows for each statement execute function contact_property_terms_delete();`,
+    );
+    this.addSql(
+      `create trigger contact_property_terms_update after update on contact referencing old table as old_rows new table as new_rows for each statement execute function contact_property_terms_update();`,
+    );
+    this.addSql(
+      `insert into contact_property_term (term, contact_id) select t, c.id from contact c, contact_property_terms(c.team_id, c.properties) t;`,
+    );
   }
 
   override async down(): Promise<void> {
     this.addSql(`drop trigger contact_property_terms_insert on contact;`);
     this.addSql(`drop trigger contact_property_terms_delete on contact;`);
     this.addSql(`drop trigger contact_property_terms_update on contact;`);
-    this.addSql(`drop function contact_property_terms_insert(), contact_property_terms_delete(), contact_property_terms_update();`);
+    this.addSql(
+      `drop function contact_property_terms_insert(), contact_property_terms_delete(), contact_property_terms_update();`,
+    );
     this.addSql(`drop table "contact_property_term";`);
     this.addSql(`drop function contact_property_terms(uuid, jsonb), contact_property_term(uuid, text, text);`);
   }
-
 }

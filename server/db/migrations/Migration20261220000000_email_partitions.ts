@@ -35,10 +35,13 @@ const PARTITIONED: Record<string, { indexes: Record<string, string> }> = {
  * `postlane_add_day_partition` moves them into the day partition when it is made.
  */
 export class Migration20261220000000_email_partitions extends Migration {
-
   override async up(): Promise<void> {
     for (const [table, column] of [
-      ['email_recipient', 'email_id'], ['email_attachment', 'email_id'], ['email_tracking', 'email_id'], ['tracking_click', 'email_id'], ['event', 'email_id'],
+      ['email_recipient', 'email_id'],
+      ['email_attachment', 'email_id'],
+      ['email_tracking', 'email_id'],
+      ['tracking_click', 'email_id'],
+      ['event', 'email_id'],
       ['webhook_delivery', 'event_id'],
     ] as const) {
       this.addSql(`alter table "${table}" drop constraint "${table}_${column}_foreign";`);
@@ -50,7 +53,8 @@ export class Migration20261220000000_email_partitions extends Migration {
     // Makes the partition of `parent` for one UTC day: built apart and attached (which locks the
     // parent less than CREATE … PARTITION OF), with the rows the DEFAULT partition holds for that
     // day moved in. False when it exists, or when the legacy partition covers the day.
-    this.addSql(`create function postlane_add_day_partition(parent text, day date) returns boolean language plpgsql as $$
+    this
+      .addSql(`create function postlane_add_day_partition(parent text, day date) returns boolean language plpgsql as $$
     declare
       part text := parent || '_p' || to_char(day, 'YYYYMMDD');
       lo timestamptz := day::timestamp at time zone 'UTC';
@@ -93,9 +97,13 @@ export class Migration20261220000000_email_partitions extends Migration {
       const legacy = `${table}_legacy`;
       this.addSql(`alter table "${table}" rename to "${legacy}";`);
       this.addSql(`alter table "${legacy}" rename constraint "${table}_pkey" to "${legacy}_pkey";`);
-      for (const index of Object.keys(indexes)) this.addSql(`alter index "${index}" rename to "${index.replace(table, legacy)}";`);
-      this.addSql(`create table "${table}" (like "${legacy}" including defaults including constraints including storage) partition by range ("created_at");`);
-      for (const [index, definition] of Object.entries(indexes)) this.addSql(`create index "${index}" on "${table}" ${definition};`);
+      for (const index of Object.keys(indexes))
+        this.addSql(`alter index "${index}" rename to "${index.replace(table, legacy)}";`);
+      this.addSql(
+        `create table "${table}" (like "${legacy}" including defaults including constraints including storage) partition by range ("created_at");`,
+      );
+      for (const [index, definition] of Object.entries(indexes))
+        this.addSql(`create index "${index}" on "${table}" ${definition};`);
       this.addSql(`do $$ declare b timestamptz := (select bound from legacy_bound); begin
         execute format('alter table %I add constraint %I check (created_at < %L) not valid', '${legacy}', '${legacy}_range', b);
         execute format('alter table %I validate constraint %I', '${legacy}', '${legacy}_range');
@@ -105,11 +113,14 @@ export class Migration20261220000000_email_partitions extends Migration {
       this.addSql(`create table "${table}_default" partition of "${table}" default;`);
       this.addSql(`alter table "${table}_default" add primary key (id);`);
     }
-    this.addSql(`alter table "email" add constraint "email_team_id_foreign" foreign key ("team_id") references "team" ("id") on update cascade;`);
+    this.addSql(
+      `alter table "email" add constraint "email_team_id_foreign" foreign key ("team_id") references "team" ("id") on update cascade;`,
+    );
     // A fresh install can send at once; maintenance keeps days ahead from now on.
     this.addSql(`select postlane_add_day_partition(t, (d at time zone 'UTC')::date)
-                   from unnest(array[${Object.keys(PARTITIONED).map((t) => `'${t}'`).join(', ')}]) t,
+                   from unnest(array[${Object.keys(PARTITIONED)
+                     .map((t) => `'${t}'`)
+                     .join(', ')}]) t,
                         generate_series((select bound from legacy_bound), (select bound from legacy_bound) + interval '3 days', interval '1 day') d;`);
   }
-
 }

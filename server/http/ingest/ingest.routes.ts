@@ -26,8 +26,14 @@ function requireDsnToken(deps: Deps, ctx: AppContext) {
   const expected = deps.config.POSTLANE_DSN_TOKEN;
   if (!expected) throw routeNotFound();
   const given = /^Bearer (.+)$/.exec(ctx.get('authorization'))?.[1];
-  if (!given) throw new ApiError(401, 'missing_api_key', 'Missing token in the authorization header: Authorization: Bearer POSTLANE_DSN_TOKEN');
-  if (!timingSafeEqual(digest(given), digest(expected))) throw new ApiError(403, 'invalid_api_key', 'The token is not POSTLANE_DSN_TOKEN');
+  if (!given)
+    throw new ApiError(
+      401,
+      'missing_api_key',
+      'Missing token in the authorization header: Authorization: Bearer POSTLANE_DSN_TOKEN',
+    );
+  if (!timingSafeEqual(digest(given), digest(expected)))
+    throw new ApiError(403, 'invalid_api_key', 'The token is not POSTLANE_DSN_TOKEN');
 }
 
 /**
@@ -54,7 +60,11 @@ export function createIngestRouter(deps: Deps) {
   const router = new Router<AppState>();
   router.post('/ingest/ses', async function ingestSes(ctx) {
     const outcome = await counted(deps, 'ses', async () =>
-      ingestSnsMessage(deps, await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024), ctx.get('x-amz-sns-message-type') || undefined),
+      ingestSnsMessage(
+        deps,
+        await readText(ctx, deps.config.POSTLANE_INGEST_BODY_LIMIT_KB * 1024),
+        ctx.get('x-amz-sns-message-type') || undefined,
+      ),
     );
     deps.logger.debug({ requestId: ctx.state.requestId, outcome }, 'SNS message ingested');
     ctx.status = 200;

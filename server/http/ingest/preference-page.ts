@@ -53,7 +53,9 @@ export function renderPreferencePage(preferences: Preferences, notice: string | 
     )
     .join('\n');
   // Which topics the form showed: an unchecked box sends nothing, and absence then means opt-out.
-  const offered = preferences.topics.map((topic) => `<input type="hidden" name="offered" value="${escapeHtml(topic.id)}">`).join('\n');
+  const offered = preferences.topics
+    .map((topic) => `<input type="hidden" name="offered" value="${escapeHtml(topic.id)}">`)
+    .join('\n');
   const status = notice ? `<p class="status" role="status">${escapeHtml(notice)}</p>` : '';
   const body = preferences.unsubscribed
     ? `<p>You are unsubscribed from all email from ${escapeHtml(preferences.teamName)}. To receive it again, contact the sender.</p>`

@@ -22,20 +22,37 @@ export function sendHtml(ctx: AppContext, status: number, html: string) {
     'referrer-policy': 'no-referrer',
     'x-robots-tag': 'noindex',
     'x-content-type-options': 'nosniff',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    'content-security-policy':
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   });
   ctx.body = html;
 }
 
 const invalidLink = (ctx: AppContext) =>
-  sendHtml(ctx, 404, renderMessagePage('Link not valid', 'This unsubscribe link is not valid or no longer works. Use the link from a more recent email.'));
+  sendHtml(
+    ctx,
+    404,
+    renderMessagePage(
+      'Link not valid',
+      'This unsubscribe link is not valid or no longer works. Use the link from a more recent email.',
+    ),
+  );
 
 /** Small form bodies only; anything the form does not send is ignored. */
-const formBody = () => koaBody({ json: false, text: false, multipart: false, urlencoded: true, formLimit: '32kb' }) as unknown as Middleware<AppState>;
+const formBody = () =>
+  koaBody({
+    json: false,
+    text: false,
+    multipart: false,
+    urlencoded: true,
+    formLimit: '32kb',
+  }) as unknown as Middleware<AppState>;
 
-const subjectOf = (deps: Deps, ctx: AppContext): PreferenceSubject | null => readPreferenceToken(deps.secrets, ctx.params.token ?? '');
+const subjectOf = (deps: Deps, ctx: AppContext): PreferenceSubject | null =>
+  readPreferenceToken(deps.secrets, ctx.params.token ?? '');
 
-const asList = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
+const asList = (value: unknown): string[] =>
+  Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)];
 
 export function createPreferenceRouter(deps: Deps) {
   const router = new Router<AppState>();
@@ -50,11 +67,25 @@ export function createPreferenceRouter(deps: Deps) {
     if (!subject) return invalidLink(ctx);
     const form = (ctx.request.body ?? {}) as Record<string, unknown>;
     const checked = new Set(asList(form.topic));
-    const topics = new Map<string, TopicSubscription>(asList(form.offered).map((id) => [id, checked.has(id) ? 'opt_in' : 'opt_out']));
+    const topics = new Map<string, TopicSubscription>(
+      asList(form.offered).map((id) => [id, checked.has(id) ? 'opt_in' : 'opt_out']),
+    );
     const leaving = form.action === 'unsubscribe_all';
-    const preferences = await savePreferences(deps, subject, leaving ? { unsubscribeAll: true } : { topics }, 'hosted_page');
+    const preferences = await savePreferences(
+      deps,
+      subject,
+      leaving ? { unsubscribeAll: true } : { topics },
+      'hosted_page',
+    );
     if (!preferences) return invalidLink(ctx);
-    sendHtml(ctx, 200, renderPreferencePage(preferences, leaving ? 'You are unsubscribed from all email.' : 'Your preferences were saved.'));
+    sendHtml(
+      ctx,
+      200,
+      renderPreferencePage(
+        preferences,
+        leaving ? 'You are unsubscribed from all email.' : 'Your preferences were saved.',
+      ),
+    );
   });
   router.post('/unsubscribe/:token', formBody(), async function oneClickUnsubscribe(ctx) {
     const subject = subjectOf(deps, ctx);

@@ -13,7 +13,10 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 
 /** Who asked: Koa's `ctx.ip` follows X-Forwarded-For only under POSTLANE_TRUST_PROXY. */
 function fetcherOf(ctx: AppContext): Fetcher {
-  const purpose = ctx.method === 'HEAD' ? 'head' : ctx.get('sec-purpose') || ctx.get('purpose') || ctx.get('x-purpose') || ctx.get('x-moz');
+  const purpose =
+    ctx.method === 'HEAD'
+      ? 'head'
+      : ctx.get('sec-purpose') || ctx.get('purpose') || ctx.get('x-purpose') || ctx.get('x-moz');
   return { ipAddress: ctx.ip || null, userAgent: ctx.get('user-agent') || null, purpose: purpose || null };
 }
 
@@ -27,20 +30,32 @@ export function createTrackingRouter(deps: Deps) {
   const router = new Router<AppState>();
   const signer = TrackingSigner.from(deps.secrets);
   const request = (ctx: AppContext): TrackingRequest => ({ ...fetcherOf(ctx), timestamp: deps.clock() });
-  const recorded = (what: Promise<unknown>) => what.catch((err: unknown) => deps.logger.error({ err }, 'tracking event not recorded'));
+  const recorded = (what: Promise<unknown>) =>
+    what.catch((err: unknown) => deps.logger.error({ err }, 'tracking event not recorded'));
 
   router.get(`${OPEN_PATH}:token`, async function trackingPixel(ctx) {
     const emailId = signer.readOpen(ctx.params.token ?? '');
     if (emailId) await recorded(trackOpen(deps, emailId, request(ctx)));
     ctx.status = 200;
     ctx.type = 'image/gif';
-    ctx.set({ 'cache-control': 'no-store, no-cache, must-revalidate, private, max-age=0', pragma: 'no-cache', expires: '0', 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex' });
+    ctx.set({
+      'cache-control': 'no-store, no-cache, must-revalidate, private, max-age=0',
+      pragma: 'no-cache',
+      expires: '0',
+      'referrer-policy': 'no-referrer',
+      'x-robots-tag': 'noindex',
+    });
     ctx.body = PIXEL;
   });
 
   router.get(`${CLICK_PATH}:token`, async function trackingRedirect(ctx) {
     const target = signer.readClick(ctx.params.token ?? '');
-    if (!target) return sendHtml(ctx, 404, renderMessagePage('Link not valid', 'This link is not valid. Use the link exactly as it appears in the email.'));
+    if (!target)
+      return sendHtml(
+        ctx,
+        404,
+        renderMessagePage('Link not valid', 'This link is not valid. Use the link exactly as it appears in the email.'),
+      );
     await recorded(trackClick(deps, target, request(ctx)));
     ctx.set({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex' });
     ctx.status = 302;

@@ -29,8 +29,14 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#refe
 const FILES: Record<string, { type: string; body: () => string | Buffer }> = {
   '/docs': { type: 'text/html; charset=utf-8', body: () => PAGE },
   '/docs/init.js': { type: 'text/javascript; charset=utf-8', body: () => INIT },
-  '/docs/swagger-ui.css': { type: 'text/css; charset=utf-8', body: () => readFileSync(join(ASSETS_DIR, 'swagger-ui.css')) },
-  '/docs/swagger-ui-bundle.js': { type: 'text/javascript; charset=utf-8', body: () => readFileSync(join(ASSETS_DIR, 'swagger-ui-bundle.js')) },
+  '/docs/swagger-ui.css': {
+    type: 'text/css; charset=utf-8',
+    body: () => readFileSync(join(ASSETS_DIR, 'swagger-ui.css')),
+  },
+  '/docs/swagger-ui-bundle.js': {
+    type: 'text/javascript; charset=utf-8',
+    body: () => readFileSync(join(ASSETS_DIR, 'swagger-ui-bundle.js')),
+  },
 };
 
 /** GET /docs: a readable reference of /openapi.json, rendered by Swagger UI shipped with the package. No API key. */
@@ -41,7 +47,10 @@ export function apiReference(): Middleware {
     const file = FILES[path];
     if (!file || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     if (!cache.has(path)) cache.set(path, file.body());
-    ctx.set('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+    ctx.set(
+      'content-security-policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    );
     ctx.set('cache-control', path === '/docs' ? 'no-cache' : 'public, max-age=86400');
     ctx.type = file.type;
     ctx.body = cache.get(path);

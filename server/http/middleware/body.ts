@@ -45,7 +45,8 @@ function checkJson(root: unknown): void {
       const problem = unstorable(value);
       if (problem) throw validationError(`${where(node)}${problem}`);
     } else if (value !== null && typeof value === 'object') {
-      if (node.depth > MAX_JSON_DEPTH) throw validationError(`${where(node)}JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (node.depth > MAX_JSON_DEPTH)
+        throw validationError(`${where(node)}JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       for (const key in value) {
         const problem = unstorable(key);
         if (problem) throw validationError(`${where(node)}keys ${problem}`);

@@ -2,7 +2,15 @@ import { NotFoundError, UniqueConstraintViolationException } from '@mikro-orm/co
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable, outageReason, throttledErrorLog } from '../../db/unavailable.js';
 import { errorFields, type Logger } from '../../logger.js';
-import { ApiError, applicationError, conflict, methodNotAllowed, routeNotFound, serviceUnavailable, validationError } from '../../errors.js';
+import {
+  ApiError,
+  applicationError,
+  conflict,
+  methodNotAllowed,
+  routeNotFound,
+  serviceUnavailable,
+  validationError,
+} from '../../errors.js';
 import type { AppState } from '../route.js';
 
 interface HttpishError extends Error {
@@ -23,7 +31,8 @@ export function toApiError(err: HttpishError): ApiError {
   // Raw SQL (bulk contact writes) surfaces the driver's error, not MikroORM's wrapper.
   if (err instanceof UniqueConstraintViolationException || err.code === '23505') return conflict();
   if (isDatabaseUnavailable(err)) return serviceUnavailable();
-  if (err.expose && err.status && err.status >= 400 && err.status < 500) return validationError(err.message, err.status);
+  if (err.expose && err.status && err.status >= 400 && err.status < 500)
+    return validationError(err.message, err.status);
   return applicationError();
 }
 

@@ -31,7 +31,9 @@ export const GUIDE_PAGES: readonly { slug: string; title: string }[] = [
 const SLUGS = new Set(GUIDE_PAGES.map((page) => page.slug));
 
 /** The links to every page, for the navigation of these pages and of the API reference. */
-export const GUIDE_LINKS = GUIDE_PAGES.map((page) => `<a href="/docs/guide/${page.slug}">${page.title}</a>`).join(' · ');
+export const GUIDE_LINKS = GUIDE_PAGES.map((page) => `<a href="/docs/guide/${page.slug}">${page.title}</a>`).join(
+  ' · ',
+);
 
 /** docs/ beside package.json: this file runs from server/… under vitest and from dist/server/… in production. */
 export function docsDir(): string {
@@ -46,7 +48,11 @@ export function docsDir(): string {
 
 /** GitHub's heading anchors, so links written for the repository (`providers.md#amazon-ses`) work here too. */
 function anchor(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').trim().replace(/\s/g, '-');
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .trim()
+    .replace(/\s/g, '-');
 }
 
 const markdown = new Marked({

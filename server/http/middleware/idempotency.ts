@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Deps } from '../../deps.js';
-import { ApiError, concurrentIdempotentRequests, invalidIdempotencyKey, invalidIdempotentRequest } from '../../errors.js';
+import {
+  ApiError,
+  concurrentIdempotentRequests,
+  invalidIdempotencyKey,
+  invalidIdempotentRequest,
+} from '../../errors.js';
 import { IdempotencyKeyTaken } from '../../services/emails/queued-email-writer.js';
 import type { IdempotentAnswer } from '../../services/emails/send-email.js';
 import type { AppContext, AppState } from '../route.js';
@@ -36,7 +41,9 @@ export function idempotency(deps: Deps, route: string, statusCode: number): Midd
     const teamId = ctx.state.auth!.teamId;
     // The batch validation mode changes the answer, so it is part of the request.
     const mode = ctx.get('x-batch-validation').toLowerCase();
-    const requestHash = createHash('sha256').update(`${route}\n${mode}\n${canonicalJson(ctx.request.body)}`).digest();
+    const requestHash = createHash('sha256')
+      .update(`${route}\n${mode}\n${canonicalJson(ctx.request.body)}`)
+      .digest();
     ctx.state.idempotency = { teamId, key, requestHash, statusCode };
     try {
       await next();

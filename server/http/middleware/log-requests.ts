@@ -33,19 +33,23 @@ export function logRequests(logger: Logger, metrics: Metrics): Middleware<AppSta
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : ctx.path === '/metrics' ? '/metrics' : 'unmatched';
+      const route =
+        typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : ctx.path === '/metrics' ? '/metrics' : 'unmatched';
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, ms / 1000);
       const level = ctx.status >= 500 ? 'error' : 'info';
-      logger[level]({
-        requestId: ctx.state.requestId,
-        method: ctx.method,
-        path: maskPath(ctx.path),
-        status: ctx.status,
-        ms: Math.round(ms * 10) / 10,
-        keyId: ctx.state.auth?.keyId,
-        userAgent: ctx.get('user-agent') || undefined,
-      }, 'request');
+      logger[level](
+        {
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          path: maskPath(ctx.path),
+          status: ctx.status,
+          ms: Math.round(ms * 10) / 10,
+          keyId: ctx.state.auth?.keyId,
+          userAgent: ctx.get('user-agent') || undefined,
+        },
+        'request',
+      );
     }
   };
 }

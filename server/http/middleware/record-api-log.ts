@@ -31,20 +31,26 @@ export function recordApiLog(writer: ApiLogWriter, logger: Logger): Middleware<A
       const auth = ctx.state.auth;
       if (auth && !NOT_LOGGED.test(ctx.path)) {
         try {
-          writer.record({
-            team_id: auth.teamId,
-            api_key_id: auth.keyId,
-            method: ctx.method,
-            endpoint: ctx.path,
-            response_status: ctx.status,
-            duration_ms: Date.now() - started,
-            user_agent: ctx.get('user-agent') || null,
-            request_body: jsonBody((ctx.request as { body?: unknown }).body),
-            response_body: jsonBody(ctx.body),
-            created_at: new Date(started).toISOString(),
-          }, ctx.state.requestId);
+          writer.record(
+            {
+              team_id: auth.teamId,
+              api_key_id: auth.keyId,
+              method: ctx.method,
+              endpoint: ctx.path,
+              response_status: ctx.status,
+              duration_ms: Date.now() - started,
+              user_agent: ctx.get('user-agent') || null,
+              request_body: jsonBody((ctx.request as { body?: unknown }).body),
+              response_body: jsonBody(ctx.body),
+              created_at: new Date(started).toISOString(),
+            },
+            ctx.state.requestId,
+          );
         } catch (err) {
-          logger.error({ requestId: ctx.state.requestId, err: errorFields(err) }, 'could not record the API log row; skipped');
+          logger.error(
+            { requestId: ctx.state.requestId, err: errorFields(err) },
+            'could not record the API log row; skipped',
+          );
         }
       }
     }

@@ -4,7 +4,9 @@ import { missingRequiredField, validationError } from '../../errors.js';
 import type { AppState, RouteSpec } from '../route.js';
 
 /** The route's own schemas parse params, query and body; the first issue becomes the 422. */
-export function validate(spec: RouteSpec<v.GenericSchema | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>): Middleware<AppState> {
+export function validate(
+  spec: RouteSpec<v.GenericSchema | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>,
+): Middleware<AppState> {
   const parse = (schema: v.GenericSchema | undefined, value: unknown) => {
     if (!schema) return undefined;
     const result = v.safeParse(schema, value);
@@ -29,8 +31,10 @@ export function issueToApiError(issue: v.BaseIssue<unknown>, within?: string) {
   const dotPath = v.getDotPath(issue);
   const path = [within, dotPath].filter(Boolean).join('.');
   const last = issue.path?.at(-1);
-  const missingKey = issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
+  const missingKey =
+    issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
   if (missingKey && dotPath) return missingRequiredField(path);
-  if (issue.type === 'strict_object' && issue.expected === 'never' && dotPath) return validationError(`${path}: is not a supported field`);
+  if (issue.type === 'strict_object' && issue.expected === 'never' && dotPath)
+    return validationError(`${path}: is not a supported field`);
   return validationError(path ? `${path}: ${issue.message}` : issue.message);
 }

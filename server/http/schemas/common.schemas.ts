@@ -9,7 +9,10 @@ export const TextSchema = v.pipe(
 );
 
 /** One line of text (a subject, a name): no control characters at all. */
-export const LineSchema = v.pipe(TextSchema, v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters or line breaks'));
+export const LineSchema = v.pipe(
+  TextSchema,
+  v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters or line breaks'),
+);
 
 export const UuidSchema = v.pipe(v.string(), v.uuid('must be a UUID'));
 
@@ -17,7 +20,13 @@ export const IdParamSchema = v.object({ id: UuidSchema });
 
 const paginationEntries = {
   limit: v.optional(
-    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number between 1 and 100'), v.transform(Number), v.minValue(1, 'must be between 1 and 100'), v.maxValue(100, 'must be between 1 and 100')),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a whole number between 1 and 100'),
+      v.transform(Number),
+      v.minValue(1, 'must be between 1 and 100'),
+      v.maxValue(100, 'must be between 1 and 100'),
+    ),
     '20',
   ),
   after: v.optional(UuidSchema),
@@ -42,4 +51,3 @@ export const ErrorResponseSchema = v.pipe(
 
 export const listOf = <S extends v.GenericSchema>(item: S) =>
   v.object({ object: v.literal('list'), data: v.array(item), has_more: v.boolean() });
-

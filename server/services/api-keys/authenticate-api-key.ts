@@ -25,7 +25,10 @@ interface AuthRow {
  * Looks the key up by its hash through the unique index, or in the short-lived cache;
  * `last_used_at` is written at most once a minute.
  */
-export async function authenticateApiKey(deps: Pick<Deps, 'orm' | 'clock' | 'logger' | 'authCache'>, token: string): Promise<Auth> {
+export async function authenticateApiKey(
+  deps: Pick<Deps, 'orm' | 'clock' | 'logger' | 'authCache'>,
+  token: string,
+): Promise<Auth> {
   const hash = hashToken(token);
   const cacheKey = hash.toString('base64');
   const now = deps.clock();
@@ -44,7 +47,11 @@ export async function authenticateApiKey(deps: Pick<Deps, 'orm' | 'clock' | 'log
       // The condition makes concurrent first uses write once; not awaited, the request need not wait.
       deps.orm.em
         .getConnection()
-        .execute('UPDATE api_key SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [now, row.id, new Date(now.getTime() - LAST_USED_RESOLUTION_MS)])
+        .execute('UPDATE api_key SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', [
+          now,
+          row.id,
+          new Date(now.getTime() - LAST_USED_RESOLUTION_MS),
+        ])
         .catch((err: Error) => deps.logger.warn({ err: err.message, keyId: row.id }, 'could not record key use'));
     }
     const auth: Auth = { keyId: row.id, teamId: row.team_id, permission: row.permission, domainId: row.domain_id };

@@ -127,7 +127,10 @@ export class ApiLogWriter {
           return;
         }
         if (batch.length === 1) {
-          this.logger.warn({ requestId: batch[0]!.requestId, err: reasonOf(err) }, 'API log row refused by the database; dropped');
+          this.logger.warn(
+            { requestId: batch[0]!.requestId, err: reasonOf(err) },
+            'API log row refused by the database; dropped',
+          );
           this.metrics.apiLogRowsDropped.inc({ reason: 'refused' });
         } else {
           const half = Math.ceil(batch.length / 2);
@@ -138,7 +141,11 @@ export class ApiLogWriter {
   }
 
   private backOff(rows: number, err: unknown): void {
-    if (this.backoffMs === 0) this.logger.warn({ rows, err: reasonOf(err) }, 'cannot write API log rows: database unavailable; keeping them and retrying');
+    if (this.backoffMs === 0)
+      this.logger.warn(
+        { rows, err: reasonOf(err) },
+        'cannot write API log rows: database unavailable; keeping them and retrying',
+      );
     this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(FIRST_BACKOFF_MS, this.backoffMs * 2));
   }
 
@@ -153,11 +160,13 @@ export class ApiLogWriter {
   private dropOverflow(): void {
     let dropped = 0;
     let bytes = this.pendingBytes;
-    while (bytes > this.maxBufferedBytes && dropped < this.pending.length - 1) bytes -= this.pending[dropped++]!.json.length;
+    while (bytes > this.maxBufferedBytes && dropped < this.pending.length - 1)
+      bytes -= this.pending[dropped++]!.json.length;
     if (dropped === 0) return;
     this.pending.splice(0, dropped);
     this.pendingBytes = bytes;
-    if (this.overflowed === 0) this.logger.warn({ maxBufferedBytes: this.maxBufferedBytes }, 'API log buffer full; dropping the oldest rows');
+    if (this.overflowed === 0)
+      this.logger.warn({ maxBufferedBytes: this.maxBufferedBytes }, 'API log buffer full; dropping the oldest rows');
     this.overflowed += dropped;
     this.metrics.apiLogRowsDropped.inc({ reason: 'overflow' }, dropped);
   }

@@ -11,8 +11,12 @@ const MAX_DEPTH = 64;
 export function redactBody(value: unknown, key?: string, insideAttachment = false, depth = 0): unknown {
   if (key !== undefined && SECRET_KEYS.has(key)) return '[redacted]';
   if (depth === MAX_DEPTH && value !== null && typeof value === 'object') return '[nested too deep]';
-  if (insideAttachment && key === 'content' && typeof value === 'string') return `[${value.length} base64 characters removed]`;
-  if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[${value.length - MAX_STRING} more characters]` : value;
+  if (insideAttachment && key === 'content' && typeof value === 'string')
+    return `[${value.length} base64 characters removed]`;
+  if (typeof value === 'string')
+    return value.length > MAX_STRING
+      ? `${value.slice(0, MAX_STRING)}…[${value.length - MAX_STRING} more characters]`
+      : value;
   // Parts that need no change are kept as they are, not copied: bodies of 1,000 contacts are logged.
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;

@@ -61,13 +61,27 @@ export async function estimateBroadcast(
   return {
     finishesAt,
     warning: behind
-      ? { code: 'queued_behind', days: rounded, message: `Broadcasts queued ahead in ${broadcast.region} go first; this one should finish in about ${rounded} days.` }
-      : { code: 'paced', days: rounded, message: `The audience exceeds the capacity available now (provider rate and quota); it goes out paced and should finish in about ${rounded} days.` },
+      ? {
+          code: 'queued_behind',
+          days: rounded,
+          message: `Broadcasts queued ahead in ${broadcast.region} go first; this one should finish in about ${rounded} days.`,
+        }
+      : {
+          code: 'paced',
+          days: rounded,
+          message: `The audience exceeds the capacity available now (provider rate and quota); it goes out paced and should finish in about ${rounded} days.`,
+        },
   };
 }
 
 /** The earliest the quota lets `remaining` emails out, or null when it does not hold them back. */
-async function quotaFinish(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, now: Date, remaining: number, rate: number): Promise<number | null> {
+async function quotaFinish(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  teamId: string,
+  now: Date,
+  remaining: number,
+  rate: number,
+): Promise<number | null> {
   const plan = await teamPlan(deps, teamId);
   if (!plan) return null;
   const usage = await readUsage(deps, teamId, now);
@@ -84,5 +98,9 @@ async function quotaFinish(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, n
   const left = Math.max(0, plan.plan.emails_per_month - usage.thisMonth);
   if (remaining <= left) return null;
   // Beyond one more month it is past the 24-day limit anyway.
-  return nextUtcMonth(now).getTime() + tail(remaining - left) + (remaining - left > plan.plan.emails_per_month ? 31 * DAY_MS : 0);
+  return (
+    nextUtcMonth(now).getTime() +
+    tail(remaining - left) +
+    (remaining - left > plan.plan.emails_per_month ? 31 * DAY_MS : 0)
+  );
 }

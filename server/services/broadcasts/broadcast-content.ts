@@ -26,18 +26,21 @@ export interface BroadcastRenderer {
 
 const ALT_UNSUBSCRIBE = /\{\{\{\s*ALT_UNSUBSCRIBE_URL\s*\}\}\}/g;
 const UNSUBSCRIBE = /\{\{\{\s*UNSUBSCRIBE_URL\s*\}\}\}/g;
-const asLink = (body: string | null) => body?.replace(ALT_UNSUBSCRIBE, '{{{UNSUBSCRIBE_URL}}}').replace(UNSUBSCRIBE, '{{{UNSUBSCRIBE_URL}}}') ?? null;
+const asLink = (body: string | null) =>
+  body?.replace(ALT_UNSUBSCRIBE, '{{{UNSUBSCRIBE_URL}}}').replace(UNSUBSCRIBE, '{{{UNSUBSCRIBE_URL}}}') ?? null;
 
 /** The preview text as the hidden preheader mail clients show beside the subject. */
 const withPreheader = (html: string | null, previewText: string | null) =>
-  html !== null && previewText ? `<div style="display:none;max-height:0;overflow:hidden">${escapeHtml(previewText)}</div>${html}` : html;
+  html !== null && previewText
+    ? `<div style="display:none;max-height:0;overflow:hidden">${escapeHtml(previewText)}</div>${html}`
+    : html;
 
 export async function broadcastRenderer(deps: Pick<Deps, 'orm'>, broadcast: IBroadcast): Promise<BroadcastRenderer> {
-  const properties = await sqlQuery<{ key: string; type: 'string' | 'number'; fallback_value: ContactPropertyValue | null }>(
-    deps.orm.em,
-    'SELECT key, type, fallback_value FROM contact_property WHERE team_id = ?',
-    [broadcast.team.id],
-  );
+  const properties = await sqlQuery<{
+    key: string;
+    type: 'string' | 'number';
+    fallback_value: ContactPropertyValue | null;
+  }>(deps.orm.em, 'SELECT key, type, fallback_value FROM contact_property WHERE team_id = ?', [broadcast.team.id]);
   const version: TemplateVersion = {
     subject: broadcast.subject,
     html: withPreheader(asLink(broadcast.html ?? null), broadcast.previewText ?? null) ?? '',
@@ -50,7 +53,12 @@ export async function broadcastRenderer(deps: Pick<Deps, 'orm'>, broadcast: IBro
   const hasHtml = broadcast.html !== null && broadcast.html !== undefined;
   return {
     render(contact) {
-      const values: Record<string, TemplateValue | null> = { ...contact.properties, FIRST_NAME: contact.first_name, LAST_NAME: contact.last_name, EMAIL: contact.email };
+      const values: Record<string, TemplateValue | null> = {
+        ...contact.properties,
+        FIRST_NAME: contact.first_name,
+        LAST_NAME: contact.last_name,
+        EMAIL: contact.email,
+      };
       const rendered = renderTemplate(version, { variables: {}, contact: values });
       if (rendered instanceof ApiError) return rendered;
       return { subject: rendered.subject!, html: hasHtml ? rendered.html : null, text: rendered.text };
@@ -62,6 +70,14 @@ export async function broadcastRenderer(deps: Pick<Deps, 'orm'>, broadcast: IBro
 export async function assertSendable(deps: Pick<Deps, 'orm'>, broadcast: IBroadcast): Promise<void> {
   if (!broadcast.html && !broadcast.text) throw missingRequiredField('html');
   const renderer = await broadcastRenderer(deps, broadcast);
-  const sample = renderer.render({ id: '', email: 'contact@example.com', first_name: null, last_name: null, unsubscribed: false, properties: {} });
-  if (sample instanceof ApiError) throw new ApiError(422, 'validation_error', sample.message.replace('template.variables', 'placeholders'));
+  const sample = renderer.render({
+    id: '',
+    email: 'contact@example.com',
+    first_name: null,
+    last_name: null,
+    unsubscribed: false,
+    properties: {},
+  });
+  if (sample instanceof ApiError)
+    throw new ApiError(422, 'validation_error', sample.message.replace('template.variables', 'placeholders'));
 }

@@ -46,11 +46,18 @@ export async function runBroadcast(deps: Deps, broadcastId: string): Promise<voi
   }
 }
 
-export async function enqueueBroadcast(deps: Pick<Deps, 'jobs' | 'logger'>, broadcastId: string, at?: Date): Promise<void> {
+export async function enqueueBroadcast(
+  deps: Pick<Deps, 'jobs' | 'logger'>,
+  broadcastId: string,
+  at?: Date,
+): Promise<void> {
   try {
     await deps.jobs.enqueue('broadcast.send', { broadcastId }, at);
   } catch (err) {
-    deps.logger.warn({ err: (err as Error).message, broadcastId }, 'enqueue failed; the outbox sweeper will pick the broadcast up');
+    deps.logger.warn(
+      { err: (err as Error).message, broadcastId },
+      'enqueue failed; the outbox sweeper will pick the broadcast up',
+    );
   }
 }
 
@@ -62,7 +69,11 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
     return await withTeamQuota(deps, teamId, (admit) =>
       deps.orm.em.transactional(async (em) => {
         // SKIP LOCKED: another worker is on it; when that one dies, its job (or the sweeper) brings the broadcast back.
-        const [row] = await sqlQuery<Record<string, unknown>>(em, `SELECT * FROM broadcast WHERE id = ? AND status IN ('scheduled', 'queued', 'sending') FOR UPDATE SKIP LOCKED`, [broadcastId]);
+        const [row] = await sqlQuery<Record<string, unknown>>(
+          em,
+          `SELECT * FROM broadcast WHERE id = ? AND status IN ('scheduled', 'queued', 'sending') FOR UPDATE SKIP LOCKED`,
+          [broadcastId],
+        );
         if (!row) return null;
         const broadcast = em.map(Broadcast, row);
         const now = deps.clock();
@@ -70,7 +81,10 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
           if (broadcast.scheduledAt && broadcast.scheduledAt > now) return broadcast.scheduledAt;
           broadcast.status = 'queued';
         }
-        if (broadcast.status === 'queued') return broadcast.nextBatchAt && broadcast.nextBatchAt > now ? broadcast.nextBatchAt : start(deps, broadcast, now);
+        if (broadcast.status === 'queued')
+          return broadcast.nextBatchAt && broadcast.nextBatchAt > now
+            ? broadcast.nextBatchAt
+            : start(deps, broadcast, now);
         const refusal = await senderRefusal(deps, broadcast);
         if (refusal) return stopRefused(deps, broadcast, refusal);
         if (!broadcast.expanded) return expandBatch(deps, broadcast, now, admit);
@@ -85,7 +99,9 @@ async function step(deps: Deps, broadcastId: string): Promise<Date | null> {
 
 /** Null once the broadcast is deleted. */
 async function teamOf(deps: Deps, broadcastId: string): Promise<string | null> {
-  const [row] = await sqlQuery<{ team_id: string }>(deps.orm.em, 'SELECT team_id FROM broadcast WHERE id = ?', [broadcastId]);
+  const [row] = await sqlQuery<{ team_id: string }>(deps.orm.em, 'SELECT team_id FROM broadcast WHERE id = ?', [
+    broadcastId,
+  ]);
   return row?.team_id ?? null;
 }
 
@@ -106,7 +122,11 @@ async function park(deps: Deps, broadcastId: string, err: ApiError): Promise<Dat
           ? new Date(now.getTime() + deps.config.POSTLANE_DELIVERABILITY_CHECK_SECONDS * 1000)
           : new Date(now.getTime() + 15 * 60_000);
   // Back in the queue, where a broadcast waiting for a time of its own holds up no one else in the region.
-  await deps.orm.em.nativeUpdate(Broadcast, { id: broadcastId, status: { $in: ['queued', 'sending'] } }, { status: 'queued', nextBatchAt: until });
+  await deps.orm.em.nativeUpdate(
+    Broadcast,
+    { id: broadcastId, status: { $in: ['queued', 'sending'] } },
+    { status: 'queued', nextBatchAt: until },
+  );
   deps.logger.info({ broadcastId, reason: err.name, until }, 'broadcast parked');
   return until;
 }
@@ -134,7 +154,12 @@ async function start(deps: Deps, broadcast: IBroadcast, now: Date): Promise<Date
   return now;
 }
 
-async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: (count: number) => Promise<Date | null>): Promise<Date | null> {
+async function expandBatch(
+  deps: Deps,
+  broadcast: IBroadcast,
+  now: Date,
+  admit: (count: number) => Promise<Date | null>,
+): Promise<Date | null> {
   const em = deps.orm.em;
   // Paused (the team, or the region's broadcasts): this batch rolls back and the broadcast parks.
   const refusal = await broadcastRefusal(em, broadcast.team.id, broadcast.region);
@@ -153,7 +178,10 @@ async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: 
     broadcast.pacePerSecond = Math.max(1, Math.floor((broadcast.pacePerSecond ?? rate) / 2));
     broadcast.nextBatchAt = new Date(now.getTime() + THROTTLE_BACKOFF_MS);
     await em.flush();
-    deps.logger.warn({ broadcastId: broadcast.id, retrying: retrying!.n, pace: broadcast.pacePerSecond }, 'provider throttling; broadcast slowed');
+    deps.logger.warn(
+      { broadcastId: broadcast.id, retrying: retrying!.n, pace: broadcast.pacePerSecond },
+      'provider throttling; broadcast slowed',
+    );
     return broadcast.nextBatchAt;
   }
   const pace = Math.min(rate, Math.ceil((broadcast.pacePerSecond ?? rate) * 1.25));
@@ -169,7 +197,8 @@ async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: 
   const writeSlice = await sliceWriter(deps, broadcast, admit, slotStart, pace);
   if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
   let written = 0;
-  for (let at = 0; at < contacts.length; at += WRITE_SLICE) written += await writeSlice(contacts.slice(at, at + WRITE_SLICE), written);
+  for (let at = 0; at < contacts.length; at += WRITE_SLICE)
+    written += await writeSlice(contacts.slice(at, at + WRITE_SLICE), written);
 
   broadcast.cursor = contacts.at(-1)!.id;
   broadcast.expandedCount += contacts.length;
@@ -188,7 +217,9 @@ async function expandBatch(deps: Deps, broadcast: IBroadcast, now: Date, admit: 
 async function senderRefusal(deps: Deps, broadcast: IBroadcast): Promise<string | null> {
   try {
     const region = await broadcastRegion(deps, { teamId: broadcast.team.id, domainId: null }, broadcast.from);
-    return region === broadcast.region ? null : `The ${domainOfAddress((parseMailbox(broadcast.from) as Mailbox).address)} domain now sends from region ${region}, not ${broadcast.region}.`;
+    return region === broadcast.region
+      ? null
+      : `The ${domainOfAddress((parseMailbox(broadcast.from) as Mailbox).address)} domain now sends from region ${region}, not ${broadcast.region}.`;
   } catch (err) {
     if (err instanceof ApiError) return err.message;
     throw err;
@@ -199,7 +230,10 @@ async function senderRefusal(deps: Deps, broadcast: IBroadcast): Promise<string 
 async function stopRefused(deps: Deps, broadcast: IBroadcast, reason: string): Promise<null> {
   const canceled = await cancelWaiting(deps, broadcast);
   await deps.orm.em.flush();
-  deps.logger.warn({ broadcastId: broadcast.id, reason, canceled }, 'broadcast stopped: its from address may no longer send');
+  deps.logger.warn(
+    { broadcastId: broadcast.id, reason, canceled },
+    'broadcast stopped: its from address may no longer send',
+  );
   return null;
 }
 
@@ -224,7 +258,13 @@ export async function cancelWaiting(deps: Pick<Deps, 'orm' | 'clock'>, broadcast
  * alive at a time: whole batches of them outlived several young-generation collections while
  * their statement ran, were promoted, and grew the worker's heap (docs/benchmarks.md).
  */
-async function sliceWriter(deps: Deps, broadcast: IBroadcast, admit: (count: number) => Promise<Date | null>, slotStart: Date, pace: number) {
+async function sliceWriter(
+  deps: Deps,
+  broadcast: IBroadcast,
+  admit: (count: number) => Promise<Date | null>,
+  slotStart: Date,
+  pace: number,
+) {
   const renderer = await broadcastRenderer(deps, broadcast);
   const from = parseMailbox(broadcast.from) as Mailbox;
   const replyTo = broadcast.replyTo.map((address) => parseMailbox(address) as Mailbox);
@@ -237,12 +277,25 @@ async function sliceWriter(deps: Deps, broadcast: IBroadcast, admit: (count: num
       const rendered = contact.unsubscribed ? null : renderer.render(contact);
       if (rendered === null || rendered instanceof ApiError) continue;
       inputs.push({
-        from, to: [{ name: null, address: contact.email, formatted: contact.email }], cc: [], bcc: [], replyTo,
-        subject: rendered.subject, html: rendered.html, text: rendered.text, headers: {}, attachments: [], tags: [],
-        scheduledAt: null, topicId, template: null,
+        from,
+        to: [{ name: null, address: contact.email, formatted: contact.email }],
+        cc: [],
+        bcc: [],
+        replyTo,
+        subject: rendered.subject,
+        html: rendered.html,
+        text: rendered.text,
+        headers: {},
+        attachments: [],
+        tags: [],
+        scheduledAt: null,
+        topicId,
+        template: null,
       });
     }
-    const sendable = (inputs.length > 0 ? await admitSends(deps, teamId, inputs) : []).filter((input): input is AdmittedEmail => !(input instanceof ApiError));
+    const sendable = (inputs.length > 0 ? await admitSends(deps, teamId, inputs) : []).filter(
+      (input): input is AdmittedEmail => !(input instanceof ApiError),
+    );
     if (sendable.length === 0) return 0;
     const parkUntil = await admit(sendable.length);
     const rows: QueuedEmailRow[] = sendable.map((input, index) =>
@@ -272,7 +325,13 @@ async function batchOfContacts(deps: Deps, broadcast: IBroadcast): Promise<Broad
     `SELECT c.id, c.email, c.first_name, c.last_name, c.unsubscribed, c.properties FROM contact c
       WHERE c.team_id = ? AND (?::uuid IS NULL OR c.id > ?::uuid) AND ${membership.sql}
       ORDER BY c.id LIMIT ?`,
-    [teamId, broadcast.cursor ?? null, broadcast.cursor ?? null, ...membership.bindings, deps.config.POSTLANE_BROADCAST_BATCH_SIZE],
+    [
+      teamId,
+      broadcast.cursor ?? null,
+      broadcast.cursor ?? null,
+      ...membership.bindings,
+      deps.config.POSTLANE_BROADCAST_BATCH_SIZE,
+    ],
   );
 }
 
@@ -283,16 +342,24 @@ async function finishWhenSettled(deps: Deps, broadcast: IBroadcast, now: Date): 
     `SELECT count(*)::int AS n, min(send_after) AS next FROM email WHERE broadcast_id = ? AND status IN ('queued', 'sending')`,
     [broadcast.id],
   );
-  if (pending!.n > 0) return new Date(Math.max(now.getTime() + POLL_MS, pending!.next ? new Date(pending!.next).getTime() : 0));
+  if (pending!.n > 0)
+    return new Date(Math.max(now.getTime() + POLL_MS, pending!.next ? new Date(pending!.next).getTime() : 0));
   broadcast.status = 'sent';
   broadcast.nextBatchAt = null;
   await deps.orm.em.flush();
-  deps.logger.info({ broadcastId: broadcast.id, walked: broadcast.expandedCount, skipped: broadcast.skippedCount }, 'broadcast sent');
+  deps.logger.info(
+    { broadcastId: broadcast.id, walked: broadcast.expandedCount, skipped: broadcast.skippedCount },
+    'broadcast sent',
+  );
   return null;
 }
 
 async function wakeNextInRegion(deps: Deps, region: string): Promise<void> {
-  const [next] = await sqlQuery<{ id: string }>(deps.orm.em, `SELECT id FROM broadcast WHERE region = ? AND status = 'queued' ORDER BY sent_at LIMIT 1`, [region]);
+  const [next] = await sqlQuery<{ id: string }>(
+    deps.orm.em,
+    `SELECT id FROM broadcast WHERE region = ? AND status = 'queued' ORDER BY sent_at LIMIT 1`,
+    [region],
+  );
   if (next) await enqueueBroadcast(deps, next.id);
 }
 

@@ -55,7 +55,11 @@ function columns(fields: BroadcastFields): Partial<IBroadcast> {
 }
 
 /** A new draft; sending it is a separate step (`sendBroadcast`), which POST /broadcasts with `send` chains. */
-export async function createBroadcast(deps: SenderDeps, sender: Sender, fields: BroadcastFields & Required<Pick<BroadcastFields, 'segmentId' | 'from' | 'subject'>>): Promise<IBroadcast> {
+export async function createBroadcast(
+  deps: SenderDeps,
+  sender: Sender,
+  fields: BroadcastFields & Required<Pick<BroadcastFields, 'segmentId' | 'from' | 'subject'>>,
+): Promise<IBroadcast> {
   const region = await broadcastRegion(deps, sender, fields.from);
   await assertReferences(deps, sender.teamId, fields);
   const broadcast = deps.orm.em.create(Broadcast, {
@@ -69,9 +73,15 @@ export async function createBroadcast(deps: SenderDeps, sender: Sender, fields: 
   return broadcast;
 }
 
-const notDraft = () => conflict('Only a draft broadcast can be changed or deleted; cancel a scheduled one first, or duplicate it.');
+const notDraft = () =>
+  conflict('Only a draft broadcast can be changed or deleted; cancel a scheduled one first, or duplicate it.');
 
-export async function updateBroadcast(deps: SenderDeps, sender: Sender, id: string, fields: BroadcastFields): Promise<IBroadcast> {
+export async function updateBroadcast(
+  deps: SenderDeps,
+  sender: Sender,
+  id: string,
+  fields: BroadcastFields,
+): Promise<IBroadcast> {
   const broadcast = await requireBroadcast(deps, sender.teamId, id);
   if (broadcast.status !== 'draft') throw notDraft();
   const region = fields.from ? await broadcastRegion(deps, sender, fields.from) : broadcast.region;
@@ -84,7 +94,8 @@ export async function updateBroadcast(deps: SenderDeps, sender: Sender, id: stri
 /** Drafts, and broadcasts that have ended (sent or canceled), whose emails stay as they are. */
 export async function deleteBroadcast(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
   const broadcast = await requireBroadcast(deps, teamId, id);
-  if (!['draft', 'sent', 'canceled'].includes(broadcast.status)) throw conflict('A broadcast that is scheduled or sending cannot be deleted; cancel it first.');
+  if (!['draft', 'sent', 'canceled'].includes(broadcast.status))
+    throw conflict('A broadcast that is scheduled or sending cannot be deleted; cancel it first.');
   await deps.orm.em.removeAndFlush(broadcast);
 }
 

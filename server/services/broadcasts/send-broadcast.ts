@@ -22,11 +22,17 @@ type SendDeps = Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'logger' | 'pro
  * draft was written) and settles the region, whose rate, queue and pause the estimate and refusal
  * use. The state change commits first; the job only wakes a worker (the sweeper covers a lost wake-up).
  */
-export async function sendBroadcast(deps: SendDeps, sender: Sender, id: string, scheduledAt: Date | null): Promise<{ id: string } & BroadcastEstimate> {
+export async function sendBroadcast(
+  deps: SendDeps,
+  sender: Sender,
+  id: string,
+  scheduledAt: Date | null,
+): Promise<{ id: string } & BroadcastEstimate> {
   const teamId = sender.teamId;
   const result = await deps.orm.em.transactional(async (em) => {
     const broadcast = await requireBroadcast(deps, teamId, id, true);
-    if (broadcast.status !== 'draft') throw conflict(`This broadcast is ${broadcast.status}; only a draft can be sent. Duplicate it to send it again.`);
+    if (broadcast.status !== 'draft')
+      throw conflict(`This broadcast is ${broadcast.status}; only a draft can be sent. Duplicate it to send it again.`);
     broadcast.region = await broadcastRegion(deps, sender, broadcast.from);
     const refusal = await broadcastRefusal(em, teamId, broadcast.region);
     if (refusal) throw refusal;
@@ -35,11 +41,25 @@ export async function sendBroadcast(deps: SendDeps, sender: Sender, id: string, 
       throw conflict('The segment of this broadcast no longer exists; set another segment_id.');
     });
     const membership = segmentMembership(segment, await loadAudienceCatalog(em, teamId, { segments: false }));
-    const [count] = await sqlQuery<{ n: number }>(em, `SELECT count(*)::int AS n FROM contact c WHERE c.team_id = ? AND ${membership.sql}`, [teamId, ...membership.bindings]);
+    const [count] = await sqlQuery<{ n: number }>(
+      em,
+      `SELECT count(*)::int AS n FROM contact c WHERE c.team_id = ? AND ${membership.sql}`,
+      [teamId, ...membership.bindings],
+    );
     const now = deps.clock();
     const due = scheduledAt && scheduledAt > now ? scheduledAt : null;
-    const estimate = await estimateBroadcast(deps, { id, teamId, region: broadcast.region, startAt: due ?? now, queuedSince: null }, count!.n);
-    Object.assign(broadcast, { status: due ? 'scheduled' : 'queued', scheduledAt: due, sentAt: now, audienceSize: count!.n, nextBatchAt: due });
+    const estimate = await estimateBroadcast(
+      deps,
+      { id, teamId, region: broadcast.region, startAt: due ?? now, queuedSince: null },
+      count!.n,
+    );
+    Object.assign(broadcast, {
+      status: due ? 'scheduled' : 'queued',
+      scheduledAt: due,
+      sentAt: now,
+      audienceSize: count!.n,
+      nextBatchAt: due,
+    });
     await em.flush();
     return { id, due, ...estimate };
   });
@@ -52,10 +72,15 @@ export async function sendBroadcast(deps: SendDeps, sender: Sender, id: string, 
  * emails still waiting are canceled. Waits for a running batch to commit (the row lock), so the
  * count is exact. Answers how many emails will now not go out.
  */
-export async function cancelBroadcast(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, id: string): Promise<{ canceledRemaining: number }> {
+export async function cancelBroadcast(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  teamId: string,
+  id: string,
+): Promise<{ canceledRemaining: number }> {
   return deps.orm.em.transactional(async (em) => {
     const broadcast = await requireBroadcast(deps, teamId, id, true);
-    if (!['scheduled', 'queued', 'sending'].includes(broadcast.status)) throw conflict(`This broadcast is ${broadcast.status}; only a scheduled or sending broadcast can be canceled.`);
+    if (!['scheduled', 'queued', 'sending'].includes(broadcast.status))
+      throw conflict(`This broadcast is ${broadcast.status}; only a scheduled or sending broadcast can be canceled.`);
     const canceledRemaining = await cancelWaiting(deps, broadcast);
     await em.flush();
     return { canceledRemaining };

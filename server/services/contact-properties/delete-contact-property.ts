@@ -8,7 +8,11 @@ export async function deleteContactProperty(deps: Pick<Deps, 'orm'>, teamId: str
   await deps.orm.em.transactional(async (em) => {
     const property = await em.findOne(ContactProperty, { id, team: teamId });
     if (!property) throw notFound('Contact property');
-    await sqlQuery(em, 'UPDATE contact SET properties = properties - ? WHERE team_id = ? AND jsonb_exists(properties, ?)', [property.key, teamId, property.key]);
+    await sqlQuery(
+      em,
+      'UPDATE contact SET properties = properties - ? WHERE team_id = ? AND jsonb_exists(properties, ?)',
+      [property.key, teamId, property.key],
+    );
     em.remove(property);
   });
 }

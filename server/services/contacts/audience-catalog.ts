@@ -1,6 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
-import type { ContactPropertyType, ContactPropertyValue, TopicSubscription, TopicVisibility } from '../../entities/index.js';
+import type {
+  ContactPropertyType,
+  ContactPropertyValue,
+  TopicSubscription,
+  TopicVisibility,
+} from '../../entities/index.js';
 
 export interface CatalogTopic {
   id: string;
@@ -19,7 +24,11 @@ export interface AudienceCatalog {
 }
 
 /** One round trip: a bulk import reads the catalog on every call. */
-export async function loadAudienceCatalog(em: EntityManager, teamId: string, parts: { segments?: boolean } = {}): Promise<AudienceCatalog> {
+export async function loadAudienceCatalog(
+  em: EntityManager,
+  teamId: string,
+  parts: { segments?: boolean } = {},
+): Promise<AudienceCatalog> {
   const [row] = await sqlQuery<{
     properties: { key: string; type: ContactPropertyType; fallback_value: ContactPropertyValue | null }[];
     segments: string[];
@@ -42,17 +51,24 @@ export async function loadAudienceCatalog(em: EntityManager, teamId: string, par
 }
 
 /** Why a set of property values does not fit the team's declarations (`properties.plan: …`), or null. */
-export function checkPropertyValues(values: Record<string, ContactPropertyValue | null> | undefined, catalog: AudienceCatalog): string | null {
+export function checkPropertyValues(
+  values: Record<string, ContactPropertyValue | null> | undefined,
+  catalog: AudienceCatalog,
+): string | null {
   for (const [key, value] of Object.entries(values ?? {})) {
     const declared = catalog.properties.get(key);
-    if (!declared) return `properties.${key}: is not a contact property of this team (create it with POST /contact-properties first)`;
+    if (!declared)
+      return `properties.${key}: is not a contact property of this team (create it with POST /contact-properties first)`;
     if (value !== null && typeof value !== declared.type) return `properties.${key}: must be a ${declared.type}`;
   }
   return null;
 }
 
 /** Stored values with a patch applied: provided keys overwrite, null removes. */
-export function mergeProperties(stored: Record<string, ContactPropertyValue>, patch: Record<string, ContactPropertyValue | null> | undefined): Record<string, ContactPropertyValue> {
+export function mergeProperties(
+  stored: Record<string, ContactPropertyValue>,
+  patch: Record<string, ContactPropertyValue | null> | undefined,
+): Record<string, ContactPropertyValue> {
   const merged = { ...stored };
   for (const [key, value] of Object.entries(patch ?? {})) {
     if (value === null) delete merged[key];
@@ -62,7 +78,10 @@ export function mergeProperties(stored: Record<string, ContactPropertyValue>, pa
 }
 
 /** Why segment and topic references do not fit the team (`segments.0: …`), or null. */
-export function checkReferences(input: { segments?: readonly string[]; topics?: readonly { id: string }[] }, catalog: AudienceCatalog): string | null {
+export function checkReferences(
+  input: { segments?: readonly string[]; topics?: readonly { id: string }[] },
+  catalog: AudienceCatalog,
+): string | null {
   const segment = (input.segments ?? []).findIndex((id) => !catalog.segmentIds.has(id));
   if (segment >= 0) return `segments.${segment}: no segment with this id`;
   const topic = (input.topics ?? []).findIndex((t) => !catalog.topics.has(t.id));

@@ -17,7 +17,10 @@ export interface ContactWithFacets extends ContactRecord {
 }
 
 /** Every declared property the contact has a value for, its own or the fallback. */
-export function propertyValues(contact: ContactRecord, catalog: AudienceCatalog): NonNullable<ContactWithFacets['propertyValues']> {
+export function propertyValues(
+  contact: ContactRecord,
+  catalog: AudienceCatalog,
+): NonNullable<ContactWithFacets['propertyValues']> {
   const values: NonNullable<ContactWithFacets['propertyValues']> = {};
   for (const [key, { type, fallbackValue }] of catalog.properties) {
     const value = contact.properties[key] ?? fallbackValue;
@@ -27,14 +30,19 @@ export function propertyValues(contact: ContactRecord, catalog: AudienceCatalog)
 }
 
 /** Each of the team's topics with the contact's effective choice: explicit when made, else the topic default. */
-export async function topicStates(em: EntityManager, contacts: readonly ContactRecord[], catalog: AudienceCatalog): Promise<Map<string, ContactTopicState[]>> {
-  const explicit = contacts.length && catalog.topics.size
-    ? await sqlQuery<{ contact_id: string; topic_id: string; subscription: TopicSubscription }>(
-        em,
-        'SELECT contact_id, topic_id, subscription FROM contact_topic WHERE contact_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)',
-        [JSON.stringify(contacts.map((c) => c.id))],
-      )
-    : [];
+export async function topicStates(
+  em: EntityManager,
+  contacts: readonly ContactRecord[],
+  catalog: AudienceCatalog,
+): Promise<Map<string, ContactTopicState[]>> {
+  const explicit =
+    contacts.length && catalog.topics.size
+      ? await sqlQuery<{ contact_id: string; topic_id: string; subscription: TopicSubscription }>(
+          em,
+          'SELECT contact_id, topic_id, subscription FROM contact_topic WHERE contact_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)',
+          [JSON.stringify(contacts.map((c) => c.id))],
+        )
+      : [];
   const chosen = new Map(explicit.map((row) => [`${row.contact_id}/${row.topic_id}`, row.subscription]));
   return new Map(
     contacts.map((contact) => [
@@ -48,7 +56,12 @@ export async function topicStates(em: EntityManager, contacts: readonly ContactR
 }
 
 /** The facets `include` asked for, attached to each contact. */
-export async function withFacets(em: EntityManager, contacts: readonly ContactRecord[], include: readonly ContactFacet[], catalog: AudienceCatalog): Promise<ContactWithFacets[]> {
+export async function withFacets(
+  em: EntityManager,
+  contacts: readonly ContactRecord[],
+  include: readonly ContactFacet[],
+  catalog: AudienceCatalog,
+): Promise<ContactWithFacets[]> {
   const topics = include.includes('topics') ? await topicStates(em, contacts, catalog) : null;
   return contacts.map((contact) => ({
     ...contact,

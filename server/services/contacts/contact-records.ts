@@ -22,7 +22,11 @@ export const CONTACT_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.la
   c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
 
 /** Contacts selected with CONTACT_COLUMNS from `contact c`; the driver hands timestamps over as text. */
-export async function selectContacts(em: EntityManager, sql: string, bindings: readonly unknown[]): Promise<ContactRecord[]> {
+export async function selectContacts(
+  em: EntityManager,
+  sql: string,
+  bindings: readonly unknown[],
+): Promise<ContactRecord[]> {
   const rows = await sqlQuery<ContactRecord>(em, sql, bindings);
   return rows.map((row) => ({ ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }));
 }
@@ -56,8 +60,18 @@ export async function findContacts(
 }
 
 /** The path's `{id or email}`: an id when it looks like one, else an address; 404 for another team's. */
-export async function requireContact(em: EntityManager, teamId: string, idOrEmail: string, options: { lock?: boolean } = {}): Promise<ContactRecord> {
-  const [contact] = await findContacts(em, teamId, UUID.test(idOrEmail) ? { ids: [idOrEmail] } : { emails: [idOrEmail] }, options);
+export async function requireContact(
+  em: EntityManager,
+  teamId: string,
+  idOrEmail: string,
+  options: { lock?: boolean } = {},
+): Promise<ContactRecord> {
+  const [contact] = await findContacts(
+    em,
+    teamId,
+    UUID.test(idOrEmail) ? { ids: [idOrEmail] } : { emails: [idOrEmail] },
+    options,
+  );
   if (!contact) throw notFound('Contact');
   return contact;
 }
@@ -67,7 +81,11 @@ const lastFormatted = { date: undefined as Date | undefined, time: NaN, iso: '' 
 function isoString(date: Date): string {
   if (date !== lastFormatted.date || date.getTime() !== lastFormatted.time) {
     const copy = new Date(date);
-    Object.assign(lastFormatted, { date: date instanceof Date ? date : undefined, time: copy.getTime(), iso: copy.toISOString() });
+    Object.assign(lastFormatted, {
+      date: date instanceof Date ? date : undefined,
+      time: copy.getTime(),
+      iso: copy.toISOString(),
+    });
   }
   return lastFormatted.iso;
 }

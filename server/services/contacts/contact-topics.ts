@@ -7,7 +7,11 @@ import { type ContactTopicState, topicStates } from './contact-facets.js';
 import { type AudienceSource, type ContactRecord, requireContact } from './contact-records.js';
 import { applyTopicChoices } from './contact-writes.js';
 
-async function contactTopicStates(deps: Pick<Deps, 'orm'>, teamId: string, idOrEmail: string): Promise<{ contact: ContactRecord; topics: ContactTopicState[] }> {
+async function contactTopicStates(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  idOrEmail: string,
+): Promise<{ contact: ContactRecord; topics: ContactTopicState[] }> {
   const em = deps.orm.em;
   const contact = await requireContact(em, teamId, idOrEmail);
   const states = await topicStates(em, [contact], await loadAudienceCatalog(em, teamId, { segments: false }));
@@ -15,7 +19,12 @@ async function contactTopicStates(deps: Pick<Deps, 'orm'>, teamId: string, idOrE
 }
 
 /** Every topic of the team with the contact's effective choice and whether it was made explicitly. */
-export async function listContactTopics(deps: Pick<Deps, 'orm'>, teamId: string, idOrEmail: string, page: PageQuery): Promise<Page<ContactTopicState>> {
+export async function listContactTopics(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  idOrEmail: string,
+  page: PageQuery,
+): Promise<Page<ContactTopicState>> {
   return paginateInMemory((await contactTopicStates(deps, teamId, idOrEmail)).topics, page);
 }
 
@@ -32,7 +41,12 @@ export async function updateContactTopics(
     const problem = checkReferences({ topics: choices }, await loadAudienceCatalog(em, teamId, { segments: false }));
     if (problem) throw validationError(problem);
     const lastChoice = new Map(choices.map((c) => [c.id, c.subscription]));
-    await applyTopicChoices(em, teamId, [...lastChoice].map(([topicId, subscription]) => ({ contact, topicId, subscription })), source);
+    await applyTopicChoices(
+      em,
+      teamId,
+      [...lastChoice].map(([topicId, subscription]) => ({ contact, topicId, subscription })),
+      source,
+    );
   });
   return contactTopicStates(deps, teamId, idOrEmail);
 }

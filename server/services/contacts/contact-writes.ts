@@ -25,11 +25,22 @@ export type NewContact = Omit<ContactRecord, 'id' | 'createdAt' | 'updatedAt'> &
  * rest of the transaction and two imports cannot both take the last free places. NO KEY UPDATE:
  * rows that merely reference the team (emails, events) are not held up by it.
  */
-export async function remainingContactSlots(em: EntityManager, config: Pick<Config, 'POSTLANE_CLOUD' | 'POSTLANE_PLANS'>, teamId: string): Promise<{ limit: number; remaining: number } | null> {
-  const [team] = await sqlQuery<{ contact_limit: number | null; plan: PlanName | null }>(em, 'SELECT contact_limit, plan FROM team WHERE id = ? FOR NO KEY UPDATE', [teamId]);
-  const limit = team?.contact_limit ?? (config.POSTLANE_CLOUD ? config.POSTLANE_PLANS[team?.plan ?? 'free'].contacts : null);
+export async function remainingContactSlots(
+  em: EntityManager,
+  config: Pick<Config, 'POSTLANE_CLOUD' | 'POSTLANE_PLANS'>,
+  teamId: string,
+): Promise<{ limit: number; remaining: number } | null> {
+  const [team] = await sqlQuery<{ contact_limit: number | null; plan: PlanName | null }>(
+    em,
+    'SELECT contact_limit, plan FROM team WHERE id = ? FOR NO KEY UPDATE',
+    [teamId],
+  );
+  const limit =
+    team?.contact_limit ?? (config.POSTLANE_CLOUD ? config.POSTLANE_PLANS[team?.plan ?? 'free'].contacts : null);
   if (limit == null) return null;
-  const [{ n }] = (await sqlQuery<{ n: string }>(em, 'SELECT count(*) AS n FROM contact WHERE team_id = ?', [teamId])) as [{ n: string }];
+  const [{ n }] = (await sqlQuery<{ n: string }>(em, 'SELECT count(*) AS n FROM contact WHERE team_id = ?', [
+    teamId,
+  ])) as [{ n: string }];
   return { limit, remaining: Math.max(0, limit - Number(n)) };
 }
 
@@ -38,24 +49,53 @@ export async function remainingContactSlots(em: EntityManager, config: Pick<Conf
  * segment memberships and topic choices, and emits contact.created: one statement for all of it.
  * A new contact's topic choices announce nothing: it had no effective value to flip from.
  */
-export async function insertContacts(em: EntityManager, teamId: string, contacts: readonly NewContact[], source: AudienceSource, now = new Date()): Promise<ContactRecord[]> {
+export async function insertContacts(
+  em: EntityManager,
+  teamId: string,
+  contacts: readonly NewContact[],
+  source: AudienceSource,
+  now = new Date(),
+): Promise<ContactRecord[]> {
   if (!contacts.length) return [];
   const records: ContactRecord[] = [];
   const rows: Record<string, unknown>[] = [];
   for (const contact of contacts) {
     const record: ContactRecord = {
-      id: newId(), email: contact.email, firstName: contact.firstName, lastName: contact.lastName, unsubscribed: contact.unsubscribed, properties: contact.properties, createdAt: now, updatedAt: now,
+      id: newId(),
+      email: contact.email,
+      firstName: contact.firstName,
+      lastName: contact.lastName,
+      unsubscribed: contact.unsubscribed,
+      properties: contact.properties,
+      createdAt: now,
+      updatedAt: now,
     };
     records.push(record);
     // Only keys with values: an undefined one takes JSON.stringify off its fast path.
-    const row: Record<string, unknown> = { id: record.id, email: record.email, first_name: record.firstName, last_name: record.lastName, unsubscribed: record.unsubscribed, properties: record.properties };
+    const row: Record<string, unknown> = {
+      id: record.id,
+      email: record.email,
+      first_name: record.firstName,
+      last_name: record.lastName,
+      unsubscribed: record.unsubscribed,
+      properties: record.properties,
+    };
     if (contact.segmentIds?.length) row.segment_ids = contact.segmentIds;
-    if (contact.topics?.length) row.topics = [...new Map(contact.topics.map((t) => [t.id, t.subscription]))].map(([topic_id, subscription]) => ({ topic_id, subscription }));
+    if (contact.topics?.length)
+      row.topics = [...new Map(contact.topics.map((t) => [t.id, t.subscription]))].map(([topic_id, subscription]) => ({
+        topic_id,
+        subscription,
+      }));
     rows.push(row);
   }
   await emitEvents(
     em,
-    records.map((record) => ({ teamId, type: 'contact.created', data: contactEventData(record, source), createdAt: now })),
+    records.map((record) => ({
+      teamId,
+      type: 'contact.created',
+      data: contactEventData(record, source),
+      createdAt: now,
+    })),
     {
       ctes: `input AS (
                SELECT * FROM jsonb_to_recordset(?::jsonb)
@@ -95,7 +135,11 @@ export async function applyContactChanges(
 ): Promise<ContactRecord[]> {
   const changed = changes.filter(
     ({ before, after }) =>
-      before.email !== after.email || before.firstName !== after.firstName || before.lastName !== after.lastName || before.unsubscribed !== after.unsubscribed || !sameProperties(before.properties, after.properties),
+      before.email !== after.email ||
+      before.firstName !== after.firstName ||
+      before.lastName !== after.lastName ||
+      before.unsubscribed !== after.unsubscribed ||
+      !sameProperties(before.properties, after.properties),
   );
   if (!changed.length) return changes.map((c) => c.before);
   await sqlQuery(
@@ -103,7 +147,20 @@ export async function applyContactChanges(
     `UPDATE contact c SET email = r.email, first_name = r.first_name, last_name = r.last_name, unsubscribed = r.unsubscribed, properties = r.properties, updated_at = ?
      FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, email text, first_name text, last_name text, unsubscribed boolean, properties jsonb)
      WHERE c.id = r.id AND c.team_id = ?`,
-    [now, JSON.stringify(changed.map(({ after: a }) => ({ id: a.id, email: a.email, first_name: a.firstName, last_name: a.lastName, unsubscribed: a.unsubscribed, properties: a.properties }))), teamId],
+    [
+      now,
+      JSON.stringify(
+        changed.map(({ after: a }) => ({
+          id: a.id,
+          email: a.email,
+          first_name: a.firstName,
+          last_name: a.lastName,
+          unsubscribed: a.unsubscribed,
+          properties: a.properties,
+        })),
+      ),
+      teamId,
+    ],
   );
   const events: EventInput[] = [];
   const written = new Map<string, ContactRecord>();
@@ -112,7 +169,13 @@ export async function applyContactChanges(
     written.set(record.id, record);
     const data = contactEventData(record, source);
     events.push({ teamId, type: 'contact.updated', data, createdAt: now });
-    if (before.unsubscribed !== after.unsubscribed) events.push({ teamId, type: after.unsubscribed ? 'contact.unsubscribed' : 'contact.resubscribed', data, createdAt: now });
+    if (before.unsubscribed !== after.unsubscribed)
+      events.push({
+        teamId,
+        type: after.unsubscribed ? 'contact.unsubscribed' : 'contact.resubscribed',
+        data,
+        createdAt: now,
+      });
   }
   await emitEvents(em, events);
   return changes.map((c) => written.get(c.before.id) ?? c.before);
@@ -129,11 +192,24 @@ export interface TopicChoice {
  * contact.topic_opt_in / _opt_out where the effective value flips (new contacts make theirs in
  * insertContacts).
  */
-export async function applyTopicChoices(em: EntityManager, teamId: string, choices: readonly TopicChoice[], source: AudienceSource, now = new Date()): Promise<void> {
+export async function applyTopicChoices(
+  em: EntityManager,
+  teamId: string,
+  choices: readonly TopicChoice[],
+  source: AudienceSource,
+  now = new Date(),
+): Promise<void> {
   if (!choices.length) return;
-  const payload = JSON.stringify(choices.map((c) => ({ contact_id: c.contact.id, topic_id: c.topicId, subscription: c.subscription })));
+  const payload = JSON.stringify(
+    choices.map((c) => ({ contact_id: c.contact.id, topic_id: c.topicId, subscription: c.subscription })),
+  );
   // Each row's effective value before the write: its explicit choice, else the topic's default.
-  const flips = await sqlQuery<{ contact_id: string; topic_id: string; topic_name: string; subscription: TopicSubscription }>(
+  const flips = await sqlQuery<{
+    contact_id: string;
+    topic_id: string;
+    topic_name: string;
+    subscription: TopicSubscription;
+  }>(
     em,
     `WITH wanted AS (SELECT DISTINCT ON (contact_id, topic_id) * FROM jsonb_to_recordset(?::jsonb) AS r(contact_id uuid, topic_id uuid, subscription text)),
      previous AS (
@@ -156,14 +232,22 @@ export async function applyTopicChoices(em: EntityManager, teamId: string, choic
     flips.map((flip) => ({
       teamId,
       type: flip.subscription === 'opt_in' ? 'contact.topic_opt_in' : 'contact.topic_opt_out',
-      data: { ...contactEventData(byId.get(flip.contact_id)!, source), topic_id: flip.topic_id, topic_name: flip.topic_name },
+      data: {
+        ...contactEventData(byId.get(flip.contact_id)!, source),
+        topic_id: flip.topic_id,
+        topic_name: flip.topic_name,
+      },
       createdAt: now,
     })),
   );
 }
 
 /** Adds contacts to segments by hand; adding one already there changes nothing. */
-export async function addSegmentMembers(em: EntityManager, pairs: readonly { segmentId: string; contactId: string }[], now = new Date()): Promise<void> {
+export async function addSegmentMembers(
+  em: EntityManager,
+  pairs: readonly { segmentId: string; contactId: string }[],
+  now = new Date(),
+): Promise<void> {
   if (!pairs.length) return;
   await sqlQuery(
     em,
@@ -175,10 +259,20 @@ export async function addSegmentMembers(em: EntityManager, pairs: readonly { seg
 }
 
 /** Deletes contacts (their memberships and choices go with them) and emits contact.deleted for each. */
-export async function deleteContactRecords(em: EntityManager, teamId: string, contacts: readonly ContactRecord[], source: AudienceSource, erase: boolean): Promise<void> {
+export async function deleteContactRecords(
+  em: EntityManager,
+  teamId: string,
+  contacts: readonly ContactRecord[],
+  source: AudienceSource,
+  erase: boolean,
+): Promise<void> {
   if (!contacts.length) return;
   const now = new Date();
-  await sqlQuery(em, 'DELETE FROM contact WHERE team_id = ? AND id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)', [teamId, JSON.stringify(contacts.map((c) => c.id))]);
+  await sqlQuery(
+    em,
+    'DELETE FROM contact WHERE team_id = ? AND id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)',
+    [teamId, JSON.stringify(contacts.map((c) => c.id))],
+  );
   if (erase) {
     await sqlQuery(
       em,
@@ -186,6 +280,13 @@ export async function deleteContactRecords(em: EntityManager, teamId: string, co
       [teamId, now, JSON.stringify(contacts.map((c) => c.email))],
     );
   }
-  await emitEvents(em, contacts.map((contact) => ({ teamId, type: 'contact.deleted', data: contactEventData(contact, source), createdAt: now })));
+  await emitEvents(
+    em,
+    contacts.map((contact) => ({
+      teamId,
+      type: 'contact.deleted',
+      data: contactEventData(contact, source),
+      createdAt: now,
+    })),
+  );
 }
-

@@ -4,7 +4,13 @@ import type { ContactPropertyValue, TopicSubscription } from '../../entities/ind
 import { type ApiError, conflict, planLimitReached, validationError } from '../../errors.js';
 import { checkPropertyValues, checkReferences, loadAudienceCatalog, mergeProperties } from './audience-catalog.js';
 import { type AudienceSource, type ContactRecord, findContacts } from './contact-records.js';
-import { addSegmentMembers, applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots } from './contact-writes.js';
+import {
+  addSegmentMembers,
+  applyContactChanges,
+  applyTopicChoices,
+  insertContacts,
+  remainingContactSlots,
+} from './contact-writes.js';
 
 export interface ContactInput {
   email: string;
@@ -78,7 +84,12 @@ function mergeItems(first: ContactInput, later: ContactInput): ContactInput {
  * before the first write, so a strict call refuses whole. A bulk write never re-subscribes
  * (`unsubscribed: false` on an unsubscribed contact is ignored).
  */
-export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
+export async function createContacts(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  teamId: string,
+  items: readonly IndexedContact[],
+  options: CreateContactsOptions,
+): Promise<CreateContactsResult> {
   // The team lock below serialises this use case, but an address can still be taken meanwhile by
   // another writer (a contact's email changed): its unique violation rolls the attempt back, and
   // the next attempt finds that contact and judges the item by `onConflict` like any other.
@@ -93,7 +104,12 @@ export async function createContacts(deps: Pick<Deps, 'orm' | 'config'>, teamId:
   }
 }
 
-async function createContactsOnce(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, items: readonly IndexedContact[], options: CreateContactsOptions): Promise<CreateContactsResult> {
+async function createContactsOnce(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  teamId: string,
+  items: readonly IndexedContact[],
+  options: CreateContactsOptions,
+): Promise<CreateContactsResult> {
   return deps.orm.em.transactional(async (em) => {
     const failures = new Map<number, ApiError>((options.rejected ?? []).map(({ index, error }) => [index, error]));
     const fail = (index: number, error: ApiError) => failures.set(index, error);
@@ -115,17 +131,22 @@ async function createContactsOnce(deps: Pick<Deps, 'orm' | 'config'>, teamId: st
       else duplicates.push({ index, group });
     }
     for (const { index, group } of duplicates) {
-      if (options.onConflict === 'error') fail(index, conflict(`email: repeats contacts.${group.indexes[0]} in this request`));
+      if (options.onConflict === 'error')
+        fail(index, conflict(`email: repeats contacts.${group.indexes[0]} in this request`));
       else {
         group.indexes.push(index);
         if (options.onConflict === 'upsert') group.item = mergeItems(group.item, byIndex.get(index)!);
       }
     }
 
-    const existing = new Map((await findContacts(em, teamId, { emails: [...groups.keys()] }, { lock: true })).map((c) => [c.email, c]));
+    const existing = new Map(
+      (await findContacts(em, teamId, { emails: [...groups.keys()] }, { lock: true })).map((c) => [c.email, c]),
+    );
     const data: CreateContactsResult['data'] = [];
     const report = (group: Group, id: string, status: 'created' | 'updated' | 'skipped') => {
-      group.indexes.forEach((index, nth) => data.push({ index, id, status: nth === 0 || options.onConflict === 'upsert' ? status : 'skipped' }));
+      group.indexes.forEach((index, nth) =>
+        data.push({ index, id, status: nth === 0 || options.onConflict === 'upsert' ? status : 'skipped' }),
+      );
     };
 
     const fresh: Group[] = [];
@@ -134,17 +155,20 @@ async function createContactsOnce(deps: Pick<Deps, 'orm' | 'config'>, teamId: st
     for (const group of groups.values()) {
       const stored = existing.get(group.item.email);
       if (!stored) fresh.push(group);
-      else if (options.onConflict === 'error') fail(group.indexes[0]!, conflict('email: a contact with this address already exists'));
+      else if (options.onConflict === 'error')
+        fail(group.indexes[0]!, conflict('email: a contact with this address already exists'));
       else if (options.onConflict === 'skip') {
         report(group, stored.id, 'skipped');
-        if (options.skippedJoinSegments) joins.push(...(group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: stored.id })));
+        if (options.skippedJoinSegments)
+          joins.push(...(group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: stored.id })));
       } else merges.push({ group, before: stored });
     }
 
     let allowed = fresh.length;
     if (slots && slots.remaining < fresh.length) {
       allowed = slots.remaining;
-      for (const group of fresh.slice(allowed)) for (const index of group.indexes) fail(index, planLimitReached(slots.limit));
+      for (const group of fresh.slice(allowed))
+        for (const index of group.indexes) fail(index, planLimitReached(slots.limit));
     }
     if (options.validation === 'strict' && failures.size) {
       const index = Math.min(...failures.keys());
@@ -186,17 +210,37 @@ async function createContactsOnce(deps: Pick<Deps, 'orm' | 'config'>, teamId: st
     merges.forEach(({ group }, i) => report(group, updated[i]!.id, 'updated'));
 
     // New contacts joined their segments and made their topic choices in their INSERT.
-    await addSegmentMembers(em, [...joins, ...updated.flatMap((record, i) => (merges[i]!.group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: record.id })))]);
+    await addSegmentMembers(em, [
+      ...joins,
+      ...updated.flatMap((record, i) =>
+        (merges[i]!.group.item.segments ?? []).map((segmentId) => ({ segmentId, contactId: record.id })),
+      ),
+    ]);
     await applyTopicChoices(
       em,
       teamId,
-      updated.flatMap((record, i) => (merges[i]!.group.item.topics ?? []).map((t) => ({ contact: record, topicId: t.id, subscription: t.subscription }))),
+      updated.flatMap((record, i) =>
+        (merges[i]!.group.item.topics ?? []).map((t) => ({
+          contact: record,
+          topicId: t.id,
+          subscription: t.subscription,
+        })),
+      ),
       options.source,
     );
 
     data.sort((a, b) => a.index - b.index);
     const errors = [...failures].sort(([a], [b]) => a - b).map(([index, error]) => ({ index, message: error.message }));
     const count = (status: string) => data.filter((d) => d.status === status).length;
-    return { data, counts: { created: count('created'), updated: count('updated'), skipped: count('skipped'), failed: errors.length }, errors };
+    return {
+      data,
+      counts: {
+        created: count('created'),
+        updated: count('updated'),
+        skipped: count('skipped'),
+        failed: errors.length,
+      },
+      errors,
+    };
   });
 }

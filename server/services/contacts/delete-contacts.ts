@@ -6,7 +6,12 @@ import { deleteContactRecords } from './contact-writes.js';
  * POST /contacts/batch/remove: deletes the team's contacts named by id or address, skipping
  * unknown ones. With `erase`, each address is also recorded for scrubbing from history.
  */
-export async function deleteContacts(deps: Pick<Deps, 'orm'>, teamId: string, refs: { ids?: string[]; emails?: string[] }, options: { erase: boolean; source?: AudienceSource }): Promise<ContactRecord[]> {
+export async function deleteContacts(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  refs: { ids?: string[]; emails?: string[] },
+  options: { erase: boolean; source?: AudienceSource },
+): Promise<ContactRecord[]> {
   return deps.orm.em.transactional(async (em) => {
     const contacts = await findContacts(em, teamId, refs, { lock: true });
     await deleteContactRecords(em, teamId, contacts, options.source ?? 'api', options.erase);
@@ -15,7 +20,12 @@ export async function deleteContacts(deps: Pick<Deps, 'orm'>, teamId: string, re
 }
 
 /** DELETE /contacts/{id or email}: the same, for one contact that must exist. */
-export async function deleteContact(deps: Pick<Deps, 'orm'>, teamId: string, idOrEmail: string, options: { erase: boolean; source?: AudienceSource }): Promise<ContactRecord> {
+export async function deleteContact(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  idOrEmail: string,
+  options: { erase: boolean; source?: AudienceSource },
+): Promise<ContactRecord> {
   return deps.orm.em.transactional(async (em) => {
     const contact = await requireContact(em, teamId, idOrEmail, { lock: true });
     await deleteContactRecords(em, teamId, [contact], options.source ?? 'api', options.erase);

@@ -27,10 +27,18 @@ export async function listContacts(
   const cursorId = query.after ?? query.before;
   let where = scope;
   if (cursorId) {
-    const [cursor] = await sqlQuery<{ created_at: Date }>(em, `SELECT c.created_at FROM contact c WHERE ${scope.sql} AND c.id = ?`, [...scope.bindings, cursorId]);
-    if (!cursor) throw validationError(`${query.after ? 'after' : 'before'}: must be the id of an item this list returned`);
+    const [cursor] = await sqlQuery<{ created_at: Date }>(
+      em,
+      `SELECT c.created_at FROM contact c WHERE ${scope.sql} AND c.id = ?`,
+      [...scope.bindings, cursorId],
+    );
+    if (!cursor)
+      throw validationError(`${query.after ? 'after' : 'before'}: must be the id of an item this list returned`);
     const op = query.after ? '<' : '>';
-    where = { sql: `${scope.sql} AND (c.created_at, c.id) ${op} (?, ?)`, bindings: [...scope.bindings, cursor.created_at, cursorId] };
+    where = {
+      sql: `${scope.sql} AND (c.created_at, c.id) ${op} (?, ?)`,
+      bindings: [...scope.bindings, cursor.created_at, cursorId],
+    };
   }
   const direction = query.before ? 'ASC' : 'DESC';
   const rows = await selectContacts(

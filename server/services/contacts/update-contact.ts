@@ -17,12 +17,22 @@ export interface ContactChanges {
 }
 
 /** PATCH /contacts/{id or email}: only what is given changes; restating stored values changes nothing. */
-export async function updateContact(deps: Pick<Deps, 'orm'>, teamId: string, idOrEmail: string, changes: ContactChanges, source: AudienceSource = 'api'): Promise<ContactRecord> {
+export async function updateContact(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  idOrEmail: string,
+  changes: ContactChanges,
+  source: AudienceSource = 'api',
+): Promise<ContactRecord> {
   return deps.orm.em.transactional(async (em) => {
     const before = await requireContact(em, teamId, idOrEmail, { lock: true });
     const problem = checkPropertyValues(changes.properties, await loadAudienceCatalog(em, teamId, { segments: false }));
     if (problem) throw validationError(problem);
-    if (changes.email && changes.email !== before.email && (await findContacts(em, teamId, { emails: [changes.email] })).length) {
+    if (
+      changes.email &&
+      changes.email !== before.email &&
+      (await findContacts(em, teamId, { emails: [changes.email] })).length
+    ) {
       throw validationError('email: another contact already has this address');
     }
     const after: ContactRecord = {

@@ -22,7 +22,12 @@ export async function checkDeliverability(deps: CheckDeps): Promise<{ teams: num
          FROM deliverability_day WHERE day >= ?::date GROUP BY team_id)
      SELECT team_id FROM w WHERE sent >= ? AND (bounced / sent >= ? OR complained / sent >= ?)
      UNION SELECT team_id FROM deliverability_episode`,
-    [since, config.POSTLANE_DELIVERABILITY_MIN_VOLUME, config.POSTLANE_BOUNCE_WARNING_PERCENT / 100, config.POSTLANE_COMPLAINT_WARNING_PERCENT / 100],
+    [
+      since,
+      config.POSTLANE_DELIVERABILITY_MIN_VOLUME,
+      config.POSTLANE_BOUNCE_WARNING_PERCENT / 100,
+      config.POSTLANE_COMPLAINT_WARNING_PERCENT / 100,
+    ],
   );
   for (const { team_id: teamId } of teams) await deps.orm.em.transactional((tx) => judgeTeam(deps, tx, teamId));
   return { teams: teams.length, regionsPaused: await judgeRegions(deps, since) };
@@ -43,7 +48,10 @@ async function judgeRegions(deps: CheckDeps, since: string): Promise<string[]> {
        FROM deliverability_day WHERE day >= ?::date GROUP BY region`,
     [since],
   );
-  const held = await sqlQuery<{ region: string; metric: DeliverabilityMetric }>(em, 'SELECT region, metric FROM region_broadcast_pause');
+  const held = await sqlQuery<{ region: string; metric: DeliverabilityMetric }>(
+    em,
+    'SELECT region, metric FROM region_broadcast_pause',
+  );
   const regions = new Set([...windows.map((w) => w.region), ...held.map((h) => h.region)]);
   const paused = new Set<string>();
   for (const region of regions) {
@@ -60,7 +68,11 @@ async function judgeRegions(deps: CheckDeps, since: string): Promise<string[]> {
            ON CONFLICT (region, metric) DO UPDATE SET rate = excluded.rate`,
           [region, metric, now, rate],
         );
-        if (!wasHeld) deps.logger.warn({ region, metric, rate, line: lines[metric], sent: counts.sent }, 'region past its deliverability line: its broadcasts are paused');
+        if (!wasHeld)
+          deps.logger.warn(
+            { region, metric, rate, line: lines[metric], sent: counts.sent },
+            'region past its deliverability line: its broadcasts are paused',
+          );
       } else if (wasHeld) {
         await sqlQuery(em, 'DELETE FROM region_broadcast_pause WHERE region = ? AND metric = ?', [region, metric]);
         deps.logger.info({ region, metric, rate }, 'region back under its deliverability line: its broadcasts resume');

@@ -13,9 +13,19 @@ const ADD_TO_DAY = `
         bounced = deliverability_day.bounced + excluded.bounced,
         complained = deliverability_day.complained + excluded.complained`;
 
-function addToDay(tx: EntityManager, email: EmailFacts, day: Date, counts: { sent: number; bounced: number; complained: number }) {
+function addToDay(
+  tx: EntityManager,
+  email: EmailFacts,
+  day: Date,
+  counts: { sent: number; bounced: number; complained: number },
+) {
   const shard = Math.floor(Math.random() * SHARDS);
-  return sqlQuery(tx, ADD_TO_DAY, [email.team.id, day.toISOString(), email.region, shard, counts.sent, counts.bounced, counts.complained], 'postlane_deliverability_add');
+  return sqlQuery(
+    tx,
+    ADD_TO_DAY,
+    [email.team.id, day.toISOString(), email.region, shard, counts.sent, counts.bounced, counts.complained],
+    'postlane_deliverability_add',
+  );
 }
 
 /**
@@ -45,7 +55,13 @@ export function countAccepted(tx: EntityManager, emails: readonly EmailFacts[], 
  * `sent_at`) counts as sent and bounced on the day of the bounce: the provider handled it. Answers
  * whether it counted.
  */
-export async function countOutcome(tx: EntityManager, email: EmailFacts, metric: DeliverabilityMetric, type: string, at: Date): Promise<boolean> {
+export async function countOutcome(
+  tx: EntityManager,
+  email: EmailFacts,
+  metric: DeliverabilityMetric,
+  type: string,
+  at: Date,
+): Promise<boolean> {
   // `sent_at` as this transaction sees it (the caller's copy may predate the acceptance it just
   // wrote). An earlier soft bounce of the same email (also `email.bounced`) did not count.
   const [row] = await sqlQuery<{ sent_at: string | null; seen: boolean }>(

@@ -10,8 +10,14 @@ export interface Lines {
 /** A team's risk and pause lines per metric, from the settings (percent) as fractions. */
 export function teamLines(config: Config): Record<DeliverabilityMetric, Lines> {
   return {
-    bounce_rate: { warning: config.POSTLANE_BOUNCE_WARNING_PERCENT / 100, pause: config.POSTLANE_BOUNCE_PAUSE_PERCENT / 100 },
-    complaint_rate: { warning: config.POSTLANE_COMPLAINT_WARNING_PERCENT / 100, pause: config.POSTLANE_COMPLAINT_PAUSE_PERCENT / 100 },
+    bounce_rate: {
+      warning: config.POSTLANE_BOUNCE_WARNING_PERCENT / 100,
+      pause: config.POSTLANE_BOUNCE_PAUSE_PERCENT / 100,
+    },
+    complaint_rate: {
+      warning: config.POSTLANE_COMPLAINT_WARNING_PERCENT / 100,
+      pause: config.POSTLANE_COMPLAINT_PAUSE_PERCENT / 100,
+    },
   };
 }
 
@@ -41,6 +47,12 @@ export function ratesOf(config: Config, counts: WindowCounts): Record<Deliverabi
  * all), as a `YYYY-MM-DD` string for SQL: rows on this day or later count.
  */
 export function windowStartDay(config: Config, now: Date): string {
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (config.POSTLANE_DELIVERABILITY_WINDOW_DAYS - 1)));
+  const start = new Date(
+    Date.UTC(
+      now.getUTCFullYear(),
+      now.getUTCMonth(),
+      now.getUTCDate() - (config.POSTLANE_DELIVERABILITY_WINDOW_DAYS - 1),
+    ),
+  );
   return start.toISOString().slice(0, 10);
 }

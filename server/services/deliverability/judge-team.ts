@@ -45,7 +45,13 @@ export async function judgeTeam(deps: JudgeDeps, tx: EntityManager, teamId: stri
   const now = deps.clock();
   const rates = ratesOf(deps.config, await teamWindow(deps, tx, teamId));
   const episodes = new Map(
-    (await sqlQuery<EpisodeRow>(tx, 'SELECT metric, warned_at, paused_at, lifted_until FROM deliverability_episode WHERE team_id = ?', [teamId])).map((e) => [e.metric, e]),
+    (
+      await sqlQuery<EpisodeRow>(
+        tx,
+        'SELECT metric, warned_at, paused_at, lifted_until FROM deliverability_episode WHERE team_id = ?',
+        [teamId],
+      )
+    ).map((e) => [e.metric, e]),
   );
   const lines = teamLines(deps.config);
   const data = (metric: DeliverabilityMetric, limit: number) => ({
@@ -62,21 +68,33 @@ export async function judgeTeam(deps: JudgeDeps, tx: EntityManager, teamId: stri
     const episode = episodes.get(metric);
     const { warning, pause } = lines[metric];
     if (rate === null || rate < warning) {
-      if (episode) await sqlQuery(tx, 'DELETE FROM deliverability_episode WHERE team_id = ? AND metric = ?', [teamId, metric]);
+      if (episode)
+        await sqlQuery(tx, 'DELETE FROM deliverability_episode WHERE team_id = ? AND metric = ?', [teamId, metric]);
       continue;
     }
     if (!episode) {
-      await sqlQuery(tx, 'INSERT INTO deliverability_episode (team_id, metric, warned_at) VALUES (?, ?, ?)', [teamId, metric, now]);
+      await sqlQuery(tx, 'INSERT INTO deliverability_episode (team_id, metric, warned_at) VALUES (?, ?, ?)', [
+        teamId,
+        metric,
+        now,
+      ]);
       await emitEvent(tx, { teamId, type: 'deliverability.warning', data: data(metric, warning), createdAt: now });
     }
     // An operator's lift holds the pause off until it runs out (or the episode ends).
     const lifted = episode?.lifted_until != null && new Date(episode.lifted_until) > now;
     const shouldPause = rate >= pause && !lifted;
     if (shouldPause && !episode?.paused_at) {
-      await sqlQuery(tx, 'UPDATE deliverability_episode SET paused_at = ? WHERE team_id = ? AND metric = ?', [now, teamId, metric]);
+      await sqlQuery(tx, 'UPDATE deliverability_episode SET paused_at = ? WHERE team_id = ? AND metric = ?', [
+        now,
+        teamId,
+        metric,
+      ]);
       await emitEvent(tx, { teamId, type: 'deliverability.paused', data: data(metric, pause), createdAt: now });
     } else if (!shouldPause && episode?.paused_at) {
-      await sqlQuery(tx, 'UPDATE deliverability_episode SET paused_at = NULL WHERE team_id = ? AND metric = ?', [teamId, metric]);
+      await sqlQuery(tx, 'UPDATE deliverability_episode SET paused_at = NULL WHERE team_id = ? AND metric = ?', [
+        teamId,
+        metric,
+      ]);
     }
     paused ||= shouldPause;
   }

@@ -22,7 +22,14 @@ function isHardBounce(extra: Record<string, unknown>): boolean {
  * A bounce or complaint recorded for an email: counted in the team's window, then the team judged,
  * all in the caller's transaction.
  */
-export async function recordDeliverabilityOutcome(deps: JudgeDeps, tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown>): Promise<void> {
+export async function recordDeliverabilityOutcome(
+  deps: JudgeDeps,
+  tx: EntityManager,
+  email: EmailFacts,
+  type: string,
+  at: Date,
+  extra: Record<string, unknown>,
+): Promise<void> {
   const metric = METRIC_OF[type];
   if (!metric || (metric === 'bounce_rate' && !isHardBounce(extra))) return;
   if (!(await countOutcome(tx, email, metric, type, at))) return;

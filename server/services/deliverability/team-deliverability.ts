@@ -18,21 +18,39 @@ export interface TeamDeliverability {
 }
 
 /** What an operator reads about a team's deliverability (`postlane teams show`). */
-export async function teamDeliverability(deps: Pick<Deps, 'config'>, em: EntityManager, teamId: string, now: Date): Promise<TeamDeliverability> {
+export async function teamDeliverability(
+  deps: Pick<Deps, 'config'>,
+  em: EntityManager,
+  teamId: string,
+  now: Date,
+): Promise<TeamDeliverability> {
   const counts = await teamWindow({ config: deps.config, clock: () => now }, em, teamId);
-  const episodes = await sqlQuery<{ metric: DeliverabilityMetric; warned_at: Date; paused_at: Date | null; lifted_until: Date | null }>(
+  const episodes = await sqlQuery<{
+    metric: DeliverabilityMetric;
+    warned_at: Date;
+    paused_at: Date | null;
+    lifted_until: Date | null;
+  }>(
     em,
     'SELECT metric, warned_at, paused_at, lifted_until FROM deliverability_episode WHERE team_id = ? ORDER BY metric',
     [teamId],
   );
-  const regions = await sqlQuery<{ region: string }>(em, 'SELECT DISTINCT region FROM region_broadcast_pause ORDER BY region');
+  const regions = await sqlQuery<{ region: string }>(
+    em,
+    'SELECT DISTINCT region FROM region_broadcast_pause ORDER BY region',
+  );
   return {
     windowDays: deps.config.POSTLANE_DELIVERABILITY_WINDOW_DAYS,
     minVolume: deps.config.POSTLANE_DELIVERABILITY_MIN_VOLUME,
     counts,
     rates: ratesOf(deps.config, counts),
     lines: teamLines(deps.config),
-    episodes: episodes.map((e) => ({ metric: e.metric, warnedAt: new Date(e.warned_at), pausedAt: e.paused_at && new Date(e.paused_at), liftedUntil: e.lifted_until && new Date(e.lifted_until) })),
+    episodes: episodes.map((e) => ({
+      metric: e.metric,
+      warnedAt: new Date(e.warned_at),
+      pausedAt: e.paused_at && new Date(e.paused_at),
+      liftedUntil: e.lifted_until && new Date(e.lifted_until),
+    })),
     regionsPaused: regions.map((r) => r.region),
   };
 }

@@ -17,19 +17,32 @@ type AuthorizeDeps = Pick<Deps, 'config' | 'orm' | 'providers' | 'senderDomains'
  * a domain sends from that domain only. Refusals are 403 `validation_error`, as Resend's; in a batch
  * the message starts with the email's index in the request (`batchIndexes`: the checked emails' positions).
  */
-export async function authorizeSenders(deps: AuthorizeDeps, sender: Sender, fromAddresses: string[], { batchIndexes }: { batchIndexes?: number[] } = {}): Promise<{ region: string }[]> {
+export async function authorizeSenders(
+  deps: AuthorizeDeps,
+  sender: Sender,
+  fromAddresses: string[],
+  { batchIndexes }: { batchIndexes?: number[] } = {},
+): Promise<{ region: string }[]> {
   const domains = await deps.senderDomains.forTeam(deps.orm, sender.teamId, deps.clock().getTime());
   const scope = sender.domainId ? (domains.find((d) => d.id === sender.domainId)?.name ?? null) : undefined;
   return fromAddresses.map((address, index) => {
-    const refuse = (message: string) => validationError(batchIndexes ? `${batchIndexes[index]}.from: ${message}` : message, 403);
+    const refuse = (message: string) =>
+      validationError(batchIndexes ? `${batchIndexes[index]}.from: ${message}` : message, 403);
     const name = domainOfAddress(address);
     if (scope !== undefined && scope !== name) {
-      throw refuse(scope === null ? 'This API key was limited to a domain that has been removed; it cannot send.' : `This API key may only send from ${scope}, not ${name}.`);
+      throw refuse(
+        scope === null
+          ? 'This API key was limited to a domain that has been removed; it cannot send.'
+          : `This API key may only send from ${scope}, not ${name}.`,
+      );
     }
     const domain = domains.find((d) => d.name === name);
     const region = domain?.region ?? deps.config.POSTLANE_DEFAULT_REGION;
-    if (!deps.providers.serves(region)) throw refuse(`The ${name} domain sends from region ${region}, which no configured provider serves any more.`);
+    if (!deps.providers.serves(region))
+      throw refuse(`The ${name} domain sends from region ${region}, which no configured provider serves any more.`);
     if (domain?.status === 'verified' || deps.providers.forRegion(region).type === 'capture') return { region };
-    throw refuse(`The ${name} domain is not verified. Please, add and verify your domain (POST /domains, then POST /domains/{id}/verify once its DNS records are published).`);
+    throw refuse(
+      `The ${name} domain is not verified. Please, add and verify your domain (POST /domains, then POST /domains/{id}/verify once its DNS records are published).`,
+    );
   });
 }

@@ -24,7 +24,11 @@ const spfRecords = (values: string[]) => values.filter((v) => /^v=spf1(\s|$)/i.t
 const spfTerms = (value: string) => value.trim().toLowerCase().split(/\s+/).slice(1);
 
 function unavailable(record: DomainRecord, answer: Extract<DnsAnswer, { kind: 'unavailable' }>): Verdict {
-  return { status: 'temporary_failure', live: NO_ANSWER, detail: `The DNS query for ${record.type} ${record.name} got no answer (${answer.reason}); it will be checked again.` };
+  return {
+    status: 'temporary_failure',
+    live: NO_ANSWER,
+    detail: `The DNS query for ${record.type} ${record.name} got no answer (${answer.reason}); it will be checked again.`,
+  };
 }
 
 function missing(record: DomainRecord, what = `No ${record.type} record`): Verdict {
@@ -34,26 +38,48 @@ function missing(record: DomainRecord, what = `No ${record.type} record`): Verdi
 /** DKIM TXT: the published key must be ours (the other tags may differ in spacing or order). */
 function judgeDkimTxt(record: DomainRecord, values: string[]): Verdict {
   const key = tags(record.value).get('p');
-  if (values.some((v) => tags(v).get('p') === key)) return { status: 'verified', live: 'found', detail: 'The DKIM key is published.' };
-  return { status: 'failed', live: values.join(' | '), detail: 'A TXT record is there, but it holds another key: replace it with the expected value (copy it whole, on one line).' };
+  if (values.some((v) => tags(v).get('p') === key))
+    return { status: 'verified', live: 'found', detail: 'The DKIM key is published.' };
+  return {
+    status: 'failed',
+    live: values.join(' | '),
+    detail:
+      'A TXT record is there, but it holds another key: replace it with the expected value (copy it whole, on one line).',
+  };
 }
 
 /** SPF: exactly one record, holding every mechanism we ask for; the rest of it is the owner's business. */
 function judgeSpf(record: DomainRecord, values: string[]): Verdict {
   const published = spfRecords(values);
   if (published.length === 0) return missing(record, 'No SPF record (TXT starting v=spf1)');
-  if (published.length > 1) return { status: 'failed', live: published.join(' | '), detail: 'There are several SPF records; receivers then ignore them all (permerror). Merge them into one.' };
+  if (published.length > 1)
+    return {
+      status: 'failed',
+      live: published.join(' | '),
+      detail: 'There are several SPF records; receivers then ignore them all (permerror). Merge them into one.',
+    };
   const have = new Set(spfTerms(published[0]!));
   const lacking = spfTerms(record.value).filter((term) => !/^[~?+-]?all$/.test(term) && !have.has(term));
-  if (lacking.length === 0) return { status: 'verified', live: 'found', detail: 'The SPF record authorises the relay.' };
-  return { status: 'failed', live: published[0]!, detail: `The SPF record lacks ${lacking.join(' ')}: add it before the final "all".` };
+  if (lacking.length === 0)
+    return { status: 'verified', live: 'found', detail: 'The SPF record authorises the relay.' };
+  return {
+    status: 'failed',
+    live: published[0]!,
+    detail: `The SPF record lacks ${lacking.join(' ')}: add it before the final "all".`,
+  };
 }
 
 /** CNAME (tracking, a provider's DKIM): exact target. MX: the expected priority and host among those published. */
 function judgeExact(record: DomainRecord, values: string[]): Verdict {
-  const expected = record.type === 'MX' ? `${record.priority ?? 10} ${record.value.toLowerCase()}` : record.value.toLowerCase();
-  if (values.includes(expected)) return { status: 'verified', live: 'found', detail: `The ${record.type} record points where it should.` };
-  return { status: 'failed', live: values.join(' | '), detail: `The ${record.type} record points elsewhere: change it to ${expected}.` };
+  const expected =
+    record.type === 'MX' ? `${record.priority ?? 10} ${record.value.toLowerCase()}` : record.value.toLowerCase();
+  if (values.includes(expected))
+    return { status: 'verified', live: 'found', detail: `The ${record.type} record points where it should.` };
+  return {
+    status: 'failed',
+    live: values.join(' | '),
+    detail: `The ${record.type} record points elsewhere: change it to ${expected}.`,
+  };
 }
 
 /** The next label up (`a.b.example.com` → `b.example.com`), never past a two-label name. */
@@ -68,7 +94,12 @@ async function judgeDmarc(dns: DnsResolver, record: DomainRecord, domainName: st
     const answer = await dns.query(`_dmarc.${name}`, 'TXT');
     if (answer.kind === 'unavailable') return unavailable(record, answer);
     const published = answer.kind === 'found' ? answer.values.filter((v) => /^v=DMARC1(\s|;|$)/i.test(v.trim())) : [];
-    if (published.length > 1) return { status: 'failed', live: published.join(' | '), detail: `There are several DMARC records at _dmarc.${name}; receivers ignore them all. Keep one.` };
+    if (published.length > 1)
+      return {
+        status: 'failed',
+        live: published.join(' | '),
+        detail: `There are several DMARC records at _dmarc.${name}; receivers ignore them all. Keep one.`,
+      };
     if (published.length === 1) {
       const policy = tags(published[0]!).get('p')?.toLowerCase() ?? 'none';
       return {
@@ -80,7 +111,11 @@ async function judgeDmarc(dns: DnsResolver, record: DomainRecord, domainName: st
       };
     }
   }
-  return { status: 'failed', live: MISSING, detail: `No DMARC record at ${record.name}: publish the recommended one (Gmail and Yahoo require DMARC of bulk senders).` };
+  return {
+    status: 'failed',
+    live: MISSING,
+    detail: `No DMARC record at ${record.name}: publish the recommended one (Gmail and Yahoo require DMARC of bulk senders).`,
+  };
 }
 
 /** Checks one record against what DNS answers now. */
@@ -90,7 +125,12 @@ export async function checkRecord(dns: DnsResolver, record: DomainRecord, domain
   const answer = await dns.query(record.name, record.type);
   if (answer.kind === 'unavailable') return { ...expected, ...unavailable(record, answer) };
   if (answer.kind === 'missing') return { ...expected, ...missing(record) };
-  const verdict = record.record === 'SPF' ? judgeSpf(record, answer.values) : record.record === 'DKIM' && record.type === 'TXT' ? judgeDkimTxt(record, answer.values) : judgeExact(record, answer.values);
+  const verdict =
+    record.record === 'SPF'
+      ? judgeSpf(record, answer.values)
+      : record.record === 'DKIM' && record.type === 'TXT'
+        ? judgeDkimTxt(record, answer.values)
+        : judgeExact(record, answer.values);
   return { ...expected, ...verdict };
 }
 

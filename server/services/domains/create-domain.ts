@@ -29,15 +29,22 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
   const name = normalizeDomainName(input.name);
   if (!name) throw validationError('name: must be a domain name such as example.com');
   const region = input.region ?? deps.config.POSTLANE_DEFAULT_REGION;
-  if (!deps.providers.serves(region)) throw validationError(`region: ${region} is not served here; choose one of ${deps.providers.regions.join(', ')}`);
+  if (!deps.providers.serves(region))
+    throw validationError(`region: ${region} is not served here; choose one of ${deps.providers.regions.join(', ')}`);
   const em = deps.orm.em;
-  if (await em.count(Domain, { team: teamId, name })) throw validationError(`name: the domain ${name} has already been added`);
+  if (await em.count(Domain, { team: teamId, name }))
+    throw validationError(`name: the domain ${name} has already been added`);
   const limit = (await teamPlan(deps, teamId))?.plan.domains ?? null;
   if (limit !== null && (await em.count(Domain, { team: teamId })) >= limit) throw planLimitReached(limit, 'domains');
 
   const id = newId();
   const setup = await deps.providers.forRegion(region).setUpDomain({ id, name });
-  const settings = { openTracking: input.openTracking ?? false, clickTracking: input.clickTracking ?? false, trackingSubdomain: input.trackingSubdomain ?? 'links', receiving: input.receiving ?? false };
+  const settings = {
+    openTracking: input.openTracking ?? false,
+    clickTracking: input.clickTracking ?? false,
+    trackingSubdomain: input.trackingSubdomain ?? 'links',
+    receiving: input.receiving ?? false,
+  };
   const now = deps.clock();
   const domain = em.create(Domain, {
     id,
@@ -55,7 +62,8 @@ export async function createDomain(deps: CreateDeps, teamId: string, input: Crea
     await em.flush();
   } catch (err) {
     // Two adds of one name at once: the unique index decides, and the loser reads like the check above.
-    if (err instanceof UniqueConstraintViolationException) throw validationError(`name: the domain ${name} has already been added`);
+    if (err instanceof UniqueConstraintViolationException)
+      throw validationError(`name: the domain ${name} has already been added`);
     throw err;
   }
   deps.senderDomains.evict(teamId);

@@ -7,9 +7,14 @@ import { getDomain } from './get-domain.js';
  * through its region's provider); new sends from it follow the `from` rule again, and keys limited
  * to it can no longer send.
  */
-export async function deleteDomain(deps: Pick<Deps, 'orm' | 'providers' | 'senderDomains'>, teamId: string, id: string): Promise<IDomain> {
+export async function deleteDomain(
+  deps: Pick<Deps, 'orm' | 'providers' | 'senderDomains'>,
+  teamId: string,
+  id: string,
+): Promise<IDomain> {
   const domain = await getDomain(deps, teamId, id);
-  if (deps.providers.serves(domain.region)) await deps.providers.forRegion(domain.region).tearDownDomain({ id: domain.id, name: domain.name });
+  if (deps.providers.serves(domain.region))
+    await deps.providers.forRegion(domain.region).tearDownDomain({ id: domain.id, name: domain.name });
   await deps.orm.em.remove(domain).flush();
   deps.senderDomains.evict(teamId);
   return domain;

@@ -41,7 +41,11 @@ async function countSpfLookups(dns: DnsResolver, name: string, seen = new Set<st
  * `postlane domains check`: every record against what DNS answers now, plus hints for the mistakes
  * that most often keep mail out of inboxes (SPF past 10 lookups, two SPF records, no DMARC).
  */
-export async function diagnoseDomain(deps: Pick<Deps, 'orm' | 'dns'>, teamId: string, idOrName: string): Promise<DomainDiagnosis> {
+export async function diagnoseDomain(
+  deps: Pick<Deps, 'orm' | 'dns'>,
+  teamId: string,
+  idOrName: string,
+): Promise<DomainDiagnosis> {
   const domain = await getDomain(deps, teamId, idOrName);
   let records = await checkRecords(deps.dns, domain.records, domain.name);
   const hints: string[] = [];
@@ -50,19 +54,32 @@ export async function diagnoseDomain(deps: Pick<Deps, 'orm' | 'dns'>, teamId: st
   if (spf) {
     const answer = await deps.dns.query(spf.name, 'TXT');
     const published = answer.kind === 'found' ? spfOf(answer.values) : [];
-    if (published.length > 1) hints.push(`${spf.name} has ${published.length} SPF records. Receivers treat that as an error and SPF fails for every message: merge them into one record.`);
+    if (published.length > 1)
+      hints.push(
+        `${spf.name} has ${published.length} SPF records. Receivers treat that as an error and SPF fails for every message: merge them into one record.`,
+      );
     if (published.length === 1) {
       spfLookups = await countSpfLookups(deps.dns, spf.name);
       if (spfLookups > SPF_LOOKUP_LIMIT) {
         // Our include is there, but a receiver gives up before reaching a verdict: as good as missing.
         const overLimit = `It needs ${spfLookups} DNS lookups; receivers stop at ${SPF_LOOKUP_LIMIT}, so SPF fails (see hints).`;
-        records = records.map((r) => (r === spf ? { ...r, status: 'failed' as const, live: published[0]!, detail: overLimit } : r));
-        hints.push(`The SPF record of ${spf.name} needs ${spfLookups} DNS lookups; receivers stop at ${SPF_LOOKUP_LIMIT} and SPF fails. Drop includes you no longer send through, or replace them with ip4:/ip6: ranges.`);
+        records = records.map((r) =>
+          r === spf ? { ...r, status: 'failed' as const, live: published[0]!, detail: overLimit } : r,
+        );
+        hints.push(
+          `The SPF record of ${spf.name} needs ${spfLookups} DNS lookups; receivers stop at ${SPF_LOOKUP_LIMIT} and SPF fails. Drop includes you no longer send through, or replace them with ip4:/ip6: ranges.`,
+        );
       }
     }
   }
   const dmarc = records.find((r) => r.record === 'DMARC');
-  if (dmarc?.live === 'missing') hints.push(`No DMARC record. Publish "${RECOMMENDED_DMARC}" as TXT at ${dmarc.name}: Gmail and Yahoo require DMARC from bulk senders, and p=none costs no mail.`);
-  if (records.some((r) => r.status === 'temporary_failure')) hints.push('Some queries got no answer. Check that the DNS servers Postlane asks (POSTLANE_DNS_SERVERS, else the system resolver) are reachable, then run this again.');
+  if (dmarc?.live === 'missing')
+    hints.push(
+      `No DMARC record. Publish "${RECOMMENDED_DMARC}" as TXT at ${dmarc.name}: Gmail and Yahoo require DMARC from bulk senders, and p=none costs no mail.`,
+    );
+  if (records.some((r) => r.status === 'temporary_failure'))
+    hints.push(
+      'Some queries got no answer. Check that the DNS servers Postlane asks (POSTLANE_DNS_SERVERS, else the system resolver) are reachable, then run this again.',
+    );
   return { domain, records, spfLookups, hints };
 }

@@ -29,7 +29,10 @@ export interface FromDomainSettings {
  * `from` values are the strict parser's canonical form, so they split without parsing. One query,
  * and one decryption per distinct domain; a key that does not open marks its domain `unusable`.
  */
-export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>, emails: readonly Pick<EmailFacts, 'team' | 'from'>[]): Promise<FromDomainSettings[]> {
+export async function senderDomainsForEmails(
+  deps: Pick<Deps, 'orm' | 'secrets'>,
+  emails: readonly Pick<EmailFacts, 'team' | 'from'>[],
+): Promise<FromDomainSettings[]> {
   const wanted = emails.map((email) => {
     const from = splitFormatted(email.from);
     return from && { teamId: email.team.id, name: domainOfAddress(from.address) };
@@ -39,24 +42,52 @@ export async function senderDomainsForEmails(deps: Pick<Deps, 'orm' | 'secrets'>
   const domains = await deps.orm.em.find(
     Domain,
     { $or: pairs.map((w) => ({ team: w.teamId, name: w.name })) },
-    { fields: ['id', 'team', 'name', 'dkimSelector', 'dkimPrivateKey', 'openTracking', 'clickTracking', 'trackingSubdomain', 'records'] },
+    {
+      fields: [
+        'id',
+        'team',
+        'name',
+        'dkimSelector',
+        'dkimPrivateKey',
+        'openTracking',
+        'clickTracking',
+        'trackingSubdomain',
+        'records',
+      ],
+    },
   );
   const byName = new Map<string, FromDomainSettings>();
   for (const domain of domains) {
     const cnameVerified = domain.records.some((r) => r.record === 'Tracking' && r.status === 'verified');
-    const tracking = { name: domain.name, openTracking: domain.openTracking, clickTracking: domain.clickTracking, trackingSubdomain: domain.trackingSubdomain, cnameVerified };
+    const tracking = {
+      name: domain.name,
+      openTracking: domain.openTracking,
+      clickTracking: domain.clickTracking,
+      trackingSubdomain: domain.trackingSubdomain,
+      cnameVerified,
+    };
     const key = `${domain.team.id}/${domain.name}`;
     try {
       byName.set(key, { dkim: dkimKeyOf(deps, domain), tracking });
     } catch (err) {
-      byName.set(key, { tracking, unusable: `the DKIM key of ${domain.name} cannot be opened (${(err as Error).message}); was POSTLANE_SECRET_KEY changed?` });
+      byName.set(key, {
+        tracking,
+        unusable: `the DKIM key of ${domain.name} cannot be opened (${(err as Error).message}); was POSTLANE_SECRET_KEY changed?`,
+      });
     }
   }
   return wanted.map((w) => (w && byName.get(`${w.teamId}/${w.name}`)) || {});
 }
 
 /** The domain's signing key, opened; none when Postlane does not sign for it. Throws when the sealed key does not open. */
-export function dkimKeyOf(deps: Pick<Deps, 'secrets'>, domain: Pick<IDomain, 'id' | 'name' | 'dkimSelector' | 'dkimPrivateKey'>): DkimKey | undefined {
+export function dkimKeyOf(
+  deps: Pick<Deps, 'secrets'>,
+  domain: Pick<IDomain, 'id' | 'name' | 'dkimSelector' | 'dkimPrivateKey'>,
+): DkimKey | undefined {
   if (!domain.dkimPrivateKey || !domain.dkimSelector) return undefined;
-  return { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`) };
+  return {
+    domainName: domain.name,
+    keySelector: domain.dkimSelector,
+    privateKey: deps.secrets.open(domain.dkimPrivateKey, `dkim:${domain.id}`),
+  };
 }

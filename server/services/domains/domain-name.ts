@@ -15,4 +15,6 @@ export function normalizeDomainName(input: string): string | null {
 }
 
 /** The domain of an address the strict parser accepted, in the same form. */
-export const domainOfAddress = (address: string) => normalizeDomainName(address.slice(address.lastIndexOf('@') + 1)) ?? address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+export const domainOfAddress = (address: string) =>
+  normalizeDomainName(address.slice(address.lastIndexOf('@') + 1)) ??
+  address.slice(address.lastIndexOf('@') + 1).toLowerCase();

@@ -10,7 +10,12 @@ export const RECOMMENDED_DMARC = 'v=DMARC1; p=none;';
 
 type RecordSpec = Pick<DomainRecord, 'record' | 'name' | 'type' | 'value' | 'priority'>;
 
-const unchecked = (record: RecordSpec, required: boolean): DomainRecord => ({ ...record, ttl: TTL, required, status: 'not_started' });
+const unchecked = (record: RecordSpec, required: boolean): DomainRecord => ({
+  ...record,
+  ttl: TTL,
+  required,
+  status: 'not_started',
+});
 
 type RecordConfig = Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET' | 'POSTLANE_INBOUND_MX_HOST'>;
 
@@ -25,7 +30,12 @@ export function initialRecords(
   config: RecordConfig,
 ): DomainRecord[] {
   const dmarc = unchecked({ record: 'DMARC', name: `_dmarc.${name}`, type: 'TXT', value: RECOMMENDED_DMARC }, false);
-  return withReceivingRecord(withTrackingRecord([...providerRecords.map((r) => unchecked(r, true)), dmarc], name, settings, config), name, settings, config);
+  return withReceivingRecord(
+    withTrackingRecord([...providerRecords.map((r) => unchecked(r, true)), dmarc], name, settings, config),
+    name,
+    settings,
+    config,
+  );
 }
 
 /** Resend's priority for the receiving MX. */
@@ -36,19 +46,46 @@ export const RECEIVING_MX_PRIORITY = 10;
  * after `capabilities.receiving` changed; other records keep their last check. Receiving does not
  * depend on it being seen (mail arrives wherever DNS points), so it never holds sending back.
  */
-export function withReceivingRecord(records: DomainRecord[], name: string, settings: Pick<IDomain, 'receiving'>, config: Pick<Config, 'POSTLANE_INBOUND_MX_HOST'>): DomainRecord[] {
+export function withReceivingRecord(
+  records: DomainRecord[],
+  name: string,
+  settings: Pick<IDomain, 'receiving'>,
+  config: Pick<Config, 'POSTLANE_INBOUND_MX_HOST'>,
+): DomainRecord[] {
   const others = records.filter((r) => r.record !== 'Receiving');
   if (!settings.receiving) return others.length === records.length ? records : others;
   const current = records.find((r) => r.record === 'Receiving');
   if (current && current.value === config.POSTLANE_INBOUND_MX_HOST) return records;
-  return [...others, unchecked({ record: 'Receiving', name, type: 'MX', value: config.POSTLANE_INBOUND_MX_HOST, priority: RECEIVING_MX_PRIORITY }, false)];
+  return [
+    ...others,
+    unchecked(
+      {
+        record: 'Receiving',
+        name,
+        type: 'MX',
+        value: config.POSTLANE_INBOUND_MX_HOST,
+        priority: RECEIVING_MX_PRIORITY,
+      },
+      false,
+    ),
+  ];
 }
 
 /** Adds, moves or drops the tracking CNAME after a tracking setting changed; other records keep their last check. */
-export function withTrackingRecord(records: DomainRecord[], name: string, tracking: Pick<IDomain, 'openTracking' | 'clickTracking' | 'trackingSubdomain'>, config: Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET'>): DomainRecord[] {
+export function withTrackingRecord(
+  records: DomainRecord[],
+  name: string,
+  tracking: Pick<IDomain, 'openTracking' | 'clickTracking' | 'trackingSubdomain'>,
+  config: Pick<Config, 'POSTLANE_TRACKING_CNAME_TARGET'>,
+): DomainRecord[] {
   const others = records.filter((r) => r.record !== 'Tracking');
   if (!tracking.openTracking && !tracking.clickTracking) return others;
-  const wanted: RecordSpec = { record: 'Tracking', name: `${tracking.trackingSubdomain}.${name}`, type: 'CNAME', value: config.POSTLANE_TRACKING_CNAME_TARGET };
+  const wanted: RecordSpec = {
+    record: 'Tracking',
+    name: `${tracking.trackingSubdomain}.${name}`,
+    type: 'CNAME',
+    value: config.POSTLANE_TRACKING_CNAME_TARGET,
+  };
   const current = records.find((r) => r.record === 'Tracking');
   if (current && current.name === wanted.name && current.value === wanted.value) return records;
   // Tracking rewrites links; it authenticates nothing, so a missing CNAME never holds mail back.

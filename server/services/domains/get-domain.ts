@@ -7,7 +7,11 @@ import { normalizeDomainName } from './domain-name.js';
 /** By id, or (for the CLI) by name; another team's domain reads as missing. */
 export async function getDomain(deps: Pick<Deps, 'orm'>, teamId: string, idOrName: string): Promise<IDomain> {
   const name = isUuid(idOrName) ? null : normalizeDomainName(idOrName);
-  const domain = isUuid(idOrName) ? await deps.orm.em.findOne(Domain, { id: idOrName, team: teamId }) : name ? await deps.orm.em.findOne(Domain, { name, team: teamId }) : null;
+  const domain = isUuid(idOrName)
+    ? await deps.orm.em.findOne(Domain, { id: idOrName, team: teamId })
+    : name
+      ? await deps.orm.em.findOne(Domain, { name, team: teamId })
+      : null;
   if (!domain) throw notFound('Domain');
   return domain;
 }

@@ -31,26 +31,31 @@ export class SenderDomainCache {
     if (orm.em.isInTransaction()) return this.query(orm, teamId);
     const pending = this.loading.get(teamId);
     if (pending) return pending;
-    const lookup = this.query(orm, teamId).then(
-      (domains) => {
-        // Kept only if no change evicted the team while the query ran: its answer may predate the change.
-        if (this.loading.get(teamId) === lookup && this.ttlMs > 0) {
-          this.entries.delete(teamId);
-          if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-          this.entries.set(teamId, { domains, expiresAt: now + this.ttlMs });
-        }
-        return domains;
-      },
-    );
+    const lookup = this.query(orm, teamId).then((domains) => {
+      // Kept only if no change evicted the team while the query ran: its answer may predate the change.
+      if (this.loading.get(teamId) === lookup && this.ttlMs > 0) {
+        this.entries.delete(teamId);
+        if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+        this.entries.set(teamId, { domains, expiresAt: now + this.ttlMs });
+      }
+      return domains;
+    });
     this.loading.set(teamId, lookup);
-    void lookup.finally(() => {
-      if (this.loading.get(teamId) === lookup) this.loading.delete(teamId);
-    }).catch(() => {});
+    void lookup
+      .finally(() => {
+        if (this.loading.get(teamId) === lookup) this.loading.delete(teamId);
+      })
+      .catch(() => {});
     return lookup;
   }
 
   private query(orm: MikroORM, teamId: string): Promise<SenderDomain[]> {
-    return preparedQuery<SenderDomain>(orm, 'postlane_sender_domains', 'SELECT id, name, region, status FROM domain WHERE team_id = ?', [teamId]);
+    return preparedQuery<SenderDomain>(
+      orm,
+      'postlane_sender_domains',
+      'SELECT id, name, region, status FROM domain WHERE team_id = ?',
+      [teamId],
+    );
   }
 
   evict(teamId: string): void {

@@ -15,7 +15,12 @@ export interface UpdateDomainInput {
  * turning receiving on for the receiving MX, which the next check (on the recurring job's next
  * tick) looks at.
  */
-export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDomains' | 'clock'>, teamId: string, id: string, input: UpdateDomainInput): Promise<IDomain> {
+export async function updateDomain(
+  deps: Pick<Deps, 'orm' | 'config' | 'senderDomains' | 'clock'>,
+  teamId: string,
+  id: string,
+  input: UpdateDomainInput,
+): Promise<IDomain> {
   const domain = await getDomain(deps, teamId, id);
   const settings = {
     openTracking: input.openTracking ?? domain.openTracking,
@@ -23,7 +28,12 @@ export async function updateDomain(deps: Pick<Deps, 'orm' | 'config' | 'senderDo
     trackingSubdomain: input.trackingSubdomain ?? domain.trackingSubdomain,
     receiving: input.receiving ?? domain.receiving,
   };
-  const records = withReceivingRecord(withTrackingRecord(domain.records, domain.name, settings, deps.config), domain.name, settings, deps.config);
+  const records = withReceivingRecord(
+    withTrackingRecord(domain.records, domain.name, settings, deps.config),
+    domain.name,
+    settings,
+    deps.config,
+  );
   Object.assign(domain, settings);
   if (records !== domain.records) Object.assign(domain, { records, nextCheckAt: deps.clock() });
   await deps.orm.em.flush();

@@ -30,22 +30,39 @@ async function checkDomain(deps: CheckDeps, domain: IDomain): Promise<IDomain> {
   const now = deps.clock();
   const wasVerified = domain.status === 'verified';
   // Records lost from a verified domain open a new window, as for a new domain.
-  const windowOpen = wasVerified || now.getTime() - (domain.checkingSince ?? domain.createdAt).getTime() < VERIFICATION_WINDOW_SECONDS * 1000;
+  const windowOpen =
+    wasVerified ||
+    now.getTime() - (domain.checkingSince ?? domain.createdAt).getTime() < VERIFICATION_WINDOW_SECONDS * 1000;
   const status = domainStatus(records, wasVerified, windowOpen);
   const log = deps.logger.child({ domainId: domain.id, domain: domain.name });
-  const problems = records.filter((r) => r.required && r.status !== 'verified').map((r) => `${r.record} ${r.name}: ${r.detail}`);
+  const problems = records
+    .filter((r) => r.required && r.status !== 'verified')
+    .map((r) => `${r.record} ${r.name}: ${r.detail}`);
 
   domain.records = records;
   domain.lastCheckedAt = now;
   if (status === 'verified' && problems.length === 0) {
     if (!wasVerified) log.info('domain verified');
-    Object.assign(domain, { status, verifiedAt: now, checkAttempts: 0, checkingSince: null, nextCheckAt: later(now, VERIFIED_CHECK_INTERVAL_SECONDS) });
+    Object.assign(domain, {
+      status,
+      verifiedAt: now,
+      checkAttempts: 0,
+      checkingSince: null,
+      nextCheckAt: later(now, VERIFIED_CHECK_INTERVAL_SECONDS),
+    });
   } else if (status === 'verified') {
     // Verified, and this check only timed out: keep sending, look again soon.
     log.warn({ problems }, 'domain DNS check got no answer; the domain stays verified');
-    Object.assign(domain, { checkAttempts: domain.checkAttempts + 1, nextCheckAt: later(now, backoff(domain.checkAttempts)) });
+    Object.assign(domain, {
+      checkAttempts: domain.checkAttempts + 1,
+      nextCheckAt: later(now, backoff(domain.checkAttempts)),
+    });
   } else {
-    if (wasVerified) log.warn({ status, problems }, 'a verified domain lost DNS records; sending from it through a relay stops until they are back');
+    if (wasVerified)
+      log.warn(
+        { status, problems },
+        'a verified domain lost DNS records; sending from it through a relay stops until they are back',
+      );
     const checkingSince = wasVerified ? now : (domain.checkingSince ?? domain.createdAt);
     const stillLooking = windowOpen || status === 'temporary_failure';
     Object.assign(domain, {
@@ -60,7 +77,8 @@ async function checkDomain(deps: CheckDeps, domain: IDomain): Promise<IDomain> {
   return domain;
 }
 
-const backoff = (attempt: number) => PENDING_CHECK_DELAYS_SECONDS[Math.min(attempt, PENDING_CHECK_DELAYS_SECONDS.length - 1)]!;
+const backoff = (attempt: number) =>
+  PENDING_CHECK_DELAYS_SECONDS[Math.min(attempt, PENDING_CHECK_DELAYS_SECONDS.length - 1)]!;
 
 /** POST /domains/{id}/verify and `postlane domains verify`: checks now, and opens a fresh 72 h window. */
 export async function verifyDomain(deps: CheckDeps, teamId: string, id: string): Promise<IDomain> {
@@ -87,7 +105,10 @@ export async function checkDueDomains(deps: CheckDeps, limit = 20): Promise<numb
     try {
       await checkDomain(deps, domain);
     } catch (err) {
-      deps.logger.error({ err: (err as Error).message, domainId: id }, 'domain DNS check failed; it is retried when its claim ends');
+      deps.logger.error(
+        { err: (err as Error).message, domainId: id },
+        'domain DNS check failed; it is retried when its claim ends',
+      );
     }
   }
   return claimed.length;

@@ -42,7 +42,10 @@ export class DownloadSigner {
   sign(target: DownloadTarget, expiresAt: Date): string {
     const expiry = Buffer.alloc(EXPIRY_BYTES);
     expiry.writeUInt32BE(Math.floor(expiresAt.getTime() / 1000));
-    const ids = [uuidBytes(target.emailId), ...(target.kind === 'received_raw' ? [] : [uuidBytes(target.attachmentId)])];
+    const ids = [
+      uuidBytes(target.emailId),
+      ...(target.kind === 'received_raw' ? [] : [uuidBytes(target.attachmentId)]),
+    ];
     const payload = Buffer.concat([Buffer.of(KIND_BYTES[target.kind]), expiry, ...ids]);
     return Buffer.concat([payload, this.#mac(payload)]).toString('base64url');
   }
@@ -61,7 +64,9 @@ export class DownloadSigner {
       case KIND_BYTES.sent_attachment:
         return ids.length === 2 * UUID_BYTES ? { kind: 'sent_attachment', emailId: id(0), attachmentId: id(1) } : null;
       case KIND_BYTES.received_attachment:
-        return ids.length === 2 * UUID_BYTES ? { kind: 'received_attachment', emailId: id(0), attachmentId: id(1) } : null;
+        return ids.length === 2 * UUID_BYTES
+          ? { kind: 'received_attachment', emailId: id(0), attachmentId: id(1) }
+          : null;
       case KIND_BYTES.received_raw:
         return ids.length === UUID_BYTES ? { kind: 'received_raw', emailId: id(0) } : null;
       default:
@@ -76,7 +81,10 @@ export class DownloadSigner {
 
 /** A URL for `target` valid for POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS from now (by the injected clock). */
 export function signDownload(
-  deps: { config: Pick<Config, 'POSTLANE_PUBLIC_URL' | 'POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS'> } & Pick<Deps, 'secrets' | 'clock'>,
+  deps: { config: Pick<Config, 'POSTLANE_PUBLIC_URL' | 'POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS'> } & Pick<
+    Deps,
+    'secrets' | 'clock'
+  >,
   target: DownloadTarget,
 ): SignedDownload {
   const seconds = Math.floor(deps.clock().getTime() / 1000) + deps.config.POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS;

@@ -21,4 +21,5 @@ export const safeContentType = (value: string | null | undefined): string =>
   value && MIME_TYPE.test(value) ? value.toLowerCase() : 'application/octet-stream';
 
 /** Mail says `inline` or `attachment` (or nothing, or nonsense); anything but `inline` is served as a download. */
-export const dispositionOf = (value: string | null | undefined): 'inline' | 'attachment' => (value?.toLowerCase() === 'inline' ? 'inline' : 'attachment');
+export const dispositionOf = (value: string | null | undefined): 'inline' | 'attachment' =>
+  value?.toLowerCase() === 'inline' ? 'inline' : 'attachment';

@@ -14,7 +14,11 @@ const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
  * unsubscribe link (quotas are decided around it, in withTeamQuota). Each email is admitted as it
  * will be written, or refused with its reason; a refusal of the whole team's sending is thrown.
  */
-export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config' | 'sendStates'>, teamId: string, inputs: SendEmailInput[]): Promise<(AdmittedEmail | ApiError)[]> {
+export async function admitSends(
+  deps: Pick<Deps, 'orm' | 'secrets' | 'config' | 'sendStates'>,
+  teamId: string,
+  inputs: SendEmailInput[],
+): Promise<(AdmittedEmail | ApiError)[]> {
   const hashOf = new Map<string, string>();
   for (const input of inputs) {
     for (const mailbox of [...input.to, ...input.cc, ...input.bcc]) {
@@ -39,7 +43,8 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config' |
   return inputs.map((asked) => {
     const input = applyTemplate(asked, templates);
     if (input instanceof ApiError) return input;
-    if (input.topicId && !topics.has(input.topicId)) return validationError(`topic_id: no topic with id ${input.topicId}`);
+    if (input.topicId && !topics.has(input.topicId))
+      return validationError(`topic_id: no topic with id ${input.topicId}`);
     // Unsubscribe-origin entries speak for topic mail only; bounce, complaint and manual ones always count.
     const deliverable = (mailbox: Mailbox) => {
       const address = mailbox.address.toLowerCase();
@@ -49,7 +54,12 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config' |
     };
     const to = input.to.filter(deliverable);
     if (to.length === 0) return allRecipientsSuppressed();
-    return withUnsubscribeLink(deps, teamId, { ...input, to, cc: input.cc.filter(deliverable), bcc: input.bcc.filter(deliverable) });
+    return withUnsubscribeLink(deps, teamId, {
+      ...input,
+      to,
+      cc: input.cc.filter(deliverable),
+      bcc: input.bcc.filter(deliverable),
+    });
   });
 }
 
@@ -57,7 +67,11 @@ export async function admitSends(deps: Pick<Deps, 'orm' | 'secrets' | 'config' |
  * `{{{UNSUBSCRIBE_URL}}}` becomes Postlane's preference page for the first `to` recipient, and a
  * topic email gets the RFC 8058 one-click pair, unless the caller supplied a pair of their own.
  */
-function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: string, input: AdmittedEmail): AdmittedEmail {
+function withUnsubscribeLink(
+  deps: Pick<Deps, 'secrets' | 'config'>,
+  teamId: string,
+  input: AdmittedEmail,
+): AdmittedEmail {
   const mentioned = [input.html, input.text].some((body) => body?.includes('{{{UNSUBSCRIBE_URL}}}'));
   if (!mentioned && input.topicId === null) return input;
   const token = createPreferenceToken(deps.secrets, { teamId, email: input.to[0]!.address, topicId: input.topicId });
@@ -70,6 +84,10 @@ function withUnsubscribeLink(deps: Pick<Deps, 'secrets' | 'config'>, teamId: str
     headers:
       input.topicId === null || callerHasPair
         ? input.headers
-        : { ...input.headers, 'List-Unsubscribe': `<${urls.oneClick}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        : {
+            ...input.headers,
+            'List-Unsubscribe': `<${urls.oneClick}>`,
+            'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          },
   };
 }

@@ -27,7 +27,11 @@ const DELETE_EMAIL_ROWS = `
 export async function deleteEmail(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
   await ensureEmailExists(deps, teamId, id);
   await deps.orm.em.transactional(async (tx) => {
-    const deleted = await tx.nativeDelete(Email, { id, team: teamId, $or: [{ status: { $ne: 'sending' } }, leaseRunOut()] });
+    const deleted = await tx.nativeDelete(Email, {
+      id,
+      team: teamId,
+      $or: [{ status: { $ne: 'sending' } }, leaseRunOut()],
+    });
     if (!deleted) throw validationError('The email is being sent right now; retry in a moment');
     await sqlQuery(tx, DELETE_EMAIL_ROWS, [id, id, id, id, id]);
   });

@@ -6,7 +6,15 @@ import { sqlQuery } from '../../db/query.js';
 import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
 import { ReturnPaths } from '../../mail/return-path.js';
-import { type Address, type BatchOutcome, type EmailProvider, type OnOutcome, type OutboundMessage, ProviderError, sendBatch } from '../../providers/index.js';
+import {
+  type Address,
+  type BatchOutcome,
+  type EmailProvider,
+  type OnOutcome,
+  type OutboundMessage,
+  ProviderError,
+  sendBatch,
+} from '../../providers/index.js';
 import { type FromDomainSettings, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
@@ -20,7 +28,8 @@ const LANES = 2;
  * A run claims until the lock lifetime less one lease has passed; a batch claimed just before
  * then is sent within 80% of the lease and settled, so the run ends inside its job lock.
  */
-export const drainClaimingMs = (config: Config) => (config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS - config.POSTLANE_SEND_LEASE_SECONDS) * 1000;
+export const drainClaimingMs = (config: Config) =>
+  (config.POSTLANE_JOB_LOCK_LIFETIME_SECONDS - config.POSTLANE_SEND_LEASE_SECONDS) * 1000;
 
 /** The provider's deadline for a batch, from just after its claim: well inside the lease, so no other worker can have taken a row yet. */
 const sendTimeoutMs = (config: Config) => Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.8);
@@ -68,7 +77,11 @@ const CLAIM_SQL = `
                          FROM email_recipient r WHERE r.email_id = c.id AND r.created_at = c.created_at AND r.status = 'pending') o ON true`;
 
 /** The claim of one batch as SQL and bindings: what `deliverDue` runs, and what the growth benchmark times and explains. */
-export function claimStatement(config: Config, region: string, only?: readonly string[]): { sql: string; bindings: unknown[] } {
+export function claimStatement(
+  config: Config,
+  region: string,
+  only?: readonly string[],
+): { sql: string; bindings: unknown[] } {
   const bindings = [
     region,
     only ? `{${only.join(',')}}` : null,
@@ -80,8 +93,23 @@ export function claimStatement(config: Config, region: string, only?: readonly s
 }
 
 /** The columns the claim returns: those the writer wrote, and what sending has added since. */
-interface ClaimedRow
-  extends Pick<QueuedEmailRow, 'id' | 'team_id' | 'from' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'subject' | 'html' | 'text' | 'headers' | 'tags' | 'region' | 'message_id'> {
+interface ClaimedRow extends Pick<
+  QueuedEmailRow,
+  | 'id'
+  | 'team_id'
+  | 'from'
+  | 'to'
+  | 'cc'
+  | 'bcc'
+  | 'reply_to'
+  | 'subject'
+  | 'html'
+  | 'text'
+  | 'headers'
+  | 'tags'
+  | 'region'
+  | 'message_id'
+> {
   created_at: Date | string;
   broadcast_id: string | null;
   attempts: number;
@@ -102,7 +130,10 @@ export interface OwedRecipient {
  * A claimed email as the drain reads it: plain values, not a managed entity (mapping a batch into
  * the identity map, and the flush that compared them all at commit, cost more than sending it).
  */
-export interface ClaimedEmail extends EmailFacts, Pick<IEmail, 'cc' | 'bcc' | 'replyTo' | 'html' | 'text' | 'headers' | 'attempts' | 'sentAt' | 'lastError'> {
+export interface ClaimedEmail
+  extends
+    EmailFacts,
+    Pick<IEmail, 'cc' | 'bcc' | 'replyTo' | 'html' | 'text' | 'headers' | 'attempts' | 'sentAt' | 'lastError'> {
   owed: OwedRecipient[];
   attachments: OutboundMessage['attachments'];
 }
@@ -139,19 +170,40 @@ export async function drainOutbox(deps: Deps, region: string): Promise<void> {
  * failure before an outcome is written) cannot be claimed past POSTLANE_SEND_MAX_ATTEMPTS. A run
  * that merely outlived its lease then finds its claim gone when it settles, and writes nothing.
  */
-export async function releaseExpiredLeases(deps: Pick<Deps, 'orm' | 'config' | 'logger' | 'metrics' | 'clock'>, region: string): Promise<number> {
+export async function releaseExpiredLeases(
+  deps: Pick<Deps, 'orm' | 'config' | 'logger' | 'metrics' | 'clock'>,
+  region: string,
+): Promise<number> {
   const error = `its worker stopped during the last of its ${deps.config.POSTLANE_SEND_MAX_ATTEMPTS} attempts, before any outcome was recorded`;
   return deps.orm.em.fork().transactional(async (tx) => {
-    const rows = await sqlQuery<ReleasedRow>(tx, RELEASE_EXPIRED, [deps.config.POSTLANE_SEND_MAX_ATTEMPTS, error, region]);
+    const rows = await sqlQuery<ReleasedRow>(tx, RELEASE_EXPIRED, [
+      deps.config.POSTLANE_SEND_MAX_ATTEMPTS,
+      error,
+      region,
+    ]);
     const ended = rows.filter((row) => row.status === 'failed');
     const at = deps.clock();
     await emitEmailEvents(
       tx,
-      ended.map((row) => ({ email: { ...row, team: { id: row.team_id }, createdAt: new Date(row.created_at), messageId: row.message_id, broadcastId: row.broadcast_id }, type: 'email.failed', at, extra: { error } })),
+      ended.map((row) => ({
+        email: {
+          ...row,
+          team: { id: row.team_id },
+          createdAt: new Date(row.created_at),
+          messageId: row.message_id,
+          broadcastId: row.broadcast_id,
+        },
+        type: 'email.failed',
+        at,
+        extra: { error },
+      })),
     );
     for (const row of ended) {
       deps.metrics.sendAttempts.inc({ region, outcome: 'failed' });
-      deps.logger.warn({ emailId: row.id, attempt: row.attempts, outcome: 'failed', err: error }, 'send failed permanently');
+      deps.logger.warn(
+        { emailId: row.id, attempt: row.attempts, outcome: 'failed', err: error },
+        'send failed permanently',
+      );
     }
     return rows.length;
   });
@@ -174,7 +226,10 @@ const RELEASE_EXPIRED = `
   )
   SELECT * FROM released`;
 
-interface ReleasedRow extends Pick<QueuedEmailRow, 'id' | 'team_id' | 'from' | 'to' | 'subject' | 'tags' | 'region' | 'message_id'> {
+interface ReleasedRow extends Pick<
+  QueuedEmailRow,
+  'id' | 'team_id' | 'from' | 'to' | 'subject' | 'tags' | 'region' | 'message_id'
+> {
   status: 'queued' | 'failed';
   attempts: number;
   created_at: Date | string;
@@ -193,7 +248,13 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const claim = claimStatement(config, region, only);
   const rows = await sqlQuery<ClaimedRow>(em, claim.sql, claim.bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
-  const [attachments, senders] = await Promise.all([attachmentsOf(em, rows), senderDomainsForEmails(deps, rows.map((row) => ({ team: { id: row.team_id }, from: row.from })))]);
+  const [attachments, senders] = await Promise.all([
+    attachmentsOf(em, rows),
+    senderDomainsForEmails(
+      deps,
+      rows.map((row) => ({ team: { id: row.team_id }, from: row.from })),
+    ),
+  ]);
   const emails = rows.map((row) => toClaimedEmail(row, attachments.get(row.id) ?? []));
 
   if (config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(config.POSTLANE_TEST_SEND_DELAY_MS);
@@ -237,7 +298,12 @@ async function attachmentsOf(em: EntityManager, rows: ClaimedRow[]): Promise<Map
   const by = new Map<string, ClaimedEmail['attachments']>();
   const ids = rows.filter((row) => row.has_attachments).map((row) => row.id);
   if (ids.length === 0) return by;
-  const attachments = await sqlQuery<{ email_id: string; filename: string; content_type: string | null; content: Buffer }>(
+  const attachments = await sqlQuery<{
+    email_id: string;
+    filename: string;
+    content_type: string | null;
+    content: Buffer;
+  }>(
     em,
     'SELECT email_id, filename, content_type, content FROM email_attachment WHERE email_id = ANY(?::uuid[]) ORDER BY email_id, position',
     [`{${ids.join(',')}}`],
@@ -275,11 +341,21 @@ async function sendClaimed(
     if (email.owed.length === 0) return report(at, { providerMessageId: '', recipients: [] });
     if (sender.unusable) {
       // Transient: restoring the key lets the retries through; the attempts cap ends the email otherwise.
-      deps.logger.warn({ emailId: email.id, attempt: email.attempts, err: sender.unusable }, 'send held back: its sender domain cannot sign');
+      deps.logger.warn(
+        { emailId: email.id, attempt: email.attempts, err: sender.unusable },
+        'send held back: its sender domain cannot sign',
+      );
       return report(at, new ProviderError(sender.unusable, true));
     }
     try {
-      const message = { ...toOutboundMessage(email, email.owed.map((r) => r.address)), dkim: sender.dkim, returnPath: returnPaths?.forEmail(email.id) };
+      const message = {
+        ...toOutboundMessage(
+          email,
+          email.owed.map((r) => r.address),
+        ),
+        dkim: sender.dkim,
+        returnPath: returnPaths?.forEmail(email.id),
+      };
       messages.push(withTracking(deps, message, sender.tracking));
       positions.push(at);
     } catch (err) {
@@ -307,7 +383,21 @@ async function sendClaimed(
  * parser's canonical form, so they split into parts without parsing again; the parts go to the provider.
  */
 export function toOutboundMessage(
-  email: Pick<ClaimedEmail, 'id' | 'messageId' | 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'subject' | 'html' | 'text' | 'headers' | 'attachments'>,
+  email: Pick<
+    ClaimedEmail,
+    | 'id'
+    | 'messageId'
+    | 'from'
+    | 'to'
+    | 'cc'
+    | 'bcc'
+    | 'replyTo'
+    | 'subject'
+    | 'html'
+    | 'text'
+    | 'headers'
+    | 'attachments'
+  >,
   envelopeTo: string[],
 ): OutboundMessage {
   const parts = (formatted: string): Address => {

@@ -15,7 +15,11 @@ export const ATTACHMENT_METADATA = ['id', 'createdAt', 'position', 'filename', '
  * A sent attachment as sent: its content type is the one given, or the one the message was
  * composed with (from the file name); sent attachments are never inline (`content_id` is refused).
  */
-export function describeSentAttachment(deps: AttachmentDeps, emailId: string, attachment: Pick<IEmailAttachment, (typeof ATTACHMENT_METADATA)[number]>): DownloadableAttachment {
+export function describeSentAttachment(
+  deps: AttachmentDeps,
+  emailId: string,
+  attachment: Pick<IEmailAttachment, (typeof ATTACHMENT_METADATA)[number]>,
+): DownloadableAttachment {
   return {
     id: attachment.id,
     filename: attachment.filename,
@@ -27,9 +31,18 @@ export function describeSentAttachment(deps: AttachmentDeps, emailId: string, at
   };
 }
 
-export async function getEmailAttachment(deps: AttachmentDeps, teamId: string, emailId: string, attachmentId: string): Promise<DownloadableAttachment> {
+export async function getEmailAttachment(
+  deps: AttachmentDeps,
+  teamId: string,
+  emailId: string,
+  attachmentId: string,
+): Promise<DownloadableAttachment> {
   await ensureEmailExists(deps, teamId, emailId);
-  const attachment = await deps.orm.em.findOne(EmailAttachment, { id: attachmentId, email: emailId }, { fields: [...ATTACHMENT_METADATA] });
+  const attachment = await deps.orm.em.findOne(
+    EmailAttachment,
+    { id: attachmentId, email: emailId },
+    { fields: [...ATTACHMENT_METADATA] },
+  );
   if (!attachment) throw notFound('Attachment');
   return describeSentAttachment(deps, emailId, attachment);
 }

@@ -127,7 +127,13 @@ interface Waiting {
 }
 
 const keyJson = (record: IdempotencyRecord) =>
-  JSON.stringify({ team_id: record.teamId, key: record.key, request_hash: record.requestHash.toString('hex'), status_code: record.statusCode, response: record.response });
+  JSON.stringify({
+    team_id: record.teamId,
+    key: record.key,
+    request_hash: record.requestHash.toString('hex'),
+    status_code: record.statusCode,
+    response: record.response,
+  });
 
 /**
  * Group commit for POST /emails. A write starts at once while fewer than `maxInFlight` are
@@ -159,7 +165,12 @@ export class QueuedEmailWriter {
     if (this.orm.em.isInTransaction()) return this.writeTogether([row], record);
     return new Promise((resolve, reject) => {
       const keyed = record ? { ...row, idempotency_key: record.key } : row;
-      this.waiting.push({ json: JSON.stringify(keyed), record: record && { json: keyJson(record), name: `${record.teamId} ${record.key}` }, resolve, reject });
+      this.waiting.push({
+        json: JSON.stringify(keyed),
+        record: record && { json: keyJson(record), name: `${record.teamId} ${record.key}` },
+        resolve,
+        reject,
+      });
       this.drain();
     });
   }
@@ -176,7 +187,10 @@ export class QueuedEmailWriter {
     if (taken.length > 0) throw new IdempotencyKeyTaken();
     const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
     if (!transaction?.executionPromise) return this.jobs.wake('email.drain');
-    transaction.executionPromise.then(() => this.jobs.wake('email.drain'), () => {});
+    transaction.executionPromise.then(
+      () => this.jobs.wake('email.drain'),
+      () => {},
+    );
   }
 
   private drain(): void {
@@ -187,7 +201,10 @@ export class QueuedEmailWriter {
         .catch(
           // Only a row's own data can fail it alone (SQLSTATE classes 22 and 23); anything else, such
           // as a lost connection after a commit, must not be retried row by row.
-          (err: unknown) => (batch.length > 1 && /^2[23]/.test((err as { code?: string }).code ?? '') ? this.insertOneByOne(batch) : batch.forEach((w) => w.reject(err))),
+          (err: unknown) =>
+            batch.length > 1 && /^2[23]/.test((err as { code?: string }).code ?? '')
+              ? this.insertOneByOne(batch)
+              : batch.forEach((w) => w.reject(err)),
         )
         .finally(() => {
           this.inFlight -= 1;
@@ -199,7 +216,11 @@ export class QueuedEmailWriter {
   /** The keys of `keysJson` that other requests hold. */
   private insertRows(rowsJson: string, keysJson: string): Promise<{ team_id: string; key: string }[]> {
     this.shard = (this.shard + 1) % USAGE_SHARDS;
-    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [rowsJson, keysJson, this.shard]);
+    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [
+      rowsJson,
+      keysJson,
+      this.shard,
+    ]);
   }
 
   /** The next rows in order, up to the byte budget and short of a key already among them. */
@@ -220,7 +241,11 @@ export class QueuedEmailWriter {
   /** Settles every request of the batch: written, or its key taken. */
   private async insert(batch: Waiting[]): Promise<void> {
     const records = batch.flatMap((w) => (w.record ? [w.record.json] : []));
-    const taken = new Set((await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`, `[${records.join(',')}]`)).map((k) => `${k.team_id} ${k.key}`));
+    const taken = new Set(
+      (await this.insertRows(`[${batch.map((w) => w.json).join(',')}]`, `[${records.join(',')}]`)).map(
+        (k) => `${k.team_id} ${k.key}`,
+      ),
+    );
     this.jobs.wake('email.drain');
     for (const w of batch) {
       if (w.record && taken.has(w.record.name)) w.reject(new IdempotencyKeyTaken());

@@ -35,15 +35,36 @@ function emailEventData(email: EmailFacts): Record<string, unknown> {
  * (the send job settles status and `last_event` in one statement). `extra` adds to `data`, such
  * as `bounce`, `open` or `click`.
  */
-export function emitEmailEvent(tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown> = {}) {
-  return emitEvent(tx, { teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } });
+export function emitEmailEvent(
+  tx: EntityManager,
+  email: EmailFacts,
+  type: string,
+  at: Date,
+  extra: Record<string, unknown> = {},
+) {
+  return emitEvent(tx, {
+    teamId: email.team.id,
+    emailId: email.id,
+    type,
+    createdAt: at,
+    data: { ...emailEventData(email), ...extra },
+  });
 }
 
 /** emitEmailEvent for many events at once (the outcomes of a batch of sends), in the caller's transaction. */
-export function emitEmailEvents(tx: EntityManager, items: readonly { email: EmailFacts; type: string; at: Date; extra?: Record<string, unknown> }[]) {
+export function emitEmailEvents(
+  tx: EntityManager,
+  items: readonly { email: EmailFacts; type: string; at: Date; extra?: Record<string, unknown> }[],
+) {
   return emitEvents(
     tx,
-    items.map(({ email, type, at, extra }) => ({ teamId: email.team.id, emailId: email.id, type, createdAt: at, data: { ...emailEventData(email), ...extra } })),
+    items.map(({ email, type, at, extra }) => ({
+      teamId: email.team.id,
+      emailId: email.id,
+      type,
+      createdAt: at,
+      data: { ...emailEventData(email), ...extra },
+    })),
   );
 }
 
@@ -54,9 +75,21 @@ export function emitEmailEvents(tx: EntityManager, items: readonly { email: Emai
  * `at`, not the latest arrival. A bounce or complaint also counts toward the team's deliverability
  * rates and has the team judged against its lines, in the same transaction.
  */
-export async function recordEmailEvent(deps: JudgeDeps, tx: EntityManager, email: EmailFacts, type: string, at: Date, extra: Record<string, unknown> = {}): Promise<void> {
+export async function recordEmailEvent(
+  deps: JudgeDeps,
+  tx: EntityManager,
+  email: EmailFacts,
+  type: string,
+  at: Date,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const lastEvent = LAST_EVENT_OF[type];
-  if (lastEvent) await tx.nativeUpdate(Email, { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] }, { lastEvent, lastEventAt: at });
+  if (lastEvent)
+    await tx.nativeUpdate(
+      Email,
+      { id: email.id, $or: [{ lastEventAt: null }, { lastEventAt: { $lte: at } }] },
+      { lastEvent, lastEventAt: at },
+    );
   await recordDeliverabilityOutcome(deps, tx, email, type, at, extra);
   await emitEmailEvent(tx, email, type, at, extra);
 }

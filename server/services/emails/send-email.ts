@@ -43,7 +43,13 @@ const recordOf = <T>(answer: IdempotentAnswer<T> | undefined, result: T): Idempo
 export type AdmittedEmail = SendEmailInput & { subject: string };
 
 /** The outbox row of an admitted email, with a fresh id and Message-ID. */
-export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: AdmittedEmail, region: string, parkUntil: Date | null): QueuedEmailRow {
+export function toQueuedRow(
+  deps: Pick<Deps, 'clock'>,
+  teamId: string,
+  input: AdmittedEmail,
+  region: string,
+  parkUntil: Date | null,
+): QueuedEmailRow {
   const id = newId();
   const formatted = (list: Mailbox[]) => list.map((m) => m.formatted);
   return {
@@ -59,21 +65,35 @@ export function toQueuedRow(deps: Pick<Deps, 'clock'>, teamId: string, input: Ad
     text: input.text,
     headers: input.headers,
     tags: input.tags,
-    attachments: input.attachments.map((a) => ({ filename: a.filename, content_type: a.contentType, content: a.content })),
+    attachments: input.attachments.map((a) => ({
+      filename: a.filename,
+      content_type: a.contentType,
+      content: a.content,
+    })),
     region,
     message_id: createMessageId(id, input.from.address),
     created_at: deps.clock().toISOString(),
     scheduled_at: input.scheduledAt?.toISOString() ?? null,
     topic_id: input.topicId,
     park_until: parkUntil?.toISOString() ?? null,
-    recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) => input[kind].map((mailbox) => ({ kind, address: mailbox.address }))),
+    recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
+      input[kind].map((mailbox) => ({ kind, address: mailbox.address })),
+    ),
   };
 }
 
-type SendDeps = Pick<Deps, 'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains' | 'sendStates'>;
+type SendDeps = Pick<
+  Deps,
+  'config' | 'clock' | 'emailWriter' | 'orm' | 'secrets' | 'providers' | 'senderDomains' | 'sendStates'
+>;
 
 /** Commits the email, its recipients and a drain job for its region together; workers are woken after the commit. */
-export async function sendEmail(deps: SendDeps, sender: Sender, input: SendEmailInput, idempotent?: IdempotentAnswer<Pick<IEmail, 'id'>>): Promise<Pick<IEmail, 'id'>> {
+export async function sendEmail(
+  deps: SendDeps,
+  sender: Sender,
+  input: SendEmailInput,
+  idempotent?: IdempotentAnswer<Pick<IEmail, 'id'>>,
+): Promise<Pick<IEmail, 'id'>> {
   const [authorized] = await authorizeSenders(deps, sender, [input.from.address]);
   return withTeamQuota(deps, sender.teamId, async (admit) => {
     const [admitted] = await admitSends(deps, sender.teamId, [input]);
@@ -101,16 +121,35 @@ export interface SentEmails {
  * refused email refuses the batch, named by its index, and every other email commits together
  * or none does; `permissive`: refused emails are listed and skipped.
  */
-export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchItem[], mode: 'strict' | 'permissive', idempotent?: IdempotentAnswer<SentEmails>): Promise<SentEmails> {
-  const senders = await authorizeSenders(deps, sender, items.map((item) => item.input.from.address), { batchIndexes: items.map((item) => item.index) });
+export async function sendEmails(
+  deps: SendDeps,
+  sender: Sender,
+  items: BatchItem[],
+  mode: 'strict' | 'permissive',
+  idempotent?: IdempotentAnswer<SentEmails>,
+): Promise<SentEmails> {
+  const senders = await authorizeSenders(
+    deps,
+    sender,
+    items.map((item) => item.input.from.address),
+    { batchIndexes: items.map((item) => item.index) },
+  );
   return withTeamQuota(deps, sender.teamId, async (admit) => {
-    const admitted = await admitSends(deps, sender.teamId, items.map((item) => item.input));
-    const refused = items.flatMap(({ index }, at) => (admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : []));
+    const admitted = await admitSends(
+      deps,
+      sender.teamId,
+      items.map((item) => item.input),
+    );
+    const refused = items.flatMap(({ index }, at) =>
+      admitted[at] instanceof ApiError ? [{ index, error: admitted[at] }] : [],
+    );
     if (mode === 'strict' && refused[0]) {
       const { index, error } = refused[0];
       throw new ApiError(error.statusCode, error.name, `${index}: ${error.message}`);
     }
-    const accepted = admitted.flatMap((input, at) => (input instanceof ApiError ? [] : [{ input, region: senders[at]!.region }]));
+    const accepted = admitted.flatMap((input, at) =>
+      input instanceof ApiError ? [] : [{ input, region: senders[at]!.region }],
+    );
     // The quota takes or refuses the batch as a whole.
     const parkUntil = await admit(accepted.length);
     const rows = accepted.map(({ input, region }) => toQueuedRow(deps, sender.teamId, input, region, parkUntil));
@@ -126,7 +165,11 @@ export async function sendEmails(deps: SendDeps, sender: Sender, items: BatchIte
  * the team, so the team's sender rule, quota and sending pause do not apply; it goes out in the
  * default region and is listed with the team's emails.
  */
-export async function sendNotice(deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>, teamId: string, input: AdmittedEmail): Promise<Pick<IEmail, 'id'>> {
+export async function sendNotice(
+  deps: Pick<Deps, 'config' | 'clock' | 'emailWriter'>,
+  teamId: string,
+  input: AdmittedEmail,
+): Promise<Pick<IEmail, 'id'>> {
   const row = toQueuedRow(deps, teamId, input, deps.config.POSTLANE_DEFAULT_REGION, null);
   await deps.emailWriter.write(row);
   return { id: row.id };

@@ -53,7 +53,9 @@ export class SendStateLoader {
   /** The states in request order; the team of an authenticated key always has its row. */
   private async query(requests: SendStateRequest[]): Promise<TeamSendState[]> {
     const rows = await preparedQuery<TeamSendState & { req: number }>(this.orm, 'postlane_send_states', SEND_STATES, [
-      JSON.stringify(requests.map((r, req) => ({ req, team_id: r.teamId, hashes: r.hashes, topics: r.topicIds, emails: r.emails }))),
+      JSON.stringify(
+        requests.map((r, req) => ({ req, team_id: r.teamId, hashes: r.hashes, topics: r.topicIds, emails: r.emails })),
+      ),
     ]);
     const byRequest = new Map(rows.map((row) => [row.req, row]));
     return requests.map((_, req) => byRequest.get(req)!);

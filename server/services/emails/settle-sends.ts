@@ -3,7 +3,13 @@ import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
 import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { IEmailRecipient } from '../../entities/index.js';
-import { type BatchOutcome, type EmailProvider, ProviderError, type RecipientResult, type SendResult } from '../../providers/index.js';
+import {
+  type BatchOutcome,
+  type EmailProvider,
+  ProviderError,
+  type RecipientResult,
+  type SendResult,
+} from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
 import type { ClaimedEmail } from './drain-outbox.js';
@@ -133,11 +139,21 @@ export class SettleQueue {
     try {
       // Through an outage the outcomes wait for the database (the write is fenced by the claim, so a
       // late one changes nothing); otherwise the mail would go out again once its lease ran out.
-      await retryWhileUnavailable(() => settleSends(this.deps, this.em, items.map((i) => i.email), items.map((i) => i.outcome), this.provider), {
-        logger: this.deps.logger,
-        what: 'email outcomes',
-        signal: this.deps.jobs.stopping,
-      });
+      await retryWhileUnavailable(
+        () =>
+          settleSends(
+            this.deps,
+            this.em,
+            items.map((i) => i.email),
+            items.map((i) => i.outcome),
+            this.provider,
+          ),
+        {
+          logger: this.deps.logger,
+          what: 'email outcomes',
+          signal: this.deps.jobs.stopping,
+        },
+      );
     } catch (err) {
       this.failure ??= err;
     } finally {
@@ -150,7 +166,13 @@ export class SettleQueue {
  * Writes these outcomes in one transaction (and what the provider staged for them, for those
  * still held by this claim).
  */
-export async function settleSends(deps: Deps, em: EntityManager, emails: ClaimedEmail[], outcomes: BatchOutcome[], provider: EmailProvider): Promise<void> {
+export async function settleSends(
+  deps: Deps,
+  em: EntityManager,
+  emails: ClaimedEmail[],
+  outcomes: BatchOutcome[],
+  provider: EmailProvider,
+): Promise<void> {
   const now = deps.clock();
   const settlements = emails.map((email, at) => decide(deps, email, outcomes[at]!, now));
   const held = await em.transactional(async (tx) => {
@@ -162,20 +184,42 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: Claimed
     );
     const ids = new Set(rows.map((row) => row.id));
     const mine = settlements.filter((s) => ids.has(s.email.id));
-    if (provider.commit) await provider.commit(tx, outcomes.filter((o, at): o is SendResult => !(o instanceof ProviderError) && ids.has(emails[at]!.id)));
+    if (provider.commit)
+      await provider.commit(
+        tx,
+        outcomes.filter((o, at): o is SendResult => !(o instanceof ProviderError) && ids.has(emails[at]!.id)),
+      );
     await emitEmailEvents(tx, [
       ...mine.filter((s) => s.sent).map((s) => ({ email: s.email, type: 'email.sent', at: now })),
       ...mine.flatMap((s) => (s.failed ? [{ email: s.email, type: 'email.failed', at: now, extra: s.failed }] : [])),
     ]);
     // The denominator of the deliverability rates: emails the provider accepted.
-    await countAccepted(tx, mine.filter((s) => s.sent).map((s) => s.email), now);
+    await countAccepted(
+      tx,
+      mine.filter((s) => s.sent).map((s) => s.email),
+      now,
+    );
     // Rare, so one at a time, through the same path as any other outcome a provider reports; in
     // team order, as the deliverability judgement locks each team to the end of the transaction.
     for (const s of [...mine].sort((a, b) => a.email.team.id.localeCompare(b.email.team.id))) {
       for (const bounce of s.bounced) {
-        await recordEmailEvent(deps, tx, s.email, 'email.bounced', now, { bounce: { type: 'Permanent', subType: 'General', message: bounce.response, diagnosticCode: [bounce.response] } });
+        await recordEmailEvent(deps, tx, s.email, 'email.bounced', now, {
+          bounce: {
+            type: 'Permanent',
+            subType: 'General',
+            message: bounce.response,
+            diagnosticCode: [bounce.response],
+          },
+        });
       }
-      if (s.bounced.length > 0) await addSuppressions(deps, tx, { teamId: s.email.team.id, emails: s.bounced.map((b) => b.address), origin: 'bounce', source: null, sourceId: s.email.id });
+      if (s.bounced.length > 0)
+        await addSuppressions(deps, tx, {
+          teamId: s.email.team.id,
+          emails: s.bounced.map((b) => b.address),
+          origin: 'bounce',
+          source: null,
+          sourceId: s.email.id,
+        });
       if (s.delayed) await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now);
     }
     return ids;
@@ -195,12 +239,31 @@ export async function settleSends(deps: Deps, em: EntityManager, emails: Claimed
  * recorded once, at the first acceptance; an email nobody accepted has failed (announced as
  * `email.failed` unless its recipients all bounced, which their `email.bounced` events say).
  */
-function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: ClaimedEmail, outcome: BatchOutcome, now: Date): Settlement {
+function decide(
+  deps: Pick<Deps, 'config' | 'metrics'>,
+  email: ClaimedEmail,
+  outcome: BatchOutcome,
+  now: Date,
+): Settlement {
   const lastAttempt = email.attempts >= deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
   const delays = SEND_RETRY_DELAYS_SECONDS;
-  const retryAt = new Date(now.getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000).toISOString();
-  const base = { id: email.id, attempts: email.attempts, send_after: null, last_event: null, last_event_at: null, provider_message_id: null, sent_at: null };
-  const settlement = (state: AttemptState, row: Partial<Settlement['row']> & Pick<Settlement['row'], 'status' | 'last_error'>, extra: Partial<Settlement> = {}): Settlement => ({
+  const retryAt = new Date(
+    now.getTime() + delays[Math.min(email.attempts - 1, delays.length - 1)]! * 1000,
+  ).toISOString();
+  const base = {
+    id: email.id,
+    attempts: email.attempts,
+    send_after: null,
+    last_event: null,
+    last_event_at: null,
+    provider_message_id: null,
+    sent_at: null,
+  };
+  const settlement = (
+    state: AttemptState,
+    row: Partial<Settlement['row']> & Pick<Settlement['row'], 'status' | 'last_error'>,
+    extra: Partial<Settlement> = {},
+  ): Settlement => ({
     email,
     state,
     row: { ...base, ...row },
@@ -214,10 +277,15 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: ClaimedEmail, out
 
   if (outcome instanceof ProviderError) {
     deps.metrics.providerErrors.inc({ region: email.region, kind: outcome.transient ? 'transient' : 'permanent' });
-    if (outcome.transient && !lastAttempt) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: outcome.message });
+    if (outcome.transient && !lastAttempt)
+      return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: outcome.message });
     // Recipients that an earlier attempt reached keep the email's `sent` (or what came after it).
     const lastEvent = email.sentAt == null ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {};
-    return settlement('failed', { status: 'failed', last_error: outcome.message, ...lastEvent }, { failed: { error: outcome.message } });
+    return settlement(
+      'failed',
+      { status: 'failed', last_error: outcome.message, ...lastEvent },
+      { failed: { error: outcome.message } },
+    );
   }
 
   const verdicts = new Map<string, RecipientResult>(outcome.recipients.map((r) => [r.address.toLowerCase(), r]));
@@ -249,15 +317,30 @@ function decide(deps: Pick<Deps, 'config' | 'metrics'>, email: ClaimedEmail, out
   }
   const firstAcceptance = acceptedNow && email.sentAt == null;
   const acceptance = firstAcceptance
-    ? { last_event: 'sent' as const, last_event_at: now.toISOString(), provider_message_id: outcome.providerMessageId, sent_at: now.toISOString() }
+    ? {
+        last_event: 'sent' as const,
+        last_event_at: now.toISOString(),
+        provider_message_id: outcome.providerMessageId,
+        sent_at: now.toISOString(),
+      }
     : {};
   const extra = { recipients, sent: firstAcceptance, bounced, delayed };
-  if (anyOwed) return settlement('retrying', { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, ...acceptance }, extra);
-  if (acceptedNow || email.sentAt != null) return settlement('sent', { status: 'sent', last_error: null, ...acceptance }, extra);
+  if (anyOwed)
+    return settlement(
+      'retrying',
+      { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, ...acceptance },
+      extra,
+    );
+  if (acceptedNow || email.sentAt != null)
+    return settlement('sent', { status: 'sent', last_error: null, ...acceptance }, extra);
   const announced = bounced.length === 0 || exhausted;
   return settlement(
     'failed',
-    { status: 'failed', last_error: recipients.find((r) => r.response)?.response ?? email.lastError ?? null, ...(announced ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {}) },
+    {
+      status: 'failed',
+      last_error: recipients.find((r) => r.response)?.response ?? email.lastError ?? null,
+      ...(announced ? { last_event: 'failed' as const, last_event_at: now.toISOString() } : {}),
+    },
     { ...extra, failed: announced ? {} : null },
   );
 }

@@ -21,6 +21,7 @@ export async function sweepOutbox(deps: Deps): Promise<string[]> {
     await wakeDrain(deps, region, new Date());
     woken.push(region);
   }
-  if (woken.length > 0) deps.logger.info({ regions: woken }, 'outbox sweep woke the drain of regions with overdue emails');
+  if (woken.length > 0)
+    deps.logger.info({ regions: woken }, 'outbox sweep woke the drain of regions with overdue emails');
   return woken;
 }

@@ -25,7 +25,10 @@ export async function updateScheduledEmail(
   action: 'rescheduled' | 'canceled',
 ): Promise<void> {
   await ensureEmailExists(deps, teamId, id);
-  const orphaned = { ...leaseRunOut(), ...(action === 'canceled' ? { sentAt: null } : { lastEvent: 'scheduled' as const }) };
+  const orphaned = {
+    ...leaseRunOut(),
+    ...(action === 'canceled' ? { sentAt: null } : { lastEvent: 'scheduled' as const }),
+  };
   const updated = await deps.orm.em.nativeUpdate(
     Email,
     { id, team: teamId, $or: [{ status: 'queued', lastEvent: 'scheduled' }, orphaned] },

@@ -21,24 +21,46 @@ export interface Encoding {
 }
 
 const hex = (bytes: readonly string[], prefix: string) => bytes.map((b) => `${prefix}${b}`).join('');
-const codeUnits = (char: string) => [...char].flatMap((c) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i).toString(16).padStart(4, '0')));
+const codeUnits = (char: string) =>
+  [...char].flatMap((c) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i).toString(16).padStart(4, '0')));
 
 const LITERAL: Encoding = { name: 'literal, any letter case', forms: (char) => [escapeRegex(char)] };
-const PERCENT: Encoding = { name: 'percent-encoding (%40, %2B, any hex case, fully encoded)', forms: (_, bytes) => [hex(bytes, '%')], marker: '%[0-9a-f]{2}' };
+const PERCENT: Encoding = {
+  name: 'percent-encoding (%40, %2B, any hex case, fully encoded)',
+  forms: (_, bytes) => [hex(bytes, '%')],
+  marker: '%[0-9a-f]{2}',
+};
 /** In a form-encoded value a space is `+`, so a decoded `+` tag reads as a space, or `%20`. */
 const FORM: Encoding = { name: '+ form-encoding', forms: (char) => (char === '+' ? [' ', '%20'] : []) };
 /** `\u0040`, and `\\u0040` where the escape itself was escaped (JSON in JSON, or in jsonb's text). */
-const JSON_ESCAPE: Encoding = { name: 'JSON \\uXXXX escapes', forms: (char) => [codeUnits(char).map((u) => `\\\\+u${u}`).join('')], marker: '\\\\u[0-9a-f]{4}' };
+const JSON_ESCAPE: Encoding = {
+  name: 'JSON \\uXXXX escapes',
+  forms: (char) => [
+    codeUnits(char)
+      .map((u) => `\\\\+u${u}`)
+      .join(''),
+  ],
+  marker: '\\\\u[0-9a-f]{4}',
+};
 const HTML_ENTITY: Encoding = {
   name: 'HTML character references',
   forms: (char) => {
     const code = char.codePointAt(0)!;
-    return [`&#0*${code};`, `&#x0*${code.toString(16)};`, ...(char === '@' ? ['&commat;'] : char === '.' ? ['&period;'] : [])];
+    return [
+      `&#0*${code};`,
+      `&#x0*${code.toString(16)};`,
+      ...(char === '@' ? ['&commat;'] : char === '.' ? ['&period;'] : []),
+    ];
   },
   marker: '&#|&commat;|&period;',
 };
 /** Quoted-printable bodies and Q encoded-word headers (RFC 2045, 2047), split by soft line breaks anywhere. */
-const QUOTED_PRINTABLE: Encoding = { name: 'quoted-printable, soft line breaks, Q encoded-words', forms: (_, bytes) => [hex(bytes, '=')], between: '(?:=\\r?\\n)?', marker: '=[0-9a-f]{2}|=\\r?\\n' };
+const QUOTED_PRINTABLE: Encoding = {
+  name: 'quoted-printable, soft line breaks, Q encoded-words',
+  forms: (_, bytes) => [hex(bytes, '=')],
+  between: '(?:=\\r?\\n)?',
+  marker: '=[0-9a-f]{2}|=\\r?\\n',
+};
 
 /** What any text column may hold: an address written by a client, a URL, JSON or HTML. */
 export const TEXT_ENCODINGS: readonly Encoding[] = [LITERAL, PERCENT, FORM, JSON_ESCAPE, HTML_ENTITY];
@@ -87,7 +109,8 @@ function addressSource(address: string, encodings: readonly Encoding[]): string 
  * scrubbing one more look-alike is the safer mistake.
  */
 function bounded(source: string): string {
-  const before = '(?:(?<![\\p{L}\\p{N}._%+])|(?<=%[0-9a-f]{2})|(?<==[0-9a-f]{2})|(?<=\\\\[nrtbf])|(?<=\\\\u[0-9a-f]{4})|(?<=&#?[0-9a-z]+;))';
+  const before =
+    '(?:(?<![\\p{L}\\p{N}._%+])|(?<=%[0-9a-f]{2})|(?<==[0-9a-f]{2})|(?<=\\\\[nrtbf])|(?<=\\\\u[0-9a-f]{4})|(?<=&#?[0-9a-z]+;))';
   const after = '(?![\\p{L}\\p{N}_-]|\\.[\\p{L}\\p{N}]|%2e[\\p{L}\\p{N}])';
   return `${before}(?:${source})${after}`;
 }
@@ -117,7 +140,12 @@ export function addressPatterns(addresses: readonly string[], encodings: readonl
   const plain = encodings.filter((e) => !e.marker);
   const groups: string[] = [];
   for (let start = 0; start < addresses.length; start += GROUP) {
-    groups.push(addresses.slice(start, start + GROUP).map((address) => addressSource(address, encodings)).join('|'));
+    groups.push(
+      addresses
+        .slice(start, start + GROUP)
+        .map((address) => addressSource(address, encodings))
+        .join('|'),
+    );
   }
   return {
     /** PostgreSQL: the addresses in their plain forms (no boundaries: finds a superset of rows). */

@@ -25,16 +25,26 @@ class DryRun extends Error {}
  * the plain forms on every row, the encoded ones only on text that may hold one (the marker),
  * and the rows derived from those an earlier surface matched (`linked`).
  */
-function candidatesSql(surface: Surface, teamId: string, patterns: Patterns, links: readonly string[], linked: readonly unknown[]): [string, unknown[]] {
+function candidatesSql(
+  surface: Surface,
+  teamId: string,
+  patterns: Patterns,
+  links: readonly string[],
+  linked: readonly unknown[],
+): [string, unknown[]] {
   // Bindings are taken in the order the text is written, which is the order of the `?`s.
   const bindings: unknown[] = [];
   const bind = (value: unknown) => (bindings.push(value), '?');
   // One text per row: NULL columns are left out rather than turning the marker's AND to NULL,
   // which would try every group on every row.
-  const asText = (column: string, shape: ColumnShape) => (shape === 'bytes' ? `encode("${column}", 'escape')` : `"${column}"::text`);
-  const texts = `concat_ws(E'\\n', ${Object.entries(surface.columns).map(([column, shape]) => asText(column, shape)).join(', ')})`;
+  const asText = (column: string, shape: ColumnShape) =>
+    shape === 'bytes' ? `encode("${column}", 'escape')` : `"${column}"::text`;
+  const texts = `concat_ws(E'\\n', ${Object.entries(surface.columns)
+    .map(([column, shape]) => asText(column, shape))
+    .join(', ')})`;
   const any = (pattern: string) => `${texts} ~* ${bind(pattern)}`;
-  const derived = () => `"${surface.derivedFrom!.to}"::text IN (SELECT jsonb_array_elements_text(${bind(JSON.stringify(linked))}::jsonb))`;
+  const derived = () =>
+    `"${surface.derivedFrom!.to}"::text IN (SELECT jsonb_array_elements_text(${bind(JSON.stringify(linked))}::jsonb))`;
   const columns = [...Object.keys(surface.columns), ...links].map((column) => `"${column}"`).join(', ');
   const sql = `SELECT "${surface.key}" AS key, ${columns}${surface.derivedFrom ? `, ${derived()} AS derived` : ''}
     FROM "${surface.table}" WHERE ${surface.scope.replace(':team', bind(teamId))} AND (${any(patterns.plain)}
@@ -66,7 +76,8 @@ function scrubValue(value: unknown, shape: ColumnShape, text: (s: string) => str
 function scrubJson(value: unknown, text: (s: string) => string): unknown {
   if (typeof value === 'string') return text(value);
   if (Array.isArray(value)) return value.map((v) => scrubJson(v, text));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [text(k), scrubJson(v, text)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [text(k), scrubJson(v, text)]));
   return value;
 }
 
@@ -85,13 +96,18 @@ async function scrubSurface(
 ): Promise<Record<string, unknown>[]> {
   const patterns = addressPatterns(addresses, surface.encodings);
   const links = SURFACES.flatMap((s: Surface) => (s.derivedFrom?.kind === surface.kind ? [s.derivedFrom.from] : []));
-  const linked = surface.derivedFrom ? (matched.get(surface.derivedFrom.kind) ?? []).map((row) => row[surface.derivedFrom!.from]) : [];
+  const linked = surface.derivedFrom
+    ? (matched.get(surface.derivedFrom.kind) ?? []).map((row) => row[surface.derivedFrom!.from])
+    : [];
   const [sql, bindings] = candidatesSql(surface, teamId, patterns, links, linked);
   const rows = await sqlQuery<Record<string, unknown> & { key: string; derived?: boolean }>(em, sql, bindings);
   const erased = new Set(addresses);
   const text = (s: string) =>
     (surface.tokens ?? []).reduce(
-      (scrubbed, token) => scrubbed.replace(token.pattern, (whole, found: string) => (erased.has(token.reads(secrets, found)?.toLowerCase() ?? '') ? whole.replace(found, ERASED) : whole)),
+      (scrubbed, token) =>
+        scrubbed.replace(token.pattern, (whole, found: string) =>
+          erased.has(token.reads(secrets, found)?.toLowerCase() ?? '') ? whole.replace(found, ERASED) : whole,
+        ),
       s.replace(patterns.exact, ERASED),
     );
   const forget = surface.forget === null ? null : ERASED;
@@ -113,14 +129,21 @@ async function scrubSurface(
     const chunk = changed.slice(start, start + WRITE_CHUNK);
     if (surface.strategy === 'delete') {
       // The key is unique within the team's rows only (idempotency keys), so the scope comes along.
-      await sqlQuery(em, `DELETE FROM "${surface.table}" WHERE ${surface.scope.replace(/:team/g, '?')} AND "${surface.key}"::text IN (SELECT jsonb_array_elements_text(?::jsonb))`, [
-        ...(surface.scope.includes(':team') ? [teamId] : []),
-        JSON.stringify(chunk.map((row) => row[surface.key])),
-      ]);
+      await sqlQuery(
+        em,
+        `DELETE FROM "${surface.table}" WHERE ${surface.scope.replace(/:team/g, '?')} AND "${surface.key}"::text IN (SELECT jsonb_array_elements_text(?::jsonb))`,
+        [...(surface.scope.includes(':team') ? [teamId] : []), JSON.stringify(chunk.map((row) => row[surface.key]))],
+      );
     } else {
       // Rewritten rows are keyed by id. The table's own row type reads every column shape (text[], jsonb) from JSON.
-      const set = Object.keys(surface.columns).map((column) => `"${column}" = v."${column}"`).join(', ');
-      await sqlQuery(em, `UPDATE "${surface.table}" t SET ${set} FROM jsonb_populate_recordset(NULL::"${surface.table}", ?::jsonb) v WHERE t."${surface.key}" = v."${surface.key}"`, [JSON.stringify(chunk)]);
+      const set = Object.keys(surface.columns)
+        .map((column) => `"${column}" = v."${column}"`)
+        .join(', ');
+      await sqlQuery(
+        em,
+        `UPDATE "${surface.table}" t SET ${set} FROM jsonb_populate_recordset(NULL::"${surface.table}", ?::jsonb) v WHERE t."${surface.key}" = v."${surface.key}"`,
+        [JSON.stringify(chunk)],
+      );
     }
   }
   matched.set(surface.kind, changed);
@@ -148,12 +171,13 @@ export async function eraseAddresses(
       receipt.contacts = contacts.length;
       await deleteContactRecords(em, teamId, contacts, source, false);
       const matched = new Map<string, Record<string, unknown>[]>();
-      for (const surface of SURFACES) receipt[surface.kind] = (await scrubSurface(em, deps.secrets, surface, teamId, addresses, matched)).length;
-      await sqlQuery(em, `UPDATE erasure_request SET email = '${ERASED}', completed_at = now(), receipt = ?::jsonb WHERE team_id = ? AND completed_at IS NULL AND email IN (SELECT jsonb_array_elements_text(?::jsonb))`, [
-        JSON.stringify(receipt),
-        teamId,
-        JSON.stringify(addresses),
-      ]);
+      for (const surface of SURFACES)
+        receipt[surface.kind] = (await scrubSurface(em, deps.secrets, surface, teamId, addresses, matched)).length;
+      await sqlQuery(
+        em,
+        `UPDATE erasure_request SET email = '${ERASED}', completed_at = now(), receipt = ?::jsonb WHERE team_id = ? AND completed_at IS NULL AND email IN (SELECT jsonb_array_elements_text(?::jsonb))`,
+        [JSON.stringify(receipt), teamId, JSON.stringify(addresses)],
+      );
       if (dryRun) throw new DryRun();
     });
   } catch (err) {

@@ -1,4 +1,10 @@
-import { type EmbeddedToken, type Encoding, MIME_ENCODINGS, PREFERENCE_TOKEN, TEXT_ENCODINGS } from './address-forms.js';
+import {
+  type EmbeddedToken,
+  type Encoding,
+  MIME_ENCODINGS,
+  PREFERENCE_TOKEN,
+  TEXT_ENCODINGS,
+} from './address-forms.js';
 
 /**
  * How a column holds text: `text` is rewritten occurrence by occurrence, `json` string by string
@@ -50,7 +56,18 @@ export const SURFACES = [
     table: 'email',
     key: 'id',
     scope: TEAM,
-    columns: { to: 'addresses', cc: 'addresses', bcc: 'addresses', reply_to: 'addresses', from: 'address', subject: 'text', html: 'text', text: 'text', last_error: 'text', headers: 'json' },
+    columns: {
+      to: 'addresses',
+      cc: 'addresses',
+      bcc: 'addresses',
+      reply_to: 'addresses',
+      from: 'address',
+      subject: 'text',
+      html: 'text',
+      text: 'text',
+      last_error: 'text',
+      headers: 'json',
+    },
     encodings: TEXT_ENCODINGS,
     // {{{UNSUBSCRIBE_URL}}} and List-Unsubscribe are filled in before the email is stored. Tracked
     // links are signed into the MIME only, which goes whole (captured_message).
@@ -89,7 +106,15 @@ export const SURFACES = [
     strategy: 'delete',
     derivedFrom: { kind: 'emails', from: 'message_id', to: 'message_id' },
   },
-  { kind: 'events', table: 'event', key: 'id', scope: TEAM, columns: { payload: 'json' }, encodings: TEXT_ENCODINGS, strategy: 'rewrite' },
+  {
+    kind: 'events',
+    table: 'event',
+    key: 'id',
+    scope: TEAM,
+    columns: { payload: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
   {
     kind: 'webhook_deliveries',
     table: 'webhook_delivery',
@@ -166,7 +191,15 @@ export const SURFACES = [
     table: 'broadcast',
     key: 'id',
     scope: TEAM,
-    columns: { from: 'address', reply_to: 'addresses', name: 'text', subject: 'text', preview_text: 'text', html: 'text', text: 'text' },
+    columns: {
+      from: 'address',
+      reply_to: 'addresses',
+      name: 'text',
+      subject: 'text',
+      preview_text: 'text',
+      html: 'text',
+      text: 'text',
+    },
     encodings: TEXT_ENCODINGS,
     strategy: 'rewrite',
   },
@@ -185,8 +218,23 @@ export const SURFACES = [
     key: 'id',
     scope: TEAM,
     columns: {
-      envelope_from: 'address', received_for: 'addresses', from: 'address', to: 'addresses', cc: 'addresses', bcc: 'addresses', reply_to: 'addresses',
-      message_id: 'text', subject: 'text', text: 'text', html: 'text', headers: 'json', parse_error: 'text', spf: 'json', dkim: 'json', dmarc: 'json', raw: 'bytes',
+      envelope_from: 'address',
+      received_for: 'addresses',
+      from: 'address',
+      to: 'addresses',
+      cc: 'addresses',
+      bcc: 'addresses',
+      reply_to: 'addresses',
+      message_id: 'text',
+      subject: 'text',
+      text: 'text',
+      html: 'text',
+      headers: 'json',
+      parse_error: 'text',
+      spf: 'json',
+      dkim: 'json',
+      dmarc: 'json',
+      raw: 'bytes',
     },
     encodings: MIME_ENCODINGS,
     // Mail from or to the address goes whole: its raw bytes cannot be rewritten, and its attachments go with it (cascade).
@@ -203,7 +251,15 @@ export const SURFACES = [
     strategy: 'delete',
   },
   // A filter naming the address stops matching it, as the contact is gone anyway.
-  { kind: 'segments', table: 'segment', key: 'id', scope: TEAM, columns: { name: 'text', filter: 'json' }, encodings: TEXT_ENCODINGS, strategy: 'rewrite' },
+  {
+    kind: 'segments',
+    table: 'segment',
+    key: 'id',
+    scope: TEAM,
+    columns: { name: 'text', filter: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
 ] as const satisfies readonly Surface[];
 
 export type SurfaceKind = (typeof SURFACES)[number]['kind'];

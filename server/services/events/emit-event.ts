@@ -2,7 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../db/ids.js';
 import { sqlQuery } from '../../db/query.js';
 import { Event, type IEvent } from '../../entities/index.js';
-import { type DeliveryEndpoint, deliveryEndpointsQuery, type InsertedEvent, queueDeliveries, queueDeliveriesMany } from '../webhooks/queue-deliveries.js';
+import {
+  type DeliveryEndpoint,
+  deliveryEndpointsQuery,
+  type InsertedEvent,
+  queueDeliveries,
+  queueDeliveriesMany,
+} from '../webhooks/queue-deliveries.js';
 
 export interface EventInput {
   teamId: string;
@@ -51,7 +57,11 @@ const NO_ENDPOINTS = 'SELECT NULL::uuid AS id, NULL::uuid AS team_id, NULL::text
  * receive them (none: nothing more to write), and their deliveries likewise, in the caller's
  * transaction like emitEvent. `alongside` runs in the first of those statements.
  */
-export async function emitEvents(em: EntityManager, inputs: readonly EventInput[], alongside?: AlongsideWrite): Promise<void> {
+export async function emitEvents(
+  em: EntityManager,
+  inputs: readonly EventInput[],
+  alongside?: AlongsideWrite,
+): Promise<void> {
   if (inputs.length === 0) {
     if (alongside) await sqlQuery(em, `WITH ${alongside.ctes} SELECT 1`, alongside.bindings);
     return;
@@ -61,9 +71,22 @@ export async function emitEvents(em: EntityManager, inputs: readonly EventInput[
     const events: InsertedEvent[] = [];
     const rows: Record<string, unknown>[] = [];
     for (const input of inputs.slice(start, start + CHUNK)) {
-      const event = { id: newId(), teamId: input.teamId, type: input.type, data: input.data, createdAt: input.createdAt ?? new Date() };
+      const event = {
+        id: newId(),
+        teamId: input.teamId,
+        type: input.type,
+        data: input.data,
+        createdAt: input.createdAt ?? new Date(),
+      };
       events.push(event);
-      rows.push({ id: event.id, team_id: event.teamId, email_id: input.emailId ?? null, type: event.type, payload: event.data, created_at: event.createdAt.toISOString() });
+      rows.push({
+        id: event.id,
+        team_id: event.teamId,
+        email_id: input.emailId ?? null,
+        type: event.type,
+        payload: event.data,
+        created_at: event.createdAt.toISOString(),
+      });
     }
     const write = start === 0 ? alongside : undefined;
     const lookup = deliveryEndpointsQuery(events);

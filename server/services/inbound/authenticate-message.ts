@@ -3,7 +3,8 @@ import type { Deps } from '../../deps.js';
 import type { AuthVerdict, AuthVerdicts } from '../../entities/index.js';
 import type { ReceivedEnvelope } from './store-received-email.js';
 
-const trim = (verdict: AuthVerdict): AuthVerdict => Object.fromEntries(Object.entries(verdict).filter(([, value]) => value !== undefined && value !== '')) as AuthVerdict;
+const trim = (verdict: AuthVerdict): AuthVerdict =>
+  Object.fromEntries(Object.entries(verdict).filter(([, value]) => value !== undefined && value !== '')) as AuthVerdict;
 
 /**
  * SPF (of the client IP, HELO and MAIL FROM), DKIM (every signature) and DMARC (alignment with the
@@ -11,7 +12,11 @@ const trim = (verdict: AuthVerdict): AuthVerdict => Object.fromEntries(Object.en
  * never acted on here: mail is stored whatever they say (the team decides). A check that cannot
  * finish reads `temperror` rather than costing the message.
  */
-export async function authenticateMessage(deps: Pick<Deps, 'dns' | 'config'>, raw: Buffer, envelope: Omit<ReceivedEnvelope, 'recipients'>): Promise<AuthVerdicts> {
+export async function authenticateMessage(
+  deps: Pick<Deps, 'dns' | 'config'>,
+  raw: Buffer,
+  envelope: Omit<ReceivedEnvelope, 'recipients'>,
+): Promise<AuthVerdicts> {
   try {
     const result = await authenticate(raw, {
       ip: envelope.peerIp,
@@ -24,12 +29,28 @@ export async function authenticateMessage(deps: Pick<Deps, 'dns' | 'config'>, ra
     });
     const { spf, dmarc } = result;
     return {
-      spf: spf ? trim({ result: spf.status.result, domain: spf.domain, detail: spf['client-ip'], comment: spf.status.comment }) : { result: 'none' },
+      spf: spf
+        ? trim({ result: spf.status.result, domain: spf.domain, detail: spf['client-ip'], comment: spf.status.comment })
+        : { result: 'none' },
       // An unsigned message has one `none` entry without a signing domain: no signature, no verdict.
       dkim: result.dkim.results
         .filter((signature) => signature.signingDomain)
-        .map((signature) => trim({ result: signature.status.result, domain: signature.signingDomain, detail: signature.selector, comment: signature.status.comment })),
-      dmarc: dmarc ? trim({ result: dmarc.status.result, domain: dmarc.domain, detail: dmarc.policy, comment: dmarc.status.comment }) : { result: 'none' },
+        .map((signature) =>
+          trim({
+            result: signature.status.result,
+            domain: signature.signingDomain,
+            detail: signature.selector,
+            comment: signature.status.comment,
+          }),
+        ),
+      dmarc: dmarc
+        ? trim({
+            result: dmarc.status.result,
+            domain: dmarc.domain,
+            detail: dmarc.policy,
+            comment: dmarc.status.comment,
+          })
+        : { result: 'none' },
     };
   } catch (err) {
     const comment = err instanceof Error ? err.message : String(err);

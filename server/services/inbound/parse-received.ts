@@ -23,12 +23,26 @@ export interface ParsedMessage {
   parseError: string | null;
 }
 
-const EMPTY: Omit<ParsedMessage, 'parseError'> = { messageId: '', subject: '', from: '', to: [], cc: [], bcc: [], replyTo: [], headers: {}, text: null, html: null, attachments: [] };
+const EMPTY: Omit<ParsedMessage, 'parseError'> = {
+  messageId: '',
+  subject: '',
+  from: '',
+  to: [],
+  cc: [],
+  bcc: [],
+  replyTo: [],
+  headers: {},
+  text: null,
+  html: null,
+  attachments: [],
+};
 
 /** `Name <a@b>` or `a@b` per mailbox, groups flattened. */
 function formatted(field: AddressObject | AddressObject[] | undefined): string[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
-  return objects.flatMap((object) => object.value).flatMap((entry) => (entry.group ?? [entry]))
+  return objects
+    .flatMap((object) => object.value)
+    .flatMap((entry) => entry.group ?? [entry])
     .filter((mailbox) => mailbox.address)
     .map((mailbox) => (mailbox.name ? `${mailbox.name} <${mailbox.address}>` : mailbox.address!));
 }
@@ -37,7 +51,10 @@ function formatted(field: AddressObject | AddressObject[] | undefined): string[]
 function headerMap(lines: readonly { key: string; line: string }[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of lines) {
-    const value = line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    const value = line
+      .slice(line.indexOf(':') + 1)
+      .replace(/\r?\n[ \t]+/g, ' ')
+      .trim();
     headers[key] = key in headers ? `${headers[key]}\n${value}` : value;
   }
   return headers;
@@ -52,7 +69,8 @@ export async function parseReceived(raw: Buffer): Promise<ParsedMessage> {
   try {
     const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: true });
     // mailparser reads anything; bytes without a single well-formed header field (RFC 5322 2.2) are not a message.
-    if (!mail.headerLines.some(({ line }) => /^[!-9;-~]+:/.test(line))) return { ...EMPTY, parseError: 'no header fields: not an RFC 5322 message' };
+    if (!mail.headerLines.some(({ line }) => /^[!-9;-~]+:/.test(line)))
+      return { ...EMPTY, parseError: 'no header fields: not an RFC 5322 message' };
     return {
       messageId: mail.messageId ?? '',
       subject: mail.subject ?? '',

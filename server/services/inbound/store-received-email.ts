@@ -1,5 +1,11 @@
 import type { Deps } from '../../deps.js';
-import { type AuthVerdicts, type IReceivedAttachment, type IReceivedEmail, ReceivedAttachment, ReceivedEmail } from '../../entities/index.js';
+import {
+  type AuthVerdicts,
+  type IReceivedAttachment,
+  type IReceivedEmail,
+  ReceivedAttachment,
+  ReceivedEmail,
+} from '../../entities/index.js';
 import { type ParsedMessage, parseReceived } from './parse-received.js';
 import { findReceivingDomains, normalizeRecipient } from './receiving-domains.js';
 import { domainOfAddress } from '../domains/domain-name.js';
@@ -40,7 +46,13 @@ function receivedEventData(email: IReceivedEmail, attachments: readonly IReceive
     received_for: email.receivedFor,
     message_id: email.messageId,
     subject: email.subject,
-    attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, content_type: a.contentType, content_disposition: a.contentDisposition, content_id: a.contentId })),
+    attachments: attachments.map((a) => ({
+      id: a.id,
+      filename: a.filename,
+      content_type: a.contentType,
+      content_disposition: a.contentDisposition,
+      content_id: a.contentId,
+    })),
   };
 }
 
@@ -51,7 +63,10 @@ function receivedEventData(email: IReceivedEmail, attachments: readonly IReceive
  * never lost; a recipient whose domain stopped receiving since RCPT TO is dropped (an empty
  * result: nothing was kept).
  */
-export async function storeReceivedEmail(deps: Pick<Deps, 'orm' | 'clock'>, input: StoreReceivedEmailInput): Promise<StoredReceivedEmail[]> {
+export async function storeReceivedEmail(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  input: StoreReceivedEmailInput,
+): Promise<StoredReceivedEmail[]> {
   const recipients = [...new Set(input.envelope.recipients.map(normalizeRecipient))];
   const parsed = input.parsed ?? (await parseReceived(input.raw));
   const createdAt = deps.clock();
@@ -90,12 +105,14 @@ export async function storeReceivedEmail(deps: Pick<Deps, 'orm' | 'clock'>, inpu
         dmarc: input.verdicts.dmarc,
       });
       const attachments = parsed.attachments.map((part, position) =>
-        tx.create(ReceivedAttachment, { email, createdAt, position, ...part, size: part.content.length }));
+        tx.create(ReceivedAttachment, { email, createdAt, position, ...part, size: part.content.length }),
+      );
       stored.push({ email, attachments, teamId });
     }
     // Ids are assigned at flush; the events need them.
     await tx.flush();
-    for (const { email, attachments, teamId } of stored) await emitEvent(tx, { teamId, type: 'email.received', data: receivedEventData(email, attachments), createdAt });
+    for (const { email, attachments, teamId } of stored)
+      await emitEvent(tx, { teamId, type: 'email.received', data: receivedEventData(email, attachments), createdAt });
     return stored.map(({ email, teamId }) => ({ id: email.id, teamId }));
   });
 }

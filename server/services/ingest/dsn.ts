@@ -37,24 +37,37 @@ function splitEntity(raw: string): { headers: Headers; body: string } {
   const body = match ? raw.slice(match.index + match[0].length) : '';
   const encoding = headers.get('content-transfer-encoding')?.toLowerCase();
   if (encoding === 'base64') return { headers, body: Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8') };
-  if (encoding === 'quoted-printable') return { headers, body: body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) };
+  if (encoding === 'quoted-printable')
+    return {
+      headers,
+      body: body
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    };
   return { headers, body };
 }
 
-const mediaType = (headers: Headers) => (headers.get('content-type') ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
+const mediaType = (headers: Headers) =>
+  (headers.get('content-type') ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
 
 /** The parts of a multipart entity, nested multiparts flattened; a leaf entity is its own only part. */
 function leaves(entity: { headers: Headers; body: string }, depth = 0): { headers: Headers; body: string }[] {
   const boundary = /boundary\s*=\s*(?:"([^"]+)"|([^\s;]+))/i.exec(entity.headers.get('content-type') ?? '');
   if (!mediaType(entity.headers).startsWith('multipart/') || !boundary || depth > 5) return [entity];
   const delimiter = `--${boundary[1] ?? boundary[2]}`;
-  const sections = entity.body.split(new RegExp(`^${delimiter.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?$`, 'm'));
+  const sections = entity.body.split(
+    new RegExp(`^${delimiter.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?$`, 'm'),
+  );
   // Before the first delimiter is the preamble, after the closing one the epilogue.
   return sections.slice(1, -1).flatMap((section) => leaves(splitEntity(section.replace(/^\r?\n/, '')), depth + 1));
 }
 
 /** `rfc822; user@host` → `user@host`. */
-const typedAddress = (value: string | undefined) => value?.replace(/^[^;]*;\s*/, '').replace(/^<|>$/g, '').trim() ?? '';
+const typedAddress = (value: string | undefined) =>
+  value
+    ?.replace(/^[^;]*;\s*/, '')
+    .replace(/^<|>$/g, '')
+    .trim() ?? '';
 
 /**
  * Reads a delivery status notification (RFC 3464: `multipart/report; report-type=delivery-status`)
@@ -65,7 +78,9 @@ export function parseDsn(raw: string): Dsn | null {
   const top = splitEntity(raw);
   if (mediaType(top.headers) !== 'multipart/report') return null;
   const parts = leaves(top);
-  const status = parts.find((part) => ['message/delivery-status', 'message/global-delivery-status'].includes(mediaType(part.headers)));
+  const status = parts.find((part) =>
+    ['message/delivery-status', 'message/global-delivery-status'].includes(mediaType(part.headers)),
+  );
   if (!status) return null;
   // The per-message fields come first, then one block per recipient, separated by blank lines.
   const recipients = status.body
@@ -79,8 +94,14 @@ export function parseDsn(raw: string): Dsn | null {
       diagnosticCode: fields.get('diagnostic-code') ?? null,
     }))
     .filter((recipient) => recipient.address.includes('@'));
-  const returned = parts.find((part) => ['text/rfc822-headers', 'message/rfc822', 'message/global', 'message/global-headers'].includes(mediaType(part.headers)));
+  const returned = parts.find((part) =>
+    ['text/rfc822-headers', 'message/rfc822', 'message/global', 'message/global-headers'].includes(
+      mediaType(part.headers),
+    ),
+  );
   // Headers alone, or a whole message: either way its header block ends at the first blank line.
-  const originalMessageId = returned ? (parseFields(returned.body.split(/\r?\n\r?\n/)[0]!).get('message-id') ?? null) : null;
+  const originalMessageId = returned
+    ? (parseFields(returned.body.split(/\r?\n\r?\n/)[0]!).get('message-id') ?? null)
+    : null;
   return { messageId: top.headers.get('message-id') ?? null, originalMessageId, recipients };
 }

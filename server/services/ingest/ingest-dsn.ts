@@ -25,7 +25,10 @@ async function findEmail(tx: EntityManager, messageId: string | null): Promise<I
  */
 export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
   const dsn = parseDsn(raw);
-  if (!dsn) throw invalidNotification('The body is not a delivery status notification (multipart/report; report-type=delivery-status).');
+  if (!dsn)
+    throw invalidNotification(
+      'The body is not a delivery status notification (multipart/report; report-type=delivery-status).',
+    );
   return recordDsn(deps, raw, dsn, (tx) => findEmail(tx, dsn.originalMessageId));
 }
 
@@ -36,7 +39,12 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
  * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
  * are soft, `delayed` is email.delivery_delayed, and `delivered`/`relayed` is email.delivered.
  */
-export async function recordDsn(deps: Deps, raw: string, dsn: Dsn, find: (tx: EntityManager) => Promise<IEmail | null>): Promise<string> {
+export async function recordDsn(
+  deps: Deps,
+  raw: string,
+  dsn: Dsn,
+  find: (tx: EntityManager) => Promise<IEmail | null>,
+): Promise<string> {
   const key = dsn.messageId ?? createHash('sha256').update(raw).digest('hex');
   return deps.orm.em.fork().transactional(async (tx) => {
     if (!(await firstArrival(tx, 'dsn', key, 'dsn'))) return 'duplicate';
@@ -47,11 +55,31 @@ export async function recordDsn(deps: Deps, raw: string, dsn: Dsn, find: (tx: En
     const hard = failed.filter((r) => r.status.startsWith('5.'));
     const soft = failed.filter((r) => !r.status.startsWith('5.'));
     const bounce = (type: string, list: typeof failed) =>
-      bounceData({ bounceType: type, bounceSubType: 'General', bouncedRecipients: list.map((r) => ({ emailAddress: r.address, status: r.status, diagnosticCode: r.diagnosticCode ?? undefined })) });
-    if (hard.length > 0) await recordProviderOutcome(deps, tx, email, 'email.bounced', at, { bounce: bounce('Permanent', hard) }, hard.map((r) => r.address));
-    if (soft.length > 0) await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
-    if (dsn.recipients.some((r) => r.action === 'delayed')) await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
-    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed')) await recordEmailEvent(deps, tx, email, 'email.delivered', at);
+      bounceData({
+        bounceType: type,
+        bounceSubType: 'General',
+        bouncedRecipients: list.map((r) => ({
+          emailAddress: r.address,
+          status: r.status,
+          diagnosticCode: r.diagnosticCode ?? undefined,
+        })),
+      });
+    if (hard.length > 0)
+      await recordProviderOutcome(
+        deps,
+        tx,
+        email,
+        'email.bounced',
+        at,
+        { bounce: bounce('Permanent', hard) },
+        hard.map((r) => r.address),
+      );
+    if (soft.length > 0)
+      await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
+    if (dsn.recipients.some((r) => r.action === 'delayed'))
+      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
+    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed'))
+      await recordEmailEvent(deps, tx, email, 'email.delivered', at);
     return `${dsn.recipients.map((r) => r.action).join(', ') || 'no recipients'} reported`;
   });
 }

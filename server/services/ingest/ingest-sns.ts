@@ -12,7 +12,12 @@ export const INGESTED_RETENTION_DAYS = 14;
  * before (a copy, or a retry of one already applied). A copy arriving at the same moment waits
  * for the first transaction to commit, then finds the id taken.
  */
-export async function firstArrival(tx: EntityManager, source: 'sns' | 'dsn', messageId: string, topic: string): Promise<boolean> {
+export async function firstArrival(
+  tx: EntityManager,
+  source: 'sns' | 'dsn',
+  messageId: string,
+  topic: string,
+): Promise<boolean> {
   const fresh = await sqlQuery(
     tx,
     `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES (?, ?, ?, now()) ON CONFLICT DO NOTHING RETURNING message_id`,
@@ -33,18 +38,23 @@ export async function firstArrival(tx: EntityManager, source: 'sns' | 'dsn', mes
 export async function ingestSnsMessage(deps: Deps, body: string, declaredType?: string): Promise<string> {
   const message = parseSnsMessage(body);
   // SNS sends the type twice, in the body and as x-amz-sns-message-type: they agree or the post is not SNS's.
-  if (declaredType !== undefined && declaredType !== message.Type) throw invalidNotification('x-amz-sns-message-type does not match the message Type.');
+  if (declaredType !== undefined && declaredType !== message.Type)
+    throw invalidNotification('x-amz-sns-message-type does not match the message Type.');
   await deps.sns.verify(message);
   // Signed, so the time is SNS's: far longer ago than SNS ever retries means a replay.
   const sentAt = Date.parse(message.Timestamp);
-  if (!(sentAt > deps.clock().getTime() - INGESTED_RETENTION_DAYS * 86_400_000)) throw untrustedNotification(`The message is more than ${INGESTED_RETENTION_DAYS} days old.`);
+  if (!(sentAt > deps.clock().getTime() - INGESTED_RETENTION_DAYS * 86_400_000))
+    throw untrustedNotification(`The message is more than ${INGESTED_RETENTION_DAYS} days old.`);
   if (message.Type === 'SubscriptionConfirmation') {
     await deps.sns.confirmSubscription(message);
     deps.logger.info({ topic: message.TopicArn }, 'SNS subscription confirmed');
     return 'subscription confirmed';
   }
   if (message.Type === 'UnsubscribeConfirmation') {
-    deps.logger.warn({ topic: message.TopicArn }, 'SNS topic unsubscribed this endpoint: SES events stop arriving until it is subscribed again');
+    deps.logger.warn(
+      { topic: message.TopicArn },
+      'SNS topic unsubscribed this endpoint: SES events stop arriving until it is subscribed again',
+    );
     return 'unsubscribed';
   }
   return deps.orm.em.fork().transactional(async (tx) => {

@@ -15,8 +15,17 @@ export interface SesEvent {
   eventType?: string;
   notificationType?: string;
   mail?: { messageId?: string; timestamp?: string; tags?: Record<string, string[]> };
-  bounce?: { bounceType?: string; bounceSubType?: string; timestamp?: string; bouncedRecipients?: { emailAddress?: string; diagnosticCode?: string; status?: string }[] };
-  complaint?: { timestamp?: string; complainedRecipients?: { emailAddress?: string }[]; complaintFeedbackType?: string };
+  bounce?: {
+    bounceType?: string;
+    bounceSubType?: string;
+    timestamp?: string;
+    bouncedRecipients?: { emailAddress?: string; diagnosticCode?: string; status?: string }[];
+  };
+  complaint?: {
+    timestamp?: string;
+    complainedRecipients?: { emailAddress?: string }[];
+    complaintFeedbackType?: string;
+  };
   delivery?: { timestamp?: string };
   deliveryDelay?: { timestamp?: string; delayType?: string };
   open?: { timestamp?: string; ipAddress?: string; userAgent?: string };
@@ -50,16 +59,21 @@ function timeOf(deps: Deps, ...candidates: (string | undefined)[]): Date {
 
 /** `data.bounce` as Resend sends it. */
 export function bounceData(bounce: NonNullable<SesEvent['bounce']>) {
-  const diagnosticCode = (bounce.bouncedRecipients ?? []).map((r) => r.diagnosticCode).filter((code): code is string => !!code);
+  const diagnosticCode = (bounce.bouncedRecipients ?? [])
+    .map((r) => r.diagnosticCode)
+    .filter((code): code is string => !!code);
   return {
     type: bounce.bounceType ?? 'Undetermined',
     subType: bounce.bounceSubType ?? 'General',
-    message: diagnosticCode[0] ?? `The message bounced (${bounce.bounceType ?? 'Undetermined'}, ${bounce.bounceSubType ?? 'General'}).`,
+    message:
+      diagnosticCode[0] ??
+      `The message bounced (${bounce.bounceType ?? 'Undetermined'}, ${bounce.bounceSubType ?? 'General'}).`,
     diagnosticCode,
   };
 }
 
-const recipientsOf = (list: { emailAddress?: string }[] | undefined) => (list ?? []).map((r) => r.emailAddress).filter((address): address is string => !!address);
+const recipientsOf = (list: { emailAddress?: string }[] | undefined) =>
+  (list ?? []).map((r) => r.emailAddress).filter((address): address is string => !!address);
 
 /**
  * Applies one SES event to its email in the caller's transaction (the one that records the SNS
@@ -74,7 +88,12 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
   switch (kind) {
     case 'Send': {
       // The send job records email.sent when SES accepts; this covers a send whose result was never written.
-      if (email.status === 'queued' || email.status === 'sending' || (await tx.count(Event, { email: email.id, type: 'email.sent' })) > 0) return 'already sent';
+      if (
+        email.status === 'queued' ||
+        email.status === 'sending' ||
+        (await tx.count(Event, { email: email.id, type: 'email.sent' })) > 0
+      )
+        return 'already sent';
       await recordEmailEvent(deps, tx, email, 'email.sent', timeOf(deps, mailAt));
       return 'email.sent';
     }
@@ -82,7 +101,13 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
       await recordEmailEvent(deps, tx, email, 'email.delivered', timeOf(deps, event.delivery?.timestamp, mailAt));
       return 'email.delivered';
     case 'DeliveryDelay':
-      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', timeOf(deps, event.deliveryDelay?.timestamp, mailAt));
+      await recordEmailEvent(
+        deps,
+        tx,
+        email,
+        'email.delivery_delayed',
+        timeOf(deps, event.deliveryDelay?.timestamp, mailAt),
+      );
       return 'email.delivery_delayed';
     case 'Bounce': {
       const bounce = event.bounce ?? {};
@@ -91,11 +116,27 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
         await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounceData(bounce) });
         return SOFT_BOUNCE_EVENT;
       }
-      return recordProviderOutcome(deps, tx, email, 'email.bounced', at, { bounce: bounceData(bounce) }, recipientsOf(bounce.bouncedRecipients));
+      return recordProviderOutcome(
+        deps,
+        tx,
+        email,
+        'email.bounced',
+        at,
+        { bounce: bounceData(bounce) },
+        recipientsOf(bounce.bouncedRecipients),
+      );
     }
     case 'Complaint': {
       const complaint = event.complaint ?? {};
-      return recordProviderOutcome(deps, tx, email, 'email.complained', timeOf(deps, complaint.timestamp, mailAt), {}, recipientsOf(complaint.complainedRecipients));
+      return recordProviderOutcome(
+        deps,
+        tx,
+        email,
+        'email.complained',
+        timeOf(deps, complaint.timestamp, mailAt),
+        {},
+        recipientsOf(complaint.complainedRecipients),
+      );
     }
     // SES's own tracking, judged by the same machine rules as Postlane's pixel and links; SES
     // rewrote the links, so how many there are (the burst rule) is unknown.
@@ -110,7 +151,10 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
     case 'Reject':
     case 'Rendering Failure': {
       // The spec has no email.failed webhook: recorded, `last_event` failed, nothing delivered.
-      const error = kind === 'Reject' ? `SES rejected the message: ${event.reject?.reason ?? 'no reason given'}` : `SES could not render the message: ${event.failure?.errorMessage ?? ''}`;
+      const error =
+        kind === 'Reject'
+          ? `SES rejected the message: ${event.reject?.reason ?? 'no reason given'}`
+          : `SES could not render the message: ${event.failure?.errorMessage ?? ''}`;
       await recordEmailEvent(deps, tx, email, 'email.failed', timeOf(deps, mailAt), { error });
       return 'email.failed';
     }
@@ -152,10 +196,23 @@ export async function recordProviderOutcome(
     tx,
     `SELECT EXISTS (SELECT 1 FROM event WHERE email_id = ? AND type = ?)
             AND (SELECT count(*) FROM suppression WHERE team_id = ? AND address_hash = ANY(ARRAY(SELECT decode(jsonb_array_elements_text(?::jsonb), 'hex')))) = ? AS known`,
-    [email.id, type, email.team.id, JSON.stringify(emails.map((address) => addressHash(deps.secrets, address).toString('hex'))), emails.length],
+    [
+      email.id,
+      type,
+      email.team.id,
+      JSON.stringify(emails.map((address) => addressHash(deps.secrets, address).toString('hex'))),
+      emails.length,
+    ],
   )) as [{ known: boolean }];
   if (known) return `${type} repeated`;
   await recordEmailEvent(deps, tx, email, type, at, extra);
-  if (emails.length > 0) await addSuppressions(deps, tx, { teamId: email.team.id, emails, origin: ORIGIN_OF[type], source: null, sourceId: email.id });
+  if (emails.length > 0)
+    await addSuppressions(deps, tx, {
+      teamId: email.team.id,
+      emails,
+      origin: ORIGIN_OF[type],
+      source: null,
+      sourceId: email.id,
+    });
   return type;
 }

@@ -32,7 +32,10 @@ export function parseSnsMessage(text: string): SnsMessage {
     throw invalidNotification('The body is not an SNS message: it is not JSON.');
   }
   const result = v.safeParse(SnsMessageSchema, json);
-  if (!result.success) throw invalidNotification(`The body is not an SNS message: ${Object.keys(v.flatten(result.issues).nested ?? {}).join(', ') || 'not an object'} missing or wrong.`);
+  if (!result.success)
+    throw invalidNotification(
+      `The body is not an SNS message: ${Object.keys(v.flatten(result.issues).nested ?? {}).join(', ') || 'not an object'} missing or wrong.`,
+    );
   return result.output;
 }
 
@@ -47,7 +50,13 @@ function isSnsUrl(raw: string): URL | null {
   } catch {
     return null;
   }
-  return url.protocol === 'https:' && url.port === '' && url.username === '' && url.password === '' && SNS_HOST.test(url.hostname) ? url : null;
+  return url.protocol === 'https:' &&
+    url.port === '' &&
+    url.username === '' &&
+    url.password === '' &&
+    SNS_HOST.test(url.hostname)
+    ? url
+    : null;
 }
 
 /** Where SNS keeps its signing certificates: `/SimpleNotificationService-<hex>.pem` on an SNS host. */
@@ -59,8 +68,13 @@ export function isSigningCertUrl(raw: string): boolean {
 /** The fields SNS signs, in its order, for each message type. */
 function stringToSign(m: SnsMessage): string {
   const keys: (keyof SnsMessage)[] =
-    m.Type === 'Notification' ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'] : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
-  return keys.filter((key) => m[key] !== undefined).map((key) => `${key}\n${m[key]}\n`).join('');
+    m.Type === 'Notification'
+      ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
+      : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
+  return keys
+    .filter((key) => m[key] !== undefined)
+    .map((key) => `${key}\n${m[key]}\n`)
+    .join('');
 }
 
 const MAX_CERT_BYTES = 16 * 1024;
@@ -91,12 +105,15 @@ export class SnsVerifier {
   /** Throws a 403 unless the message comes from SNS, for one of our topics. */
   async verify(message: SnsMessage): Promise<void> {
     // The topic first: a message for any other topic is refused without fetching anything.
-    if (!this.topics.includes(message.TopicArn)) throw untrustedNotification(`Topic ${message.TopicArn} is not in POSTLANE_SNS_TOPIC_ARNS.`);
-    if (!isSigningCertUrl(message.SigningCertURL)) throw untrustedNotification('SigningCertURL is not an SNS certificate URL.');
+    if (!this.topics.includes(message.TopicArn))
+      throw untrustedNotification(`Topic ${message.TopicArn} is not in POSTLANE_SNS_TOPIC_ARNS.`);
+    if (!isSigningCertUrl(message.SigningCertURL))
+      throw untrustedNotification('SigningCertURL is not an SNS certificate URL.');
     const certificate = await this.certificate(message.SigningCertURL);
     const verifier = createVerify(message.SignatureVersion === '2' ? 'RSA-SHA256' : 'RSA-SHA1');
     verifier.update(stringToSign(message), 'utf8');
-    if (!verifier.verify(certificate.publicKey, message.Signature, 'base64')) throw untrustedNotification('The signature does not match the message.');
+    if (!verifier.verify(certificate.publicKey, message.Signature, 'base64'))
+      throw untrustedNotification('The signature does not match the message.');
   }
 
   /** Confirms a verified subscription to one of our topics by GETting its SubscribeURL, on an SNS host only. */
@@ -142,7 +159,9 @@ export class SnsVerifier {
           if (size > MAX_CERT_BYTES) return request.destroy(new Error('response too large'));
           chunks.push(chunk);
         });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         response.on('error', reject);
       });
       request.on('timeout', () => request.destroy(new Error('timed out')));

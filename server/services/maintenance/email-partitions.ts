@@ -23,10 +23,13 @@ const DAY_MS = 86_400_000;
 const LOCK_TIMEOUT = '2s';
 
 async function withLockTimeout<T>(deps: PartitionDeps, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return deps.orm.em.getConnection().getKnex().transaction(async (trx) => {
-    await trx.raw(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-    return work(trx);
-  });
+  return deps.orm.em
+    .getConnection()
+    .getKnex()
+    .transaction(async (trx) => {
+      await trx.raw(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+      return work(trx);
+    });
 }
 
 /** Makes the day partitions from today to DAYS_AHEAD days ahead that are missing; returns how many tables gained one. */
@@ -36,7 +39,16 @@ export async function addEmailPartitions(deps: PartitionDeps): Promise<number> {
   for (let day = today; day <= today + DAYS_AHEAD; day++) {
     const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
     for (const table of PARTITIONED_TABLES) {
-      const made = await withLockTimeout(deps, async (trx) => (await trx.raw<{ rows: { made: boolean }[] }>('SELECT postlane_add_day_partition(?, ?::date) AS made', [table, date])).rows[0]!.made);
+      const made = await withLockTimeout(
+        deps,
+        async (trx) =>
+          (
+            await trx.raw<{ rows: { made: boolean }[] }>('SELECT postlane_add_day_partition(?, ?::date) AS made', [
+              table,
+              date,
+            ])
+          ).rows[0]!.made,
+      );
       if (made) added++;
     }
   }
@@ -81,12 +93,16 @@ export async function dropExpiredEmailPartitions(deps: PartitionDeps): Promise<n
     dropped++;
   };
   for (const suffix of new Set(expired.filter((p) => p.parent !== 'event').map((p) => p.suffix))) {
-    const [email, ...rest] = EMAIL_TABLES.map((table) => expired.find((p) => p.parent === table && p.suffix === suffix));
+    const [email, ...rest] = EMAIL_TABLES.map((table) =>
+      expired.find((p) => p.parent === table && p.suffix === suffix),
+    );
     if (email) {
       // Each condition matches a partial index of the partition (email_due_idx, email_lease_idx).
-      const [{ held }] = await deps.orm.em.getConnection().execute<[{ held: boolean }]>(
-        `SELECT EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'queued') OR EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'sending') AS held`,
-      );
+      const [{ held }] = await deps.orm.em
+        .getConnection()
+        .execute<[{ held: boolean }]>(
+          `SELECT EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'queued') OR EXISTS (SELECT 1 FROM "${email.name}" WHERE status = 'sending') AS held`,
+        );
       // New mail lands in today's partition, and a row never goes back to queued or sending: this holds until the drop.
       if (held) continue;
       await drop(email);

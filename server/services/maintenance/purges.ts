@@ -14,16 +14,21 @@ async function purgeInChunks(deps: PurgeDeps, table: string, condition: string, 
   for (;;) {
     const removed = await deps.orm.em
       .getConnection()
-      .execute<{ n: number }[]>(`WITH gone AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${condition} LIMIT ${CHUNK}) RETURNING 1) SELECT count(*)::int AS n FROM gone`, [cutoff]);
+      .execute<{ n: number }[]>(
+        `WITH gone AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${condition} LIMIT ${CHUNK}) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+        [cutoff],
+      );
     total += removed[0]!.n;
     if (removed[0]!.n < CHUNK) return total;
   }
 }
 
 /** Keys answer for 24 hours; older rows are already treated as absent, this only reclaims the space. */
-export const purgeIdempotencyKeys = (deps: PurgeDeps) => purgeInChunks(deps, 'idempotency_key', 'created_at < ?', daysAgo(deps, 1));
+export const purgeIdempotencyKeys = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'idempotency_key', 'created_at < ?', daysAgo(deps, 1));
 
-export const purgeApiLogs = (deps: PurgeDeps) => purgeInChunks(deps, 'api_log', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_API_LOG_RETENTION_DAYS));
+export const purgeApiLogs = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'api_log', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_API_LOG_RETENTION_DAYS));
 
 export const purgeCapturedMessages = (deps: PurgeDeps) =>
   purgeInChunks(deps, 'captured_message', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_CAPTURE_RETENTION_DAYS));
@@ -46,19 +51,27 @@ export const purgeReceivedEmails = (deps: PurgeDeps) =>
 
 /** Settled webhook deliveries (their attempts go with them) past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS. */
 export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
-  purgeInChunks(deps, 'webhook_delivery', "status IN ('delivered', 'exhausted') AND created_at < ?", daysAgo(deps, deps.config.POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS));
+  purgeInChunks(
+    deps,
+    'webhook_delivery',
+    "status IN ('delivered', 'exhausted') AND created_at < ?",
+    daysAgo(deps, deps.config.POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS),
+  );
 
 /**
  * Applied SNS MessageIds, kept to recognise a second copy: SNS retries an HTTPS delivery for at
  * most a few days even under the longest delivery policy, and older messages are refused.
  */
-export const purgeIngestedNotifications = (deps: PurgeDeps) => purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
+export const purgeIngestedNotifications = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'ingested_notification', 'received_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
 
 /** Open state of tracked emails, by its own age (the row is small and written on the first open): it goes with POSTLANE_EMAIL_RETENTION_DAYS. */
-export const purgeEmailTracking = (deps: PurgeDeps) => purgeInChunks(deps, 'email_tracking', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_EMAIL_RETENTION_DAYS));
+export const purgeEmailTracking = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'email_tracking', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_EMAIL_RETENTION_DAYS));
 
 /**
  * Clicks kept to judge bursts: the next click on the same email prunes its own, but an email never
  * clicked again keeps them. No click older than an ingested event can be (14 days) still matters.
  */
-export const purgeTrackingClicks = (deps: PurgeDeps) => purgeInChunks(deps, 'tracking_click', 'clicked_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));
+export const purgeTrackingClicks = (deps: PurgeDeps) =>
+  purgeInChunks(deps, 'tracking_click', 'clicked_at < ?', daysAgo(deps, INGESTED_RETENTION_DAYS));

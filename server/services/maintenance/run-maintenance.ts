@@ -18,18 +18,57 @@ type MaintenanceDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
  * Every piece of routine upkeep: each is idempotent and safe to run at any time, from cron or a
  * worker. Each answers how many rows it removed, or what `counts` names.
  */
-export const MAINTENANCE_TASKS: { name: string; title: string; run: (deps: MaintenanceDeps) => Promise<number>; counts?: string }[] = [
-  { name: 'email_partitions', title: `Create the email partitions of the next ${DAYS_AHEAD} days`, run: addEmailPartitions, counts: 'partitions created' },
-  { name: 'email_retention', title: 'Drop the days of emails and events past POSTLANE_EMAIL_RETENTION_DAYS', run: dropExpiredEmailPartitions, counts: 'partitions dropped' },
-  { name: 'email_tracking', title: 'Purge open state of emails past POSTLANE_EMAIL_RETENTION_DAYS', run: purgeEmailTracking },
+export const MAINTENANCE_TASKS: {
+  name: string;
+  title: string;
+  run: (deps: MaintenanceDeps) => Promise<number>;
+  counts?: string;
+}[] = [
+  {
+    name: 'email_partitions',
+    title: `Create the email partitions of the next ${DAYS_AHEAD} days`,
+    run: addEmailPartitions,
+    counts: 'partitions created',
+  },
+  {
+    name: 'email_retention',
+    title: 'Drop the days of emails and events past POSTLANE_EMAIL_RETENTION_DAYS',
+    run: dropExpiredEmailPartitions,
+    counts: 'partitions dropped',
+  },
+  {
+    name: 'email_tracking',
+    title: 'Purge open state of emails past POSTLANE_EMAIL_RETENTION_DAYS',
+    run: purgeEmailTracking,
+  },
   { name: 'idempotency_keys', title: 'Purge idempotency keys older than 24 hours', run: purgeIdempotencyKeys },
   { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
-  { name: 'webhook_deliveries', title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS', run: purgeWebhookDeliveries },
-  { name: 'captured_mail', title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS', run: purgeCapturedMessages },
-  { name: 'received_mail', title: 'Purge received mail past POSTLANE_RECEIVED_RETENTION_DAYS', run: purgeReceivedEmails },
+  {
+    name: 'webhook_deliveries',
+    title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS',
+    run: purgeWebhookDeliveries,
+  },
+  {
+    name: 'captured_mail',
+    title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS',
+    run: purgeCapturedMessages,
+  },
+  {
+    name: 'received_mail',
+    title: 'Purge received mail past POSTLANE_RECEIVED_RETENTION_DAYS',
+    run: purgeReceivedEmails,
+  },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
-  { name: 'ingested_notifications', title: 'Purge provider notification ids (SNS dedupe) older than 14 days', run: purgeIngestedNotifications },
-  { name: 'tracking_clicks', title: 'Purge click records (burst detection) older than 14 days', run: purgeTrackingClicks },
+  {
+    name: 'ingested_notifications',
+    title: 'Purge provider notification ids (SNS dedupe) older than 14 days',
+    run: purgeIngestedNotifications,
+  },
+  {
+    name: 'tracking_clicks',
+    title: 'Purge click records (burst detection) older than 14 days',
+    run: purgeTrackingClicks,
+  },
 ];
 
 export interface MaintenanceOutcome {

@@ -18,7 +18,10 @@ const CONTEXT = 'preference-token';
  * key is kept, with nothing stored per email.
  */
 export function createPreferenceToken(secrets: SecretBox, subject: PreferenceSubject): string {
-  const sealed = secrets.seal(JSON.stringify({ t: subject.teamId, e: subject.email.toLowerCase(), p: subject.topicId }), CONTEXT);
+  const sealed = secrets.seal(
+    JSON.stringify({ t: subject.teamId, e: subject.email.toLowerCase(), p: subject.topicId }),
+    CONTEXT,
+  );
   return sealed.slice('v1.'.length);
 }
 
@@ -33,7 +36,10 @@ export function readPreferenceToken(secrets: SecretBox, token: string): Preferen
 }
 
 /** The hosted preference page, and the RFC 8058 one-click target that List-Unsubscribe names. */
-export function preferenceUrls(config: Pick<Config, 'POSTLANE_PUBLIC_URL'>, token: string): { page: string; oneClick: string } {
+export function preferenceUrls(
+  config: Pick<Config, 'POSTLANE_PUBLIC_URL'>,
+  token: string,
+): { page: string; oneClick: string } {
   const base = config.POSTLANE_PUBLIC_URL.replace(/\/+$/, '');
   return { page: `${base}/preferences/${token}`, oneClick: `${base}/unsubscribe/${token}` };
 }

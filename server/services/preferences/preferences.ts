@@ -5,7 +5,12 @@ import type { TopicSubscription } from '../../entities/index.js';
 import { type CatalogTopic, loadAudienceCatalog } from '../contacts/audience-catalog.js';
 import { topicStates } from '../contacts/contact-facets.js';
 import { type AudienceSource, type ContactRecord, findContacts } from '../contacts/contact-records.js';
-import { applyContactChanges, applyTopicChoices, insertContacts, remainingContactSlots } from '../contacts/contact-writes.js';
+import {
+  applyContactChanges,
+  applyTopicChoices,
+  insertContacts,
+  remainingContactSlots,
+} from '../contacts/contact-writes.js';
 import type { PreferenceSubject } from './preference-token.js';
 
 export interface PreferenceTopic {
@@ -24,7 +29,8 @@ export interface Preferences {
 }
 
 /** The team's public topics, plus the topic the link was sent for (it may be private): the ones the page offers. */
-const offered = (topics: Iterable<CatalogTopic>, subject: PreferenceSubject) => [...topics].filter((t) => t.visibility === 'public' || t.id === subject.topicId);
+const offered = (topics: Iterable<CatalogTopic>, subject: PreferenceSubject) =>
+  [...topics].filter((t) => t.visibility === 'public' || t.id === subject.topicId);
 
 async function load(em: EntityManager, subject: PreferenceSubject, options: { lock: boolean }) {
   const [team] = await sqlQuery<{ name: string }>(em, 'SELECT name FROM team WHERE id = ?', [subject.teamId]);
@@ -33,7 +39,9 @@ async function load(em: EntityManager, subject: PreferenceSubject, options: { lo
   const [contact] = await findContacts(em, subject.teamId, { emails: [subject.email] }, options);
   const topics = offered(catalog.topics.values(), subject);
   // An address that is not a contact yet reads with every topic at its default.
-  const states = contact ? (await topicStates(em, [contact], catalog)).get(contact.id)! : topics.map((t) => ({ ...t, subscription: t.defaultSubscription }));
+  const states = contact
+    ? (await topicStates(em, [contact], catalog)).get(contact.id)!
+    : topics.map((t) => ({ ...t, subscription: t.defaultSubscription }));
   const byId = new Map(states.map((s) => [s.id, s.subscription]));
   return {
     team,
@@ -42,7 +50,12 @@ async function load(em: EntityManager, subject: PreferenceSubject, options: { lo
       teamName: team.name,
       email: subject.email,
       unsubscribed: contact?.unsubscribed ?? false,
-      topics: topics.map((t) => ({ id: t.id, name: t.name, description: t.description, subscription: byId.get(t.id)! })),
+      topics: topics.map((t) => ({
+        id: t.id,
+        name: t.name,
+        description: t.description,
+        subscription: byId.get(t.id)!,
+      })),
     } satisfies Preferences,
   };
 }
@@ -64,7 +77,12 @@ export interface PreferenceChoice {
  * now. An address without a contact becomes one, whatever the team's cap: an opt-out is never
  * refused. Never re-subscribes: leaving everything is undone only through the API.
  */
-export async function savePreferences(deps: Pick<Deps, 'orm' | 'config'>, subject: PreferenceSubject, choice: PreferenceChoice, source: AudienceSource): Promise<Preferences | null> {
+export async function savePreferences(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  subject: PreferenceSubject,
+  choice: PreferenceChoice,
+  source: AudienceSource,
+): Promise<Preferences | null> {
   return deps.orm.em.transactional(async (em) => {
     // Serialises with the team's other contact creations (the cap itself does not apply here).
     await remainingContactSlots(em, deps.config, subject.teamId);
@@ -79,11 +97,26 @@ export async function savePreferences(deps: Pick<Deps, 'orm' | 'config'>, subjec
 
     let contact: ContactRecord | undefined = current.contact ?? undefined;
     if (!contact) {
-      [contact] = await insertContacts(em, subject.teamId, [{ email: subject.email, firstName: null, lastName: null, unsubscribed: leaves, properties: {} }], source);
+      [contact] = await insertContacts(
+        em,
+        subject.teamId,
+        [{ email: subject.email, firstName: null, lastName: null, unsubscribed: leaves, properties: {} }],
+        source,
+      );
     } else if (leaves) {
-      [contact] = await applyContactChanges(em, subject.teamId, [{ before: contact, after: { ...contact, unsubscribed: true } }], source);
+      [contact] = await applyContactChanges(
+        em,
+        subject.teamId,
+        [{ before: contact, after: { ...contact, unsubscribed: true } }],
+        source,
+      );
     }
-    await applyTopicChoices(em, subject.teamId, topicChanges.map((t) => ({ contact: contact!, topicId: t.id, subscription: choice.topics!.get(t.id)! })), source);
+    await applyTopicChoices(
+      em,
+      subject.teamId,
+      topicChanges.map((t) => ({ contact: contact!, topicId: t.id, subscription: choice.topics!.get(t.id)! })),
+      source,
+    );
     return (await load(em, subject, { lock: false }))!.preferences;
   });
 }
@@ -92,7 +125,12 @@ export async function savePreferences(deps: Pick<Deps, 'orm' | 'config'>, subjec
  * RFC 8058 one-click: a link sent for a topic opts the address out of that topic; any other link
  * unsubscribes it from everything. Repeating it changes nothing more.
  */
-export async function unsubscribeOneClick(deps: Pick<Deps, 'orm' | 'config'>, subject: PreferenceSubject): Promise<boolean> {
-  const choice: PreferenceChoice = subject.topicId ? { topics: new Map([[subject.topicId, 'opt_out']]) } : { unsubscribeAll: true };
+export async function unsubscribeOneClick(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  subject: PreferenceSubject,
+): Promise<boolean> {
+  const choice: PreferenceChoice = subject.topicId
+    ? { topics: new Map([[subject.topicId, 'opt_out']]) }
+    : { unsubscribeAll: true };
   return (await savePreferences(deps, subject, choice, 'one_click')) !== null;
 }

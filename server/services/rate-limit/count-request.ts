@@ -22,7 +22,12 @@ const COUNT_REQUEST = `
 export async function countRequest(deps: Pick<Deps, 'orm' | 'config'>, teamId: string): Promise<RateLimitState> {
   const limit = deps.config.POSTLANE_RATE_LIMIT;
   const window = deps.config.POSTLANE_RATE_LIMIT_WINDOW_SECONDS;
-  const [row] = await preparedQuery<{ requests: number; reset_seconds: number }>(deps.orm, 'postlane_count_request', COUNT_REQUEST, [teamId, window, window, window]);
+  const [row] = await preparedQuery<{ requests: number; reset_seconds: number }>(
+    deps.orm,
+    'postlane_count_request',
+    COUNT_REQUEST,
+    [teamId, window, window, window],
+  );
   return {
     limit,
     remaining: Math.max(0, limit - row!.requests),

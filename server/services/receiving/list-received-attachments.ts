@@ -4,7 +4,12 @@ import { ensureReceivedEmailExists } from './get-received-email.js';
 import { attachmentsOf, downloadableReceivedAttachment, type ReceivingDeps } from './received-attachments.js';
 
 /** A received email's attachments in the order the message carries them, with download URLs. */
-export async function listReceivedAttachments(deps: ReceivingDeps, teamId: string, emailId: string, page: PageQuery): Promise<Page<DownloadableAttachment>> {
+export async function listReceivedAttachments(
+  deps: ReceivingDeps,
+  teamId: string,
+  emailId: string,
+  page: PageQuery,
+): Promise<Page<DownloadableAttachment>> {
   await ensureReceivedEmailExists(deps, teamId, emailId);
   const { data, hasMore } = paginateInOrder((await attachmentsOf(deps.orm.em, [emailId])).get(emailId) ?? [], page);
   return { data: data.map((attachment) => downloadableReceivedAttachment(deps, attachment)), hasMore };

@@ -17,10 +17,17 @@ export interface ReceivedAttachmentInfo {
 }
 
 /** The attachments of these received emails, each email's in the order the message carries them; bytes stay unloaded (lazy). */
-export async function attachmentsOf(em: EntityManager, emailIds: readonly string[]): Promise<Map<string, IReceivedAttachment[]>> {
+export async function attachmentsOf(
+  em: EntityManager,
+  emailIds: readonly string[],
+): Promise<Map<string, IReceivedAttachment[]>> {
   const byEmail = new Map<string, IReceivedAttachment[]>(emailIds.map((id) => [id, []]));
   if (emailIds.length === 0) return byEmail;
-  const rows = await em.find(ReceivedAttachment, { email: { $in: [...emailIds] } }, { orderBy: { email: 'asc', position: 'asc' } });
+  const rows = await em.find(
+    ReceivedAttachment,
+    { email: { $in: [...emailIds] } },
+    { orderBy: { email: 'asc', position: 'asc' } },
+  );
   for (const row of rows) byEmail.get(row.email.id)?.push(row);
   return byEmail;
 }
@@ -35,8 +42,15 @@ export const describeReceivedAttachment = (attachment: IReceivedAttachment): Rec
 });
 
 /** The same attachment for the attachment endpoints: a disposition the wire allows, and a download URL. */
-export const downloadableReceivedAttachment = (deps: ReceivingDeps, attachment: IReceivedAttachment): DownloadableAttachment => ({
+export const downloadableReceivedAttachment = (
+  deps: ReceivingDeps,
+  attachment: IReceivedAttachment,
+): DownloadableAttachment => ({
   ...describeReceivedAttachment(attachment),
   contentDisposition: dispositionOf(attachment.contentDisposition),
-  download: signDownload(deps, { kind: 'received_attachment', emailId: attachment.email.id, attachmentId: attachment.id }),
+  download: signDownload(deps, {
+    kind: 'received_attachment',
+    emailId: attachment.email.id,
+    attachmentId: attachment.id,
+  }),
 });

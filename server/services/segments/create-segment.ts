@@ -5,7 +5,11 @@ import { assertFilterUsable } from './segment-filter.js';
 
 export const EMPTY_FILTER: SegmentFilter = { match: 'all', conditions: [] };
 
-export async function createSegment(deps: Pick<Deps, 'orm'>, teamId: string, input: { name: string; filter?: SegmentFilter }): Promise<ISegment> {
+export async function createSegment(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  input: { name: string; filter?: SegmentFilter },
+): Promise<ISegment> {
   const em = deps.orm.em;
   const filter = input.filter ?? EMPTY_FILTER;
   assertFilterUsable(filter, await loadAudienceCatalog(em, teamId, { segments: false }));

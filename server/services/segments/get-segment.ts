@@ -13,7 +13,11 @@ export async function requireSegment(deps: Pick<Deps, 'orm'>, teamId: string, id
 }
 
 /** A segment with the number of contacts in it now, counted exactly in SQL. */
-export async function getSegment(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<{ segment: ISegment; contactCount: number }> {
+export async function getSegment(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  id: string,
+): Promise<{ segment: ISegment; contactCount: number }> {
   const segment = await requireSegment(deps, teamId, id);
   const count = segmentCount(segment, await loadAudienceCatalog(deps.orm.em, teamId, { segments: false }), teamId);
   const [row] = await sqlQuery<{ n: string }>(deps.orm.em, count.sql, count.bindings);

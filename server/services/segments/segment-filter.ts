@@ -14,18 +14,35 @@ import type { AudienceCatalog } from '../contacts/audience-catalog.js';
  *   contact has a value of its own;
  * - `topics.<topic id>`: `eq` / `neq` with `opt_in` or `opt_out`, the effective subscription.
  */
-export const TEXT_OPS = ['eq', 'neq', 'contains', 'not_contains', 'starts_with', 'ends_with', 'exists', 'not_exists'] as const;
+export const TEXT_OPS = [
+  'eq',
+  'neq',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'ends_with',
+  'exists',
+  'not_exists',
+] as const;
 export const NUMBER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'exists', 'not_exists'] as const;
 export const BOOLEAN_OPS = ['eq', 'neq'] as const;
 export const TIME_OPS = ['gt', 'gte', 'lt', 'lte'] as const;
 export const VALUELESS_OPS: readonly string[] = ['exists', 'not_exists'];
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
-export const FIELD = new RegExp(`^(?:email|first_name|last_name|unsubscribed|created_at|properties\\.[A-Za-z_][A-Za-z0-9_]{0,49}|topics\\.${UUID})$`);
+export const FIELD = new RegExp(
+  `^(?:email|first_name|last_name|unsubscribed|created_at|properties\\.[A-Za-z_][A-Za-z0-9_]{0,49}|topics\\.${UUID})$`,
+);
 
 type FieldKind = 'text' | 'number' | 'boolean' | 'time' | 'topic';
 
-const OPS: Record<FieldKind, readonly string[]> = { text: TEXT_OPS, number: NUMBER_OPS, boolean: BOOLEAN_OPS, time: TIME_OPS, topic: BOOLEAN_OPS };
+const OPS: Record<FieldKind, readonly string[]> = {
+  text: TEXT_OPS,
+  number: NUMBER_OPS,
+  boolean: BOOLEAN_OPS,
+  time: TIME_OPS,
+  topic: BOOLEAN_OPS,
+};
 
 /** The kind of a syntactically valid field; properties and topics are looked up in the team's catalog. */
 function fieldKind(field: string, catalog: AudienceCatalog): FieldKind | null {
@@ -43,13 +60,16 @@ function fieldKind(field: string, catalog: AudienceCatalog): FieldKind | null {
 export function checkCondition(condition: SegmentCondition, catalog: AudienceCatalog): string | null {
   const kind = fieldKind(condition.field, catalog);
   if (!kind) return `field: ${condition.field} is not a contact property or topic of this team`;
-  if (!OPS[kind].includes(condition.op)) return `op: ${condition.op} does not apply to ${condition.field} (use ${OPS[kind].join(', ')})`;
+  if (!OPS[kind].includes(condition.op))
+    return `op: ${condition.op} does not apply to ${condition.field} (use ${OPS[kind].join(', ')})`;
   if (VALUELESS_OPS.includes(condition.op)) return null;
   const value = condition.value;
   if (value === undefined) return 'value: is required for this operator';
   switch (kind) {
     case 'number':
-      return Number.isFinite(Number(value)) && value !== '' && typeof value !== 'boolean' ? null : 'value: must be a number';
+      return Number.isFinite(Number(value)) && value !== '' && typeof value !== 'boolean'
+        ? null
+        : 'value: must be a number';
     case 'boolean':
       return ['true', 'false'].includes(String(value)) ? null : 'value: must be true or false';
     case 'time':
@@ -93,38 +113,58 @@ function compileCondition(condition: SegmentCondition, catalog: AudienceCatalog)
   const kind = fieldKind(field, catalog)!;
   if (kind === 'topic') {
     const topicId = field.slice('topics.'.length).toLowerCase();
-    const effective = 'COALESCE((SELECT ct.subscription FROM contact_topic ct WHERE ct.contact_id = c.id AND ct.topic_id = ?), ?)';
-    return { sql: `${effective} ${COMPARE[op]} ?`, bindings: [topicId, catalog.topics.get(topicId)!.defaultSubscription, value] };
+    const effective =
+      'COALESCE((SELECT ct.subscription FROM contact_topic ct WHERE ct.contact_id = c.id AND ct.topic_id = ?), ?)';
+    return {
+      sql: `${effective} ${COMPARE[op]} ?`,
+      bindings: [topicId, catalog.topics.get(topicId)!.defaultSubscription, value],
+    };
   }
   if (kind === 'boolean') return { sql: `c.unsubscribed ${COMPARE[op]} ?`, bindings: [String(value) === 'true'] };
   if (kind === 'time') return { sql: `c.created_at ${COMPARE[op]} ?`, bindings: [new Date(String(value))] };
 
   const key = field.startsWith('properties.') ? field.slice('properties.'.length) : null;
   if (op === 'exists' || op === 'not_exists') {
-    const own = key ? { sql: '(c.properties -> ?) IS NOT NULL', bindings: [key] } : { sql: `c.${field} IS NOT NULL`, bindings: [] };
+    const own = key
+      ? { sql: '(c.properties -> ?) IS NOT NULL', bindings: [key] }
+      : { sql: `c.${field} IS NOT NULL`, bindings: [] };
     return op === 'exists' ? own : { sql: `NOT ${own.sql}`, bindings: own.bindings };
   }
   const fallback = key ? catalog.properties.get(key)!.fallbackValue : null;
   if (kind === 'number') {
     const number = { sql: 'COALESCE((c.properties ->> ?)::numeric, ?::numeric)', bindings: [key, fallback] };
-    return { sql: `COALESCE(${number.sql} ${COMPARE[op]} ?::numeric, FALSE)`, bindings: [...number.bindings, Number(value)] };
+    return {
+      sql: `COALESCE(${number.sql} ${COMPARE[op]} ?::numeric, FALSE)`,
+      bindings: [...number.bindings, Number(value)],
+    };
   }
   // Text: a missing value reads as '' so that `neq` and `not_contains` hold for it.
-  const text: SqlFragment = key ? { sql: "COALESCE(c.properties ->> ?, ?, '')", bindings: [key, fallback] } : { sql: `COALESCE(c.${field}, '')`, bindings: [] };
+  const text: SqlFragment = key
+    ? { sql: "COALESCE(c.properties ->> ?, ?, '')", bindings: [key, fallback] }
+    : { sql: `COALESCE(c.${field}, '')`, bindings: [] };
   switch (op) {
     case 'eq':
       return { sql: `lower(${text.sql}) = lower(?)`, bindings: [...text.bindings, value] };
     case 'neq':
       return { sql: `lower(${text.sql}) <> lower(?)`, bindings: [...text.bindings, value] };
     case 'not_contains':
-      return { sql: `${text.sql} NOT ILIKE ? ESCAPE '\\'`, bindings: [...text.bindings, likePattern(String(value), 'contains')] };
+      return {
+        sql: `${text.sql} NOT ILIKE ? ESCAPE '\\'`,
+        bindings: [...text.bindings, likePattern(String(value), 'contains')],
+      };
     default:
-      return { sql: `${text.sql} ILIKE ? ESCAPE '\\'`, bindings: [...text.bindings, likePattern(String(value), op as 'contains' | 'starts_with' | 'ends_with')] };
+      return {
+        sql: `${text.sql} ILIKE ? ESCAPE '\\'`,
+        bindings: [...text.bindings, likePattern(String(value), op as 'contains' | 'starts_with' | 'ends_with')],
+      };
   }
 }
 
 /** A segment's static members, as a predicate over `contact c`. */
-const staticMembers = (segment: { id: string }): SqlFragment => ({ sql: 'c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = ?)', bindings: [segment.id] });
+const staticMembers = (segment: { id: string }): SqlFragment => ({
+  sql: 'c.id IN (SELECT sm.contact_id FROM segment_member sm WHERE sm.segment_id = ?)',
+  bindings: [segment.id],
+});
 
 /** The filter's conditions as one predicate over `contact c`, or null when it has none. */
 function filterPredicate(filter: SegmentFilter, catalog: AudienceCatalog): SqlFragment | null {
@@ -138,7 +178,10 @@ function filterPredicate(filter: SegmentFilter, catalog: AudienceCatalog): SqlFr
  * Who belongs to a segment, as a predicate over `contact c`: its static members, plus everyone its
  * filter matches when the filter has conditions (no conditions: static members only).
  */
-export function segmentMembership(segment: { id: string; filter: SegmentFilter }, catalog: AudienceCatalog): SqlFragment {
+export function segmentMembership(
+  segment: { id: string; filter: SegmentFilter },
+  catalog: AudienceCatalog,
+): SqlFragment {
   const members = staticMembers(segment);
   const filter = filterPredicate(segment.filter, catalog);
   if (!filter) return members;
@@ -152,19 +195,41 @@ export function segmentMembership(segment: { id: string; filter: SegmentFilter }
  * static members it does not match; when a condition's fallback equals its value, every contact
  * without the property matches too, and the count scans the team's contacts as any other filter.
  */
-export function segmentCount(segment: { id: string; filter: SegmentFilter }, catalog: AudienceCatalog, teamId: string): SqlFragment {
+export function segmentCount(
+  segment: { id: string; filter: SegmentFilter },
+  catalog: AudienceCatalog,
+  teamId: string,
+): SqlFragment {
   const membership = segmentMembership(segment, catalog);
-  const scan: SqlFragment = { sql: `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${membership.sql})`, bindings: [teamId, ...membership.bindings] };
+  const scan: SqlFragment = {
+    sql: `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${membership.sql})`,
+    bindings: [teamId, ...membership.bindings],
+  };
   const { conditions, match } = segment.filter;
   // A condition that no longer fits the catalog matches nobody (compileCondition): left to the scan.
-  const termed = conditions.length > 0 && (conditions.length === 1 || match === 'any') && conditions.every((condition) => condition.op === 'eq' && condition.field.startsWith('properties.') && fieldKind(condition.field, catalog) === 'text' && !checkCondition(condition, catalog));
+  const termed =
+    conditions.length > 0 &&
+    (conditions.length === 1 || match === 'any') &&
+    conditions.every(
+      (condition) =>
+        condition.op === 'eq' &&
+        condition.field.startsWith('properties.') &&
+        fieldKind(condition.field, catalog) === 'text' &&
+        !checkCondition(condition, catalog),
+    );
   if (!termed) return { sql: `SELECT ${scan.sql} AS n`, bindings: scan.bindings };
   const terms = conditions.map((condition) => {
     const key = condition.field.slice('properties.'.length);
     return { key, value: String(condition.value), fallback: catalog.properties.get(key)!.fallbackValue };
   });
-  const fallbackMatches: SqlFragment = { sql: terms.map(() => "lower(COALESCE(?::text, '')) = lower(?::text)").join(' OR '), bindings: terms.flatMap((t) => [t.fallback, t.value]) };
-  const termList: SqlFragment = { sql: terms.map(() => 'contact_property_term(?::uuid, ?::text, ?::text)').join(', '), bindings: terms.flatMap((t) => [teamId, t.key, t.value]) };
+  const fallbackMatches: SqlFragment = {
+    sql: terms.map(() => "lower(COALESCE(?::text, '')) = lower(?::text)").join(' OR '),
+    bindings: terms.flatMap((t) => [t.fallback, t.value]),
+  };
+  const termList: SqlFragment = {
+    sql: terms.map(() => 'contact_property_term(?::uuid, ?::text, ?::text)').join(', '),
+    bindings: terms.flatMap((t) => [teamId, t.key, t.value]),
+  };
   // A contact matching several `any` conditions holds several of the terms.
   const matched = `(SELECT count(${terms.length > 1 ? 'DISTINCT contact_id' : '*'}) FROM contact_property_term WHERE term IN (${termList.sql}))`;
   const members = staticMembers(segment);
@@ -172,6 +237,13 @@ export function segmentCount(segment: { id: string; filter: SegmentFilter }, cat
   const unmatchedMembers = `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${members.sql} AND ${filter.sql} IS NOT TRUE)`;
   return {
     sql: `SELECT CASE WHEN ${fallbackMatches.sql} THEN ${scan.sql} ELSE ${matched} + ${unmatchedMembers} END AS n`,
-    bindings: [...fallbackMatches.bindings, ...scan.bindings, ...termList.bindings, teamId, ...members.bindings, ...filter.bindings],
+    bindings: [
+      ...fallbackMatches.bindings,
+      ...scan.bindings,
+      ...termList.bindings,
+      teamId,
+      ...members.bindings,
+      ...filter.bindings,
+    ],
   };
 }

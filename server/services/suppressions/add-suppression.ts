@@ -20,7 +20,11 @@ export interface SuppressionInput {
  * announcing each new one with `suppression.added` in the caller's transaction. Returns the
  * entries in the order asked, existing ones included.
  */
-export async function addSuppressions(deps: Pick<Deps, 'secrets'>, em: EntityManager, input: SuppressionInput): Promise<ISuppression[]> {
+export async function addSuppressions(
+  deps: Pick<Deps, 'secrets'>,
+  em: EntityManager,
+  input: SuppressionInput,
+): Promise<ISuppression[]> {
   const emails = input.emails.map((email) => email.toLowerCase());
   const hashes = emails.map((email) => addressHash(deps.secrets, email));
   const rows = [...new Map(emails.map((email, at) => [email, { email, hash: hashes[at]!.toString('hex') }])).values()];
@@ -36,7 +40,11 @@ export async function addSuppressions(deps: Pick<Deps, 'secrets'>, em: EntityMan
   const entries = await em.find(Suppression, { team: input.teamId, addressHash: { $in: hashes } });
   const added = new Set(inserted.map((row) => row.id));
   for (const entry of entries.filter((e) => added.has(e.id))) {
-    await emitEvent(em, { teamId: input.teamId, type: 'suppression.added', data: suppressionEventData(entry, entry.source ?? null) });
+    await emitEvent(em, {
+      teamId: input.teamId,
+      type: 'suppression.added',
+      data: suppressionEventData(entry, entry.source ?? null),
+    });
   }
   const byHash = new Map(entries.map((entry) => [entry.addressHash.toString('hex'), entry]));
   return hashes.map((hash) => byHash.get(hash.toString('hex'))!);

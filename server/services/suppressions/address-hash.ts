@@ -11,7 +11,8 @@ export function addressHash(secrets: SecretBox, address: string): Buffer {
   let cache = recent.get(secrets);
   if (!cache) recent.set(secrets, (cache = new LRUCache({ max: 10_000 })));
   let hash = cache.get(normalized);
-  if (!hash) cache.set(normalized, (hash = createHmac('sha256', secrets.derive('address-hash')).update(normalized).digest()));
+  if (!hash)
+    cache.set(normalized, (hash = createHmac('sha256', secrets.derive('address-hash')).update(normalized).digest()));
   // A copy: a caller may not change what the next one reads.
   return Buffer.from(hash);
 }

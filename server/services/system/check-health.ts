@@ -37,6 +37,10 @@ export async function checkHealth(deps: Pick<Deps, 'orm' | 'clock' | 'config' | 
   } catch (err) {
     // The probe needs no key: the reason (hosts, users) goes to the log, not to the caller.
     deps.logger.error({ err: errorFields(err) }, 'health check: database unreachable');
-    return { ok: false, database: { ok: false, error: 'unreachable' }, jobs: { ok: false, backlog: [], last_sweep_at: null } };
+    return {
+      ok: false,
+      database: { ok: false, error: 'unreachable' },
+      jobs: { ok: false, backlog: [], last_sweep_at: null },
+    };
   }
 }

@@ -20,5 +20,9 @@ export async function jobBacklog(deps: Pick<Deps, 'orm'>): Promise<JobBacklog[]>
        FROM email WHERE status = 'queued' AND send_after <= now() HAVING count(*) > 0
      ORDER BY name`,
   );
-  return rows.map((r) => ({ name: r.name, due: Number(r.due), oldest_due_seconds: Math.max(0, Math.round(r.oldest ?? 0)) }));
+  return rows.map((r) => ({
+    name: r.name,
+    due: Number(r.due),
+    oldest_due_seconds: Math.max(0, Math.round(r.oldest ?? 0)),
+  }));
 }

@@ -8,7 +8,14 @@ import { readUsage } from '../usage/read-usage.js';
 export async function describeTeam(
   deps: Pick<Deps, 'orm' | 'config' | 'clock'>,
   teamId: string,
-): Promise<{ team: ITeam; apiKeys: number; domains: number; contacts: number; acceptedToday: number; deliverability: TeamDeliverability }> {
+): Promise<{
+  team: ITeam;
+  apiKeys: number;
+  domains: number;
+  contacts: number;
+  acceptedToday: number;
+  deliverability: TeamDeliverability;
+}> {
   const em = deps.orm.em;
   const team = await em.findOne(Team, teamId);
   if (!team) throw notFound('Team');

@@ -9,7 +9,11 @@ import { renderTemplate } from './render-template.js';
 export type SendTemplates = Map<string, TemplateVersion | null>;
 
 /** One query for a whole batch. */
-export async function findSendTemplates(deps: Pick<Deps, 'orm'>, teamId: string, inputs: SendEmailInput[]): Promise<SendTemplates> {
+export async function findSendTemplates(
+  deps: Pick<Deps, 'orm'>,
+  teamId: string,
+  inputs: SendEmailInput[],
+): Promise<SendTemplates> {
   const refs = [...new Set(inputs.flatMap((input) => (input.template ? [input.template.id] : [])))];
   if (refs.length === 0) return new Map();
   const rows = await deps.orm.em.find(Template, templateFilter(teamId, refs), { fields: ['id', 'alias', 'published'] });
@@ -31,11 +35,14 @@ export function applyTemplate(input: SendEmailInput, templates: SendTemplates): 
   const { id, variables } = input.template;
   const version = templates.get(id);
   if (version === undefined) return validationError(`template.id: no template with id ${JSON.stringify(id)}`);
-  if (version === null) return validationError(`template.id: template ${JSON.stringify(id)} is a draft; publish it before sending with it`);
-  if (input.html !== null || input.text !== null) return validationError('html, text: cannot be sent with a template, which gives the body');
+  if (version === null)
+    return validationError(`template.id: template ${JSON.stringify(id)} is a draft; publish it before sending with it`);
+  if (input.html !== null || input.text !== null)
+    return validationError('html, text: cannot be sent with a template, which gives the body');
   const rendered = renderTemplate(version, { variables });
   if (rendered instanceof ApiError) return rendered;
   return withSubject({ ...input, html: rendered.html, text: rendered.text }, input.subject ?? rendered.subject);
 }
 
-const withSubject = (input: SendEmailInput, subject: string | null): AdmittedEmail | ApiError => (subject === null ? missingRequiredField('subject') : { ...input, subject });
+const withSubject = (input: SendEmailInput, subject: string | null): AdmittedEmail | ApiError =>
+  subject === null ? missingRequiredField('subject') : { ...input, subject };

@@ -7,7 +7,10 @@ import { notFound } from '../../errors.js';
 
 /** Ids and aliases as one filter within the team (aliases never look like UUIDs, so each names one template). */
 export function templateFilter(teamId: string, idsOrAliases: string[]): FilterQuery<ITemplate> {
-  return { team: teamId, $or: [{ id: { $in: idsOrAliases.filter(isUuid) } }, { alias: { $in: idsOrAliases.filter((x) => !isUuid(x)) } }] };
+  return {
+    team: teamId,
+    $or: [{ id: { $in: idsOrAliases.filter(isUuid) } }, { alias: { $in: idsOrAliases.filter((x) => !isUuid(x)) } }],
+  };
 }
 
 /** Another team's template reads exactly like a missing one. */
@@ -19,5 +22,11 @@ export async function getTemplate(deps: Pick<Deps, 'orm'>, teamId: string, idOrA
 
 export function listTemplates(deps: Pick<Deps, 'orm'>, teamId: string, query: PageQuery): Promise<Page<ITemplate>> {
   // Bodies are never listed: not loaded at all.
-  return paginate(deps.orm.em, Template, { team: teamId }, query, ['html', 'text', 'subject', 'variables', 'published']);
+  return paginate(deps.orm.em, Template, { team: teamId }, query, [
+    'html',
+    'text',
+    'subject',
+    'variables',
+    'published',
+  ]);
 }

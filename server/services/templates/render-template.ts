@@ -26,7 +26,8 @@ const PLACEHOLDER = /\{\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|([^}]*))?\}\}\}/g;
 export const LINK_PLACEHOLDERS: ReadonlySet<string> = new Set(['UNSUBSCRIBE_URL', 'ALT_UNSUBSCRIBE_URL']);
 
 /** Own keys only: a placeholder named `constructor` must not find Object's. */
-const own = (record: Record<string, TemplateValue | null> | undefined, key: string) => (record && Object.hasOwn(record, key) ? record[key]! : null);
+const own = (record: Record<string, TemplateValue | null> | undefined, key: string) =>
+  record && Object.hasOwn(record, key) ? record[key]! : null;
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
@@ -43,7 +44,8 @@ export function renderTemplate(template: TemplateVersion, sources: RenderSources
   const declared = new Map(template.variables.map((variable) => [variable.key, variable]));
   for (const [key, value] of Object.entries(sources.variables)) {
     const type = declared.get(key)?.type;
-    if (type && typeof value !== type) return validationError(`template.variables.${key}: must be a ${type}, as the template declares`);
+    if (type && typeof value !== type)
+      return validationError(`template.variables.${key}: must be a ${type}, as the template declares`);
   }
 
   const missing = new Set<string>();

@@ -15,7 +15,11 @@ export interface TemplateFields {
 }
 
 /** A new draft. */
-export async function createTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, fields: TemplateFields): Promise<ITemplate> {
+export async function createTemplate(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  teamId: string,
+  fields: TemplateFields,
+): Promise<ITemplate> {
   const em = deps.orm.em;
   const now = deps.clock();
   const template = em.create(Template, {
@@ -32,9 +36,16 @@ export async function createTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: 
 }
 
 /** Edits the draft; a published template keeps sending its published version until published again. */
-export async function updateTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, idOrAlias: string, changes: Partial<TemplateFields>): Promise<ITemplate> {
+export async function updateTemplate(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  teamId: string,
+  idOrAlias: string,
+  changes: Partial<TemplateFields>,
+): Promise<ITemplate> {
   const template = await getTemplate(deps, teamId, idOrAlias);
-  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Partial<TemplateFields>;
+  const given = Object.fromEntries(
+    Object.entries(changes).filter(([, value]) => value !== undefined),
+  ) as Partial<TemplateFields>;
   if (Object.keys(given).length === 0) return template;
   deps.orm.em.assign(template, { ...given, currentVersionId: newId(), updatedAt: deps.clock() });
   await flushOwningAlias(deps, given.alias ?? null);
@@ -42,7 +53,11 @@ export async function updateTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: 
 }
 
 /** A copy as a new draft named "… (copy)"; the alias stays with the original. */
-export async function duplicateTemplate(deps: Pick<Deps, 'orm' | 'clock'>, teamId: string, idOrAlias: string): Promise<ITemplate> {
+export async function duplicateTemplate(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  teamId: string,
+  idOrAlias: string,
+): Promise<ITemplate> {
   const source = await getTemplate(deps, teamId, idOrAlias);
   return createTemplate(deps, teamId, {
     name: `${source.name} (copy)`,
@@ -59,7 +74,8 @@ async function flushOwningAlias(deps: Pick<Deps, 'orm'>, alias: string | null): 
   try {
     await deps.orm.em.flush();
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw validationError(`alias: another template already uses ${JSON.stringify(alias)}`);
+    if (err instanceof UniqueConstraintViolationException)
+      throw validationError(`alias: another template already uses ${JSON.stringify(alias)}`);
     throw err;
   }
 }

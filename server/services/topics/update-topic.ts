@@ -13,7 +13,12 @@ export async function updateTopic(
   deps: Pick<Deps, 'orm'>,
   teamId: string,
   id: string,
-  input: { name?: string; description?: string | null; defaultSubscription?: TopicSubscription; visibility?: TopicVisibility },
+  input: {
+    name?: string;
+    description?: string | null;
+    defaultSubscription?: TopicSubscription;
+    visibility?: TopicVisibility;
+  },
 ): Promise<ITopic> {
   return deps.orm.em.transactional(async (em) => {
     const topic = await em.findOne(Topic, { id, team: teamId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -32,7 +37,14 @@ export async function updateTopic(
         [teamId, topic.id],
       );
       const type = topic.defaultSubscription === 'opt_in' ? 'contact.topic_opt_in' : 'contact.topic_opt_out';
-      await emitEvents(em, affected.map((contact) => ({ teamId, type, data: { ...contactEventData(contact, 'api'), topic_id: topic.id, topic_name: topic.name } })));
+      await emitEvents(
+        em,
+        affected.map((contact) => ({
+          teamId,
+          type,
+          data: { ...contactEventData(contact, 'api'), topic_id: topic.id, topic_name: topic.name },
+        })),
+      );
     }
     return topic;
   });

@@ -11,7 +11,10 @@ import { preferenceUrls } from '../preferences/preference-token.js';
  * a link through a host that does not resolve is worse than an untracked one. The scheme and port
  * are POSTLANE_PUBLIC_URL's, which the CNAME leads to.
  */
-export function trackingSettings(config: Pick<Config, 'POSTLANE_PUBLIC_URL'>, domain: DomainTracking | undefined): TrackingSettings | undefined {
+export function trackingSettings(
+  config: Pick<Config, 'POSTLANE_PUBLIC_URL'>,
+  domain: DomainTracking | undefined,
+): TrackingSettings | undefined {
   if (!domain?.cnameVerified || (!domain.openTracking && !domain.clickTracking)) return undefined;
   const publicUrl = new URL(config.POSTLANE_PUBLIC_URL);
   const ownPages = preferenceUrls(config, '');
@@ -24,6 +27,10 @@ export function trackingSettings(config: Pick<Config, 'POSTLANE_PUBLIC_URL'>, do
 }
 
 /** The outbound message with its from-domain's tracking added (see addTracking). */
-export function withTracking(deps: Pick<Deps, 'config' | 'secrets'>, message: OutboundMessage, domain: DomainTracking | undefined): OutboundMessage {
+export function withTracking(
+  deps: Pick<Deps, 'config' | 'secrets'>,
+  message: OutboundMessage,
+  domain: DomainTracking | undefined,
+): OutboundMessage {
   return addTracking(message, trackingSettings(deps.config, domain), TrackingSigner.from(deps.secrets));
 }

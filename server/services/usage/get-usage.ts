@@ -16,6 +16,9 @@ export async function getUsage(deps: Pick<Deps, 'orm' | 'config' | 'clock'>, tea
   return {
     plan,
     acceptedToday: usage.today,
-    period: plan?.plan.quota === 'monthly' ? { emailsSent: usage.thisMonth, startsAt: utcMonth(now), endsAt: nextUtcMonth(now) } : null,
+    period:
+      plan?.plan.quota === 'monthly'
+        ? { emailsSent: usage.thisMonth, startsAt: utcMonth(now), endsAt: nextUtcMonth(now) }
+        : null,
   };
 }

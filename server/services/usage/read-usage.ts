@@ -20,12 +20,11 @@ const READ_USAGE = `
 /** One indexed read of a few rows (the month's days, each in a few shards). */
 export async function readUsage(deps: Pick<Deps, 'orm'>, teamId: string, now: Date): Promise<UsageNow> {
   const today = isoDate(now);
-  const [row] = await preparedQuery<{ today: number; parked_for_tomorrow: number; this_month: number }>(deps.orm, 'postlane_read_usage', READ_USAGE, [
-    today,
-    isoDate(nextUtcDay(now)),
-    today,
-    teamId,
-    isoDate(utcMonth(now)),
-  ]);
+  const [row] = await preparedQuery<{ today: number; parked_for_tomorrow: number; this_month: number }>(
+    deps.orm,
+    'postlane_read_usage',
+    READ_USAGE,
+    [today, isoDate(nextUtcDay(now)), today, teamId, isoDate(utcMonth(now))],
+  );
   return { today: row!.today, parkedForTomorrow: row!.parked_for_tomorrow, thisMonth: row!.this_month };
 }

@@ -20,7 +20,11 @@ export interface TeamPlan {
 }
 
 /** The team's plan in cloud mode; null on a self-hosted instance, where nothing is capped. */
-export async function teamPlan(deps: Pick<Deps, 'orm' | 'config'>, teamId: string, forUpdate = false): Promise<TeamPlan | null> {
+export async function teamPlan(
+  deps: Pick<Deps, 'orm' | 'config'>,
+  teamId: string,
+  forUpdate = false,
+): Promise<TeamPlan | null> {
   if (!deps.config.POSTLANE_CLOUD) return null;
   const [team] = await preparedQuery<{ plan: PlanName | null; overage_enabled: boolean }>(
     deps.orm,
@@ -38,7 +42,11 @@ export async function teamPlan(deps: Pick<Deps, 'orm' | 'config'>, teamId: strin
  * the last unit; `admit` then says whether `count` emails go now, park until the given time, or are
  * refused. Self-hosted, nothing is held and everything goes now.
  */
-export async function withTeamQuota<T>(deps: QuotaDeps, teamId: string, send: (admit: (count: number) => Promise<Date | null>) => Promise<T>): Promise<T> {
+export async function withTeamQuota<T>(
+  deps: QuotaDeps,
+  teamId: string,
+  send: (admit: (count: number) => Promise<Date | null>) => Promise<T>,
+): Promise<T> {
   if (!deps.config.POSTLANE_CLOUD) return send(async () => null);
   return deps.orm.em.transactional(async () => {
     const plan = (await teamPlan(deps, teamId, true))!;
@@ -46,7 +54,11 @@ export async function withTeamQuota<T>(deps: QuotaDeps, teamId: string, send: (a
   });
 }
 
-async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }: TeamPlan, count: number): Promise<Date | null> {
+async function admitUnderPlan(
+  deps: QuotaDeps,
+  { teamId, plan, overageEnabled }: TeamPlan,
+  count: number,
+): Promise<Date | null> {
   if (count === 0) return null;
   const now = deps.clock();
   const usage = await readUsage(deps, teamId, now);
@@ -55,7 +67,14 @@ async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }:
     const limit = plan.emails_per_day;
     const ceiling = Math.floor(limit * DAILY_BURST);
     const resetsAt = nextUtcDay(now);
-    const data = (used: number, resets = resetsAt) => ({ used, limit, period: 'day', resets_at: resets.toISOString(), dashboard_url: dashboardUrl, ceiling });
+    const data = (used: number, resets = resetsAt) => ({
+      used,
+      limit,
+      period: 'day',
+      resets_at: resets.toISOString(),
+      dashboard_url: dashboardUrl,
+      ceiling,
+    });
     if (usage.today + count <= ceiling) {
       await noticeCrossings(deps, teamId, utcDay(now), limit, usage.today + count, data(usage.today + count));
       return null;
@@ -78,18 +97,38 @@ async function admitUnderPlan(deps: QuotaDeps, { teamId, plan, overageEnabled }:
   const used = usage.thisMonth + count;
   if (used > limit && !overageEnabled) throw monthlyQuotaExceeded(isoDate(resetsAt), secondsUntil(now, resetsAt));
   await noticeCrossings(deps, teamId, utcMonth(now), limit, used, {
-    used, limit, period: 'month', resets_at: resetsAt.toISOString(), dashboard_url: dashboardUrl, overage: overageEnabled,
+    used,
+    limit,
+    period: 'month',
+    resets_at: resetsAt.toISOString(),
+    dashboard_url: dashboardUrl,
+    overage: overageEnabled,
   });
   return null;
 }
 
 /** quota.warning at 80% and quota.reached at the cap, each once per period; `at` is when the usage got there. */
-async function noticeCrossings(deps: QuotaDeps, teamId: string, periodStart: Date, limit: number, used: number, data: Record<string, unknown>, at = deps.clock()) {
+async function noticeCrossings(
+  deps: QuotaDeps,
+  teamId: string,
+  periodStart: Date,
+  limit: number,
+  used: number,
+  data: Record<string, unknown>,
+  at = deps.clock(),
+) {
   if (used >= limit * WARNING_SHARE) await notice(deps, teamId, 'quota.warning', periodStart, data, at);
   if (used >= limit) await notice(deps, teamId, 'quota.reached', periodStart, data, at);
 }
 
-async function notice(deps: QuotaDeps, teamId: string, event: string, periodStart: Date, data: Record<string, unknown>, at = deps.clock()) {
+async function notice(
+  deps: QuotaDeps,
+  teamId: string,
+  event: string,
+  periodStart: Date,
+  data: Record<string, unknown>,
+  at = deps.clock(),
+) {
   const inserted = await preparedQuery(
     deps.orm,
     'postlane_quota_notice',

@@ -23,9 +23,15 @@ const DAILY_REPORT = `
    GROUP BY d.day ORDER BY d.day`;
 
 /** What `postlane usage` shows: the plan and period, and the last `days` UTC days, today last. */
-export async function usageReport(deps: Pick<Deps, 'orm' | 'config' | 'clock'>, teamId: string, days: number): Promise<TeamUsage & { days: UsageDay[] }> {
+export async function usageReport(
+  deps: Pick<Deps, 'orm' | 'config' | 'clock'>,
+  teamId: string,
+  days: number,
+): Promise<TeamUsage & { days: UsageDay[] }> {
   const today = utcDay(deps.clock());
   const first = new Date(today.getTime() - (days - 1) * 86_400_000);
-  const rows = await deps.orm.em.getConnection().execute<UsageDay[]>(DAILY_REPORT, [teamId, isoDate(first), isoDate(today), teamId]);
+  const rows = await deps.orm.em
+    .getConnection()
+    .execute<UsageDay[]>(DAILY_REPORT, [teamId, isoDate(first), isoDate(today), teamId]);
   return { ...(await getUsage(deps, teamId)), days: rows };
 }

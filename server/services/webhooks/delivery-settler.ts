@@ -12,7 +12,13 @@ export interface SettleRecord {
   settledAt: string | null;
   lastStatusCode: number | null;
   lastError: string | null;
-  attempt: { sentAt: string; statusCode: number | null; latencyMs: number; errorClass: string | null; response: string } | null;
+  attempt: {
+    sentAt: string;
+    statusCode: number | null;
+    latencyMs: number;
+    errorClass: string | null;
+    response: string;
+  } | null;
 }
 
 /**
@@ -66,7 +72,9 @@ export class DeliverySettler {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
-        const rows = await this.orm.em.getConnection().execute<{ id: string }[]>(SETTLE_MANY, [JSON.stringify(batch.map((b) => b.record))]);
+        const rows = await this.orm.em
+          .getConnection()
+          .execute<{ id: string }[]>(SETTLE_MANY, [JSON.stringify(batch.map((b) => b.record))]);
         const settled = new Set(rows.map((row) => row.id));
         for (const b of batch) b.resolve(settled.has(b.record.id));
       } catch (err) {

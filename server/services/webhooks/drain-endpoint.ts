@@ -2,7 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryWhileUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
 import { errorFields } from '../../logger.js';
-import { decideOutcome, type DeliveryOutcome, expiresAt, WEBHOOK_DISABLE_AFTER, WEBHOOK_FAILING_NOTICE_AFTER, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RATE_PER_SECOND } from '../../webhooks/delivery-policy.js';
+import {
+  decideOutcome,
+  type DeliveryOutcome,
+  expiresAt,
+  WEBHOOK_DISABLE_AFTER,
+  WEBHOOK_FAILING_NOTICE_AFTER,
+  WEBHOOK_MAX_IN_FLIGHT,
+  WEBHOOK_RATE_PER_SECOND,
+} from '../../webhooks/delivery-policy.js';
 import { type AttemptResult, postWebhook } from '../../webhooks/post-webhook.js';
 import { decodeSigningSecret, signatureHeaders } from '../../webhooks/signing.js';
 import { disableEndpoint } from './disable-endpoint.js';
@@ -19,7 +27,10 @@ const CLAIM_BATCH = WEBHOOK_RATE_PER_SECOND;
  * 8 at a time, each up to a full timeout) and then its own request before it settles.
  */
 const deliveryLeaseMs = (deps: Pick<Deps, 'config'>) =>
-  ((Math.ceil((CLAIM_BATCH + WEBHOOK_MAX_IN_FLIGHT) / WEBHOOK_MAX_IN_FLIGHT) + 1) * deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS + 30) * 1000;
+  ((Math.ceil((CLAIM_BATCH + WEBHOOK_MAX_IN_FLIGHT) / WEBHOOK_MAX_IN_FLIGHT) + 1) *
+    deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS +
+    30) *
+  1000;
 
 /**
  * The longest a run can last: it stops claiming after DRAIN_RUN_MS, then sends what it holds. The
@@ -82,7 +93,12 @@ class RateLimiter {
   take(): Promise<void> {
     this.turn = this.turn.then(async () => {
       // Timers may fire a fraction of a millisecond early: wait again until the interval has really passed.
-      for (let wait = this.lastStart + this.intervalMs - performance.now(); wait > 0; wait = this.lastStart + this.intervalMs - performance.now()) await sleep(wait);
+      for (
+        let wait = this.lastStart + this.intervalMs - performance.now();
+        wait > 0;
+        wait = this.lastStart + this.intervalMs - performance.now()
+      )
+        await sleep(wait);
       this.lastStart = performance.now();
     });
     return this.turn;
@@ -107,11 +123,17 @@ export async function drainEndpoint(deps: Deps, endpointId: string): Promise<voi
     } finally {
       // Released once the database is back if it is away now: a lease left behind would hold the
       // endpoint for minutes after the database's return.
-      await retryWhileUnavailable(() => deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]), {
-        logger: deps.logger,
-        what: 'webhook drain lease release',
-        signal: deps.jobs.stopping,
-      });
+      await retryWhileUnavailable(
+        () =>
+          deps.orm.em
+            .getConnection()
+            .execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = NULL WHERE id = ?`, [endpointId]),
+        {
+          logger: deps.logger,
+          what: 'webhook drain lease release',
+          signal: deps.jobs.stopping,
+        },
+      );
     }
     if (outOfTime) return deps.jobs.enqueue('webhook.deliver', { endpointId });
     if (!(await hasDueDeliveries(deps, endpointId))) break;
@@ -131,11 +153,9 @@ async function acquireDrainLease(deps: Deps, endpointId: string): Promise<Endpoi
 
 async function hasDueDeliveries(deps: Deps, endpointId: string): Promise<boolean> {
   const now = deps.clock();
-  const row = await deps.orm.em.getConnection().execute(
-    `SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ${DUE} LIMIT 1`,
-    [endpointId, now, now],
-    'get',
-  );
+  const row = await deps.orm.em
+    .getConnection()
+    .execute(`SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ${DUE} LIMIT 1`, [endpointId, now, now], 'get');
   return Boolean(row);
 }
 
@@ -152,16 +172,23 @@ async function scheduleNextDue(deps: Deps, endpointId: string): Promise<void> {
   );
   if (!row?.due_at) return;
   const dueAt = new Date(row.due_at);
-  const waiting = await deps.orm.em.getConnection().execute(
-    `SELECT 1 FROM agenda_jobs WHERE name = 'webhook.deliver' AND data->>'endpointId' = ? AND locked_at IS NULL AND next_run_at <= ? LIMIT 1`,
-    [endpointId, dueAt],
-    'get',
-  );
+  const waiting = await deps.orm.em
+    .getConnection()
+    .execute(
+      `SELECT 1 FROM agenda_jobs WHERE name = 'webhook.deliver' AND data->>'endpointId' = ? AND locked_at IS NULL AND next_run_at <= ? LIMIT 1`,
+      [endpointId, dueAt],
+      'get',
+    );
   if (!waiting) await deps.jobs.enqueue('webhook.deliver', { endpointId }, dueAt);
 }
 
 /** Drains until nothing is due (false) or the run's time is up (true). */
-async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLimiter, runUntil: number): Promise<boolean> {
+async function drainClaimed(
+  deps: Deps,
+  endpoint: EndpointLease,
+  limiter: RateLimiter,
+  runUntil: number,
+): Promise<boolean> {
   const keys = new Map<string, Buffer>();
   const state: DrainState = { streak: endpoint.consecutive_exhausted, stopped: false, disabled: false };
   const buffer: ClaimedRow[] = [];
@@ -221,7 +248,10 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
         (err: Error) => {
           settling.delete(written);
           // The lease runs out and the delivery is attempted again: at least once, never lost.
-          deps.logger.error({ endpointId: endpoint.id, deliveryId: row.id, err: errorFields(err).message }, 'could not record a webhook delivery outcome');
+          deps.logger.error(
+            { endpointId: endpoint.id, deliveryId: row.id, err: errorFields(err).message },
+            'could not record a webhook delivery outcome',
+          );
         },
       );
       settling.add(written);
@@ -236,7 +266,9 @@ async function drainClaimed(deps: Deps, endpoint: EndpointLease, limiter: RateLi
 async function claim(deps: Deps, endpointId: string): Promise<ClaimedRow[]> {
   const now = deps.clock();
   const lease = new Date(now.getTime() + deliveryLeaseMs(deps));
-  return deps.orm.em.getConnection().execute<ClaimedRow[]>(CLAIM, [lease, now, endpointId, now, now, endpointId, CLAIM_BATCH, endpointId]);
+  return deps.orm.em
+    .getConnection()
+    .execute<ClaimedRow[]>(CLAIM, [lease, now, endpointId, now, now, endpointId, CLAIM_BATCH, endpointId]);
 }
 
 /** The HMAC keys that sign now: the current secret, then the previous one while its overlap lasts. */
@@ -250,7 +282,8 @@ function signingKeys(deps: Deps, endpointId: string, row: ClaimedRow, cache: Map
     return key;
   };
   const keys = [open(row.secret)];
-  if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > now) keys.push(open(row.previous_secret));
+  if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > now)
+    keys.push(open(row.previous_secret));
   return keys;
 }
 
@@ -270,25 +303,63 @@ interface Attempt {
   outcome: DeliveryOutcome;
 }
 
-async function attemptDelivery(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, keys: Map<string, Buffer>, state: DrainState): Promise<Attempt> {
+async function attemptDelivery(
+  deps: Deps,
+  endpoint: EndpointLease,
+  row: ClaimedRow,
+  keys: Map<string, Buffer>,
+  state: DrainState,
+): Promise<Attempt> {
   const queuedAt = new Date(row.queued_at);
   const sentAt = deps.clock();
-  if (state.disabled) return { sentAt, result: null, outcome: { status: 'exhausted', counted: false, reason: 'endpoint disabled' } };
-  if (sentAt >= expiresAt(queuedAt)) return { sentAt, result: null, outcome: { status: 'exhausted', counted: false, reason: 'dropped 24 hours after queueing' } };
+  if (state.disabled)
+    return { sentAt, result: null, outcome: { status: 'exhausted', counted: false, reason: 'endpoint disabled' } };
+  if (sentAt >= expiresAt(queuedAt))
+    return {
+      sentAt,
+      result: null,
+      outcome: { status: 'exhausted', counted: false, reason: 'dropped 24 hours after queueing' },
+    };
   let result: AttemptResult;
   try {
-    const headers = signatureHeaders(signingKeys(deps, endpoint.id, row, keys, sentAt), row.message_id, Math.floor(sentAt.getTime() / 1000), row.body);
+    const headers = signatureHeaders(
+      signingKeys(deps, endpoint.id, row, keys, sentAt),
+      row.message_id,
+      Math.floor(sentAt.getTime() / 1000),
+      row.body,
+    );
     const url = new URL(row.url);
-    result = await postWebhook(deps.webhookAgents.for(url), url, headers, row.body, deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS * 1000);
+    result = await postWebhook(
+      deps.webhookAgents.for(url),
+      url,
+      headers,
+      row.body,
+      deps.config.POSTLANE_WEBHOOK_TIMEOUT_SECONDS * 1000,
+    );
   } catch (err) {
     // A secret that no longer opens (POSTLANE_SECRET_KEY changed) or a stored URL that no longer parses.
-    deps.logger.error({ endpointId: endpoint.id, err: (err as Error).message }, 'webhook delivery could not be prepared');
-    result = { statusCode: null, latencyMs: 0, errorClass: 'connection', response: 'could not prepare the request', retryAfter: null };
+    deps.logger.error(
+      { endpointId: endpoint.id, err: (err as Error).message },
+      'webhook delivery could not be prepared',
+    );
+    result = {
+      statusCode: null,
+      latencyMs: 0,
+      errorClass: 'connection',
+      response: 'could not prepare the request',
+      retryAfter: null,
+    };
   }
   return { sentAt, result, outcome: decideOutcome({ attempts: row.attempts, queuedAt }, result, deps.clock()) };
 }
 
-async function settle(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, state: DrainState, { sentAt, result, outcome }: Attempt): Promise<void> {
+async function settle(
+  deps: Deps,
+  endpoint: EndpointLease,
+  row: ClaimedRow,
+  state: DrainState,
+  { sentAt, result, outcome }: Attempt,
+): Promise<void> {
   const now = deps.clock().toISOString();
   const written = await deps.webhookSettler.settle({
     id: row.id,
@@ -298,7 +369,12 @@ async function settle(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, stat
     dueAt: outcome.status === 'retry' ? outcome.dueAt.toISOString() : null,
     settledAt: outcome.status === 'retry' ? null : now,
     lastStatusCode: result?.statusCode ?? null,
-    lastError: outcome.status === 'exhausted' ? outcome.reason : result?.errorClass ? `${result.errorClass}: ${result.statusCode ?? result.response}` : null,
+    lastError:
+      outcome.status === 'exhausted'
+        ? outcome.reason
+        : result?.errorClass
+          ? `${result.errorClass}: ${result.statusCode ?? result.response}`
+          : null,
     attempt: result && {
       sentAt: sentAt.toISOString(),
       statusCode: result.statusCode,
@@ -311,25 +387,33 @@ async function settle(deps: Deps, endpoint: EndpointLease, row: ClaimedRow, stat
   if (!written) return;
   if (outcome.status === 'delivered' && state.streak > 0) {
     state.streak = 0;
-    await deps.orm.em.getConnection().execute(`UPDATE webhook_endpoint SET consecutive_exhausted = 0 WHERE id = ?`, [endpoint.id]);
+    await deps.orm.em
+      .getConnection()
+      .execute(`UPDATE webhook_endpoint SET consecutive_exhausted = 0 WHERE id = ?`, [endpoint.id]);
   }
   if (outcome.status === 'exhausted' && !state.disabled) await countExhausted(deps, endpoint, state);
 }
 
 /** 10 in a row: the owners hear of it; 20: the endpoint is disabled (and they hear of that). */
 async function countExhausted(deps: Deps, endpoint: EndpointLease, state: DrainState): Promise<void> {
-  const row = await deps.orm.em.getConnection().execute<{ consecutive_exhausted: number }>(
-    `UPDATE webhook_endpoint SET consecutive_exhausted = consecutive_exhausted + 1 WHERE id = ? RETURNING consecutive_exhausted`,
-    [endpoint.id],
-    'get',
-  );
+  const row = await deps.orm.em
+    .getConnection()
+    .execute<{ consecutive_exhausted: number }>(
+      `UPDATE webhook_endpoint SET consecutive_exhausted = consecutive_exhausted + 1 WHERE id = ? RETURNING consecutive_exhausted`,
+      [endpoint.id],
+      'get',
+    );
   state.streak = row.consecutive_exhausted;
   try {
-    if (state.streak === WEBHOOK_FAILING_NOTICE_AFTER) await notifyOwners(deps, endpoint.team_id, webhookNotices.failing(endpoint.url, state.streak));
+    if (state.streak === WEBHOOK_FAILING_NOTICE_AFTER)
+      await notifyOwners(deps, endpoint.team_id, webhookNotices.failing(endpoint.url, state.streak));
     if (state.streak >= WEBHOOK_DISABLE_AFTER && (await disableEndpoint(deps, endpoint.id))) {
       state.stopped = true;
       state.disabled = true;
-      deps.logger.warn({ endpointId: endpoint.id, exhausted: state.streak }, 'webhook endpoint disabled after consecutive exhausted deliveries');
+      deps.logger.warn(
+        { endpointId: endpoint.id, exhausted: state.streak },
+        'webhook endpoint disabled after consecutive exhausted deliveries',
+      );
       await notifyOwners(deps, endpoint.team_id, webhookNotices.disabled(endpoint.url, endpoint.id, state.streak));
     }
   } catch (err) {

@@ -62,7 +62,11 @@ export const ALL_EVENTS = '*';
 /** `email.prefetched` reaches only endpoints that name it. */
 export const OPT_IN_EVENT_TYPES: readonly string[] = ['email.prefetched'];
 
-export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = [ALL_EVENTS, ...DELIVERED_EVENT_TYPES, ...ACCEPTED_UNDELIVERED_EVENT_TYPES];
+export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = [
+  ALL_EVENTS,
+  ...DELIVERED_EVENT_TYPES,
+  ...ACCEPTED_UNDELIVERED_EVENT_TYPES,
+];
 
 const delivered = new Set<string>(DELIVERED_EVENT_TYPES);
 

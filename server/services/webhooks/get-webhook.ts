@@ -17,7 +17,11 @@ export interface WebhookWithSecret {
 }
 
 /** A single read shows the current secret, opened from its sealed form. */
-export async function getWebhook(deps: Pick<Deps, 'orm' | 'secrets'>, teamId: string, id: string): Promise<WebhookWithSecret> {
+export async function getWebhook(
+  deps: Pick<Deps, 'orm' | 'secrets'>,
+  teamId: string,
+  id: string,
+): Promise<WebhookWithSecret> {
   const endpoint = await findEndpoint(deps.orm.em, teamId, id);
   return { endpoint, signingSecret: deps.secrets.open(endpoint.secret, `webhook:${endpoint.id}`) };
 }

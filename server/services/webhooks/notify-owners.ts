@@ -18,11 +18,18 @@ const mailbox = (value: string): Mailbox | null => {
  * Emails the team's owners through Postlane's own sending path, from POSTLANE_NOTICE_FROM. A team
  * without owner addresses gets a log line instead, so the sysadmin still hears of it.
  */
-export async function notifyOwners(deps: Pick<Deps, 'orm' | 'config' | 'clock' | 'emailWriter' | 'logger'>, teamId: string, notice: OwnerNotice): Promise<void> {
+export async function notifyOwners(
+  deps: Pick<Deps, 'orm' | 'config' | 'clock' | 'emailWriter' | 'logger'>,
+  teamId: string,
+  notice: OwnerNotice,
+): Promise<void> {
   const team = await deps.orm.em.fork().findOne(Team, teamId, { fields: ['ownerEmails'] });
   const owners = (team?.ownerEmails ?? []).map(mailbox).filter((m): m is Mailbox => m !== null);
   if (owners.length === 0) {
-    deps.logger.warn({ teamId, notice: notice.kind, subject: notice.subject }, 'owner notice not emailed: the team has no owner addresses');
+    deps.logger.warn(
+      { teamId, notice: notice.kind, subject: notice.subject },
+      'owner notice not emailed: the team has no owner addresses',
+    );
     return;
   }
   await sendNotice(deps, teamId, {

@@ -10,7 +10,8 @@ import { wakeAfterCommit } from './webhook-waker.js';
 const subscriptionsFor = (type: string): string[] => (OPT_IN_EVENT_TYPES.includes(type) ? [type] : [type, ALL_EVENTS]);
 
 /** The envelope of an event, serialised once: those exact bytes are signed and sent on every attempt. */
-const envelope = (type: string, createdAt: Date, data: unknown) => JSON.stringify({ type, created_at: createdAt.toISOString(), data });
+const envelope = (type: string, createdAt: Date, data: unknown) =>
+  JSON.stringify({ type, created_at: createdAt.toISOString(), data });
 
 /**
  * The outbox write of an event: one pending delivery per enabled endpoint of the team that
@@ -18,15 +19,32 @@ const envelope = (type: string, createdAt: Date, data: unknown) => JSON.stringif
  */
 export async function queueDeliveries(em: EntityManager, event: IEvent): Promise<void> {
   if (!isDeliveredEventType(event.type)) return;
-  const endpoints = await em.find(WebhookEndpoint, { team: event.team, status: 'enabled', events: { $overlap: subscriptionsFor(event.type) } }, { fields: ['id'] });
+  const endpoints = await em.find(
+    WebhookEndpoint,
+    { team: event.team, status: 'enabled', events: { $overlap: subscriptionsFor(event.type) } },
+    { fields: ['id'] },
+  );
   if (endpoints.length === 0) return;
   const body = envelope(event.type, event.createdAt, event.payload);
   // Due from the moment of the event, on the clock of whoever recorded it (the injectable one in services).
   const queuedAt = event.createdAt;
   for (const endpoint of endpoints) {
-    em.create(WebhookDelivery, { team: event.team, endpoint: endpoint.id, event, type: event.type, messageId: createMessageId(), body, status: 'pending', dueAt: queuedAt, queuedAt });
+    em.create(WebhookDelivery, {
+      team: event.team,
+      endpoint: endpoint.id,
+      event,
+      type: event.type,
+      messageId: createMessageId(),
+      body,
+      status: 'pending',
+      dueAt: queuedAt,
+      queuedAt,
+    });
   }
-  wakeAfterCommit(em, endpoints.map((endpoint) => endpoint.id));
+  wakeAfterCommit(
+    em,
+    endpoints.map((endpoint) => endpoint.id),
+  );
 }
 
 /** An event already inserted by a bulk write, as queueDeliveriesMany needs it. */
@@ -82,7 +100,11 @@ async function findDeliveryEndpoints(em: EntityManager, events: readonly Inserte
  * endpoint lookup for all of them (`endpoints`, when the caller's statement already ran
  * deliveryEndpointsQuery) and one INSERT per few thousand deliveries, in the caller's transaction.
  */
-export async function queueDeliveriesMany(em: EntityManager, events: readonly InsertedEvent[], endpoints?: readonly DeliveryEndpoint[]): Promise<void> {
+export async function queueDeliveriesMany(
+  em: EntityManager,
+  events: readonly InsertedEvent[],
+  endpoints?: readonly DeliveryEndpoint[],
+): Promise<void> {
   const receiving = endpoints ?? (await findDeliveryEndpoints(em, events));
   if (receiving.length === 0) return;
 
@@ -90,12 +112,23 @@ export async function queueDeliveriesMany(em: EntityManager, events: readonly In
   const woken = new Set<string>();
   for (const event of deliveredOnly(events)) {
     const subscriptions = subscriptionsFor(event.type);
-    const receivers = receiving.filter((endpoint) => endpoint.team_id === event.teamId && endpoint.events.some((name) => subscriptions.includes(name)));
+    const receivers = receiving.filter(
+      (endpoint) => endpoint.team_id === event.teamId && endpoint.events.some((name) => subscriptions.includes(name)),
+    );
     if (receivers.length === 0) continue;
     const body = envelope(event.type, event.createdAt, event.data);
     const at = event.createdAt.toISOString();
     for (const endpoint of receivers) {
-      rows.push({ id: newId(), team_id: event.teamId, endpoint_id: endpoint.id, event_id: event.id, type: event.type, message_id: createMessageId(), body, at });
+      rows.push({
+        id: newId(),
+        team_id: event.teamId,
+        endpoint_id: endpoint.id,
+        event_id: event.id,
+        type: event.type,
+        message_id: createMessageId(),
+        body,
+        at,
+      });
       woken.add(endpoint.id);
     }
   }

@@ -21,7 +21,8 @@ export async function sweepWebhooks(deps: Deps): Promise<{ woken: number; backlo
     [dueBefore, now],
   );
   for (const { id } of stranded) await deps.jobs.enqueue('webhook.deliver', { endpointId: id });
-  if (stranded.length > 0) deps.logger.info({ count: stranded.length }, 'webhook sweep woke endpoints with overdue deliveries');
+  if (stranded.length > 0)
+    deps.logger.info({ count: stranded.length }, 'webhook sweep woke endpoints with overdue deliveries');
 
   const backlogged = await connection.execute<{ id: string; team_id: string; url: string; oldest: string }[]>(
     `WITH oldest AS (
@@ -34,8 +35,9 @@ export async function sweepWebhooks(deps: Deps): Promise<{ woken: number; backlo
     [now, new Date(now.getTime() - BACKLOG_NOTICE_AGE_MS), new Date(now.getTime() - BACKLOG_NOTICE_EVERY_MS)],
   );
   for (const endpoint of backlogged) {
-    await notifyOwners(deps, endpoint.team_id, webhookNotices.backlog(endpoint.url, new Date(endpoint.oldest))).catch((err: Error) =>
-      deps.logger.error({ endpointId: endpoint.id, err: err.message }, 'could not notify the team owners'),
+    await notifyOwners(deps, endpoint.team_id, webhookNotices.backlog(endpoint.url, new Date(endpoint.oldest))).catch(
+      (err: Error) =>
+        deps.logger.error({ endpointId: endpoint.id, err: err.message }, 'could not notify the team owners'),
     );
   }
   return { woken: stranded.length, backlogNotices: backlogged.length };

@@ -27,9 +27,11 @@ export async function updateWebhook(
     endpoint.disabledAt = null;
   }
   await em.flush();
-  if (input.status === 'disabled' && endpoint.status === 'enabled' && (await disableEndpoint(deps, endpoint.id))) await em.refresh(endpoint);
+  if (input.status === 'disabled' && endpoint.status === 'enabled' && (await disableEndpoint(deps, endpoint.id)))
+    await em.refresh(endpoint);
   return endpoint;
 }
 
 /** `postlane webhooks enable`: the same as PATCH {status: "enabled"}. */
-export const enableWebhook = (deps: Pick<Deps, 'orm' | 'config' | 'clock'>, teamId: string, id: string) => updateWebhook(deps, teamId, id, { status: 'enabled' });
+export const enableWebhook = (deps: Pick<Deps, 'orm' | 'config' | 'clock'>, teamId: string, id: string) =>
+  updateWebhook(deps, teamId, id, { status: 'enabled' });

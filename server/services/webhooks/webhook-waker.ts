@@ -15,7 +15,9 @@ function commitScope(em: EntityManager): object {
   let transaction: object | undefined = em.getContext().getTransactionContext();
   if (!transaction) return em.getContext();
   for (;;) {
-    const parent: symbol | undefined = Object.getOwnPropertySymbols(transaction).find((symbol) => symbol.description === 'parentTransaction');
+    const parent: symbol | undefined = Object.getOwnPropertySymbols(transaction).find(
+      (symbol) => symbol.description === 'parentTransaction',
+    );
     if (!parent) return transaction;
     transaction = (transaction as Record<symbol, object>)[parent]!;
   }
@@ -75,7 +77,10 @@ export class WebhookWaker implements EventSubscriber {
       );
       for (const { id } of idle) await this.jobs.enqueue('webhook.deliver', { endpointId: id });
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message, endpoints: ids.length }, 'could not wake webhook workers; the sweep will');
+      this.logger.warn(
+        { err: (err as Error).message, endpoints: ids.length },
+        'could not wake webhook workers; the sweep will',
+      );
     }
   }
 }

@@ -42,13 +42,21 @@ describe('postlane CLI', () => {
     });
     token = first.api_key.token;
     teamId = first.team.id;
-    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({ DATABASE_URL: databaseUrl(database), POSTLANE_SECRET_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) });
+    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({
+      DATABASE_URL: databaseUrl(database),
+      POSTLANE_SECRET_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+    });
     expect(statSync(configPath).mode & 0o777).toBe(0o600);
   });
 
   it('install run again changes nothing and prints no new key', async () => {
     const again = await json(['install']);
-    expect(again).toMatchObject({ config_written: false, migrations_applied: [], team: { id: teamId, created: false }, api_key: null });
+    expect(again).toMatchObject({
+      config_written: false,
+      migrations_applied: [],
+      team: { id: teamId, created: false },
+      api_key: null,
+    });
     const keys = await json(['keys', 'list']);
     expect(keys).toHaveLength(1);
   });
@@ -58,8 +66,28 @@ describe('postlane CLI', () => {
   const PROVIDERS = [{ type: 'capture', regions: ['us-east-1'] }];
   const PLANS = { free: { quota: 'daily', emails_per_day: 5, domains: 1, contacts: 10 } };
   it.each([
-    ['JSON values', { POSTLANE_WEBHOOK_ALLOWED_CIDRS: ['127.0.0.1/32', '10.0.0.0/8'], POSTLANE_WEBHOOK_ALLOWED_HOSTS: ['hooks.lan'], POSTLANE_SNS_TOPIC_ARNS: [ARN], POSTLANE_DNS_SERVERS: ['127.0.0.1:5353', '[::1]:53'], POSTLANE_PROVIDERS: PROVIDERS, POSTLANE_PLANS: PLANS }],
-    ['strings', { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32, 10.0.0.0/8', POSTLANE_WEBHOOK_ALLOWED_HOSTS: 'hooks.lan', POSTLANE_SNS_TOPIC_ARNS: ARN, POSTLANE_DNS_SERVERS: '127.0.0.1:5353,[::1]:53', POSTLANE_PROVIDERS: JSON.stringify(PROVIDERS), POSTLANE_PLANS: JSON.stringify(PLANS) }],
+    [
+      'JSON values',
+      {
+        POSTLANE_WEBHOOK_ALLOWED_CIDRS: ['127.0.0.1/32', '10.0.0.0/8'],
+        POSTLANE_WEBHOOK_ALLOWED_HOSTS: ['hooks.lan'],
+        POSTLANE_SNS_TOPIC_ARNS: [ARN],
+        POSTLANE_DNS_SERVERS: ['127.0.0.1:5353', '[::1]:53'],
+        POSTLANE_PROVIDERS: PROVIDERS,
+        POSTLANE_PLANS: PLANS,
+      },
+    ],
+    [
+      'strings',
+      {
+        POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32, 10.0.0.0/8',
+        POSTLANE_WEBHOOK_ALLOWED_HOSTS: 'hooks.lan',
+        POSTLANE_SNS_TOPIC_ARNS: ARN,
+        POSTLANE_DNS_SERVERS: '127.0.0.1:5353,[::1]:53',
+        POSTLANE_PROVIDERS: JSON.stringify(PROVIDERS),
+        POSTLANE_PLANS: JSON.stringify(PLANS),
+      },
+    ],
   ])('install run again keeps list settings written in the file as %s', async (_form, settings) => {
     const before = readFileSync(configPath, 'utf8');
     try {
@@ -79,7 +107,12 @@ describe('postlane CLI', () => {
 
   it('keys create, list and revoke', async () => {
     const created = await json(['keys', 'create', '--name', 'ci', '--permission', 'sending_access']);
-    expect(created).toMatchObject({ name: 'ci', permission: 'sending_access', team_id: teamId, token: expect.stringMatching(/^re_/) });
+    expect(created).toMatchObject({
+      name: 'ci',
+      permission: 'sending_access',
+      team_id: teamId,
+      token: expect.stringMatching(/^re_/),
+    });
     const listed = await json(['keys', 'list']);
     expect(listed.map((k: { name: string }) => k.name)).toContain('ci');
     expect(JSON.stringify(listed)).not.toContain(created.token);
@@ -99,13 +132,22 @@ describe('postlane CLI', () => {
       expect(health.database).toEqual({ ok: true });
 
       const resend = new Resend(token, { baseUrl: url });
-      const { data } = await resend.emails.send({ from: 'Ops <ops@example.org>', to: 'someone@example.net', subject: 'Captured', text: 'kept here' });
+      const { data } = await resend.emails.send({
+        from: 'Ops <ops@example.org>',
+        to: 'someone@example.net',
+        subject: 'Captured',
+        text: 'kept here',
+      });
       let captured: { id: string; message_id: string; subject: string }[] = [];
       for (let i = 0; i < 100 && captured.length === 0; i += 1) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         captured = await json(['outbox']);
       }
-      expect(captured[0]).toMatchObject({ subject: 'Captured', message_id: `<${data!.id}@example.org>`, to: ['someone@example.net'] });
+      expect(captured[0]).toMatchObject({
+        subject: 'Captured',
+        message_id: `<${data!.id}@example.org>`,
+        to: ['someone@example.net'],
+      });
       const shown = await runPostlane(['outbox', 'show', data!.id], env);
       expect(shown.code).toBe(0);
       expect(shown.stdout).toMatch(/^Subject: Captured$/m);
@@ -144,7 +186,10 @@ describe('postlane CLI', () => {
   });
 
   it('says clearly when the database is down', async () => {
-    const result = await runPostlane(['keys', 'list', '--json'], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    const result = await runPostlane(['keys', 'list', '--json'], {
+      ...env,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+    });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout).error.message).toMatch(/PostgreSQL is not reachable/);
   });
@@ -158,7 +203,9 @@ describe('a database that drops every connection', () => {
       const url = /"url":"(http:[^"]+)"/.exec(server.output())![1]!;
       const token = (await json(['keys', 'create', '--name', 'outage'])).token as string;
       // What a PostgreSQL restart does to idle pooled clients and the LISTEN connection (57P01).
-      await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
+      await adminQuery(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(server.child.exitCode).toBeNull();
 
@@ -168,7 +215,12 @@ describe('a database that drops every connection', () => {
         if (!health?.database.ok) await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(health?.database.ok).toBe(true);
-      const { data, error } = await new Resend(token, { baseUrl: url }).emails.send({ from: 'a@example.org', to: 'b@example.net', subject: 'After the outage', text: 'x' });
+      const { data, error } = await new Resend(token, { baseUrl: url }).emails.send({
+        from: 'a@example.org',
+        to: 'b@example.net',
+        subject: 'After the outage',
+        text: 'x',
+      });
       expect(error).toBeNull();
       let captured: { message_id: string }[] = [];
       for (let i = 0; i < 100 && !captured.some((m) => m.message_id === `<${data!.id}@example.org>`); i += 1) {

@@ -7,15 +7,32 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 let app: TestApp;
 
 const doctor = async (env: Record<string, string>) => {
-  const result = await runPostlane(['doctor', '--json'], { DATABASE_URL: app.databaseUrl, POSTLANE_PUBLIC_URL: app.url, ...env });
-  const report = JSON.parse(result.stdout) as { ok: boolean; checks: { check: string; status: string; detail: string; fix?: string }[] };
-  return { code: result.code, report, status: Object.fromEntries(report.checks.map((c) => [c.check, c.status])), byName: Object.fromEntries(report.checks.map((c) => [c.check, c])) };
+  const result = await runPostlane(['doctor', '--json'], {
+    DATABASE_URL: app.databaseUrl,
+    POSTLANE_PUBLIC_URL: app.url,
+    ...env,
+  });
+  const report = JSON.parse(result.stdout) as {
+    ok: boolean;
+    checks: { check: string; status: string; detail: string; fix?: string }[];
+  };
+  return {
+    code: result.code,
+    report,
+    status: Object.fromEntries(report.checks.map((c) => [c.check, c.status])),
+    byName: Object.fromEntries(report.checks.map((c) => [c.check, c])),
+  };
 };
 
 beforeAll(async () => {
   app = await startTestApp();
   // A worker's heartbeat: the minutely sweep finished just now.
-  await app.deps.orm.em.fork().getConnection().execute(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', now() + interval '1 minute', now(), '60000', '{}')`);
+  await app.deps.orm.em
+    .fork()
+    .getConnection()
+    .execute(
+      `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', now() + interval '1 minute', now(), '60000', '{}')`,
+    );
 });
 afterAll(() => app.close());
 
@@ -24,16 +41,35 @@ describe('postlane doctor', () => {
     const { code, report, status, byName } = await doctor({});
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(status).toMatchObject({ config: 'ok', secret_key: 'ok', database: 'ok', database_pooler: 'ok', migrations: 'ok', workers: 'ok', job_queue: 'ok', deliverability: 'ok', providers: 'warn', domains: 'ok', bounce_domain: 'ok', dkim_keys: 'ok', public_url: 'warn', clock: 'ok' });
+    expect(status).toMatchObject({
+      config: 'ok',
+      secret_key: 'ok',
+      database: 'ok',
+      database_pooler: 'ok',
+      migrations: 'ok',
+      workers: 'ok',
+      job_queue: 'ok',
+      deliverability: 'ok',
+      providers: 'warn',
+      domains: 'ok',
+      bounce_domain: 'ok',
+      dkim_keys: 'ok',
+      public_url: 'warn',
+      clock: 'ok',
+    });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
   });
 
   it('warns about a team or region paused by its rates, and names the commands that explain and lift it', async () => {
     const { teamId } = await app.createTeamWithKey();
-    const sql = (query: string, params: unknown[]) => app.run(() => app.deps.orm.em.getConnection().execute(query, params));
+    const sql = (query: string, params: unknown[]) =>
+      app.run(() => app.deps.orm.em.getConnection().execute(query, params));
     await sql('UPDATE team SET sending_paused_at = now() WHERE id = ?', [teamId]);
-    await sql(`INSERT INTO region_broadcast_pause (region, metric, paused_at, rate) VALUES ('us-east-1', 'bounce_rate', now(), 0.07)`, []);
+    await sql(
+      `INSERT INTO region_broadcast_pause (region, metric, paused_at, rate) VALUES ('us-east-1', 'bounce_rate', now(), 0.07)`,
+      [],
+    );
     try {
       const { code, status, byName } = await doctor({});
       expect(code).toBe(0);
@@ -58,10 +94,13 @@ describe('postlane doctor', () => {
     expect(byName.providers!.fix).toContain('POSTLANE_PROVIDERS');
   });
 
-  it("names every domain whose records DNS does not answer, and says how to look closer", async () => {
+  it('names every domain whose records DNS does not answer, and says how to look closer', async () => {
     const { token } = await app.createTeamWithKey();
     expect((await app.request('POST', '/domains', { token, body: { name: 'mail.example.org' } })).status).toBe(201);
-    const { code, status, byName } = await doctor({ POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' });
+    const { code, status, byName } = await doctor({
+      POSTLANE_DNS_SERVERS: '127.0.0.1:9',
+      POSTLANE_DNS_TIMEOUT_MS: '300',
+    });
     expect(code).toBe(1);
     expect(status.domains).toBe('fail');
     expect(byName.domains!.detail).toMatch(/^mail\.example\.org: DKIM \w+/);
@@ -74,10 +113,16 @@ describe('postlane doctor', () => {
       const env = { POSTLANE_BOUNCE_DOMAIN: 'bounces.example.org', POSTLANE_DNS_SERVERS: dns.address };
       const missing = await doctor(env);
       expect(missing.code).toBe(1);
-      expect(missing.byName.bounce_domain).toMatchObject({ status: 'fail', detail: 'bounces.example.org has no MX record: bounces sent to its return paths cannot arrive' });
+      expect(missing.byName.bounce_domain).toMatchObject({
+        status: 'fail',
+        detail: 'bounces.example.org has no MX record: bounces sent to its return paths cannot arrive',
+      });
       expect(missing.byName.bounce_domain!.fix).toContain('port 25');
       dns.set('MX', 'bounces.example.org', ['10 inbound.example.org']);
-      expect((await doctor(env)).byName.bounce_domain).toMatchObject({ status: 'ok', detail: 'bounces.example.org MX 10 inbound.example.org' });
+      expect((await doctor(env)).byName.bounce_domain).toMatchObject({
+        status: 'ok',
+        detail: 'bounces.example.org MX 10 inbound.example.org',
+      });
     } finally {
       await dns.close();
     }
@@ -85,14 +130,22 @@ describe('postlane doctor', () => {
 
   it('names each domain whose DKIM key does not open with POSTLANE_SECRET_KEY, and fails', async () => {
     const { token, teamId } = await app.createTeamWithKey();
-    const sql = (query: string, params: unknown[]) => app.run(() => app.deps.orm.em.getConnection().execute(query, params));
-    const add = async (name: string) => (await app.request('POST', '/domains', { token, body: { name } })).body.id as string;
+    const sql = (query: string, params: unknown[]) =>
+      app.run(() => app.deps.orm.em.getConnection().execute(query, params));
+    const add = async (name: string) =>
+      (await app.request('POST', '/domains', { token, body: { name } })).body.id as string;
     const [kept, lost] = [await add('kept.example.org'), await add('lost.example.org')];
     // Sealed under another key, as after a restore onto a machine with a new POSTLANE_SECRET_KEY.
-    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal('-----BEGIN PRIVATE KEY-----', `dkim:${lost}`);
+    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal(
+      '-----BEGIN PRIVATE KEY-----',
+      `dkim:${lost}`,
+    );
     await sql('UPDATE domain SET dkim_private_key = ? WHERE id = ?', [foreign, lost]);
     try {
-      const { code, status, byName } = await doctor({ POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' });
+      const { code, status, byName } = await doctor({
+        POSTLANE_DNS_SERVERS: '127.0.0.1:9',
+        POSTLANE_DNS_TIMEOUT_MS: '300',
+      });
       expect(code).toBe(1);
       expect(status.dkim_keys).toBe('fail');
       expect(byName.dkim_keys!.detail).toContain(`lost.example.org (team ${teamId})`);
@@ -106,7 +159,14 @@ describe('postlane doctor', () => {
   it('with the database down, says so and skips what needs it', async () => {
     const { code, status, byName } = await doctor({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
     expect(code).toBe(1);
-    expect(status).toMatchObject({ config: 'ok', database: 'fail', migrations: 'skipped', workers: 'skipped', providers: 'skipped', clock: 'skipped' });
+    expect(status).toMatchObject({
+      config: 'ok',
+      database: 'fail',
+      migrations: 'skipped',
+      workers: 'skipped',
+      providers: 'skipped',
+      clock: 'skipped',
+    });
     expect(byName.database!.fix).toContain('Start PostgreSQL');
   });
 

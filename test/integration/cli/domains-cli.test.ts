@@ -25,7 +25,14 @@ beforeAll(async () => {
   await adminQuery(`CREATE DATABASE "${database}"`);
   env = {
     POSTLANE_CONFIG: join(dir, 'config.json'),
-    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: 'smtp://relay.example.net:587', regions: ['eu-west-1'], spf_include: '_spf.relay.example.net' }]),
+    POSTLANE_PROVIDERS: JSON.stringify([
+      {
+        type: 'smtp',
+        url: 'smtp://relay.example.net:587',
+        regions: ['eu-west-1'],
+        spf_include: '_spf.relay.example.net',
+      },
+    ]),
     POSTLANE_DNS_SERVERS: dns.address,
     POSTLANE_DNS_TIMEOUT_MS: '500',
   };
@@ -50,7 +57,9 @@ describe('postlane domains', { timeout: 120_000 }, () => {
     expect(shown).toMatchObject({ object: 'domain', name: 'shop.example.com', status: 'pending', region: 'eu-west-1' });
     dkim = shown.records.find((r: { record: string }) => r.record === 'DKIM');
     expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=/);
-    expect(await json(['domains', 'list'])).toEqual([expect.objectContaining({ name: 'shop.example.com', status: 'pending' })]);
+    expect(await json(['domains', 'list'])).toEqual([
+      expect.objectContaining({ name: 'shop.example.com', status: 'pending' }),
+    ]);
     const again = await run(['domains', 'add', 'shop.example.com']);
     expect(again.code).toBe(1);
     expect(again.output).toContain('the domain shop.example.com has already been added');
@@ -58,7 +67,10 @@ describe('postlane domains', { timeout: 120_000 }, () => {
 
   it('check shows every record, what DNS answers now and hints for the usual mistakes, and exits 1 until fixed', async () => {
     dns.set('TXT', dkim.name, [dkim.value]);
-    dns.set('TXT', 'shop.example.com', ['v=spf1 include:_spf.relay.example.net ~all', 'v=spf1 include:old.example ~all']);
+    dns.set('TXT', 'shop.example.com', [
+      'v=spf1 include:_spf.relay.example.net ~all',
+      'v=spf1 include:old.example ~all',
+    ]);
     const broken = await run(['domains', 'check', 'shop.example.com']);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/RECORD\s+TYPE\s+NAME\s+EXPECTED\s+DNS ANSWERS NOW\s+VERDICT/);
@@ -69,7 +81,9 @@ describe('postlane domains', { timeout: 120_000 }, () => {
 
     // One SPF record, but one that costs a receiver more than 10 lookups.
     dns.set('TXT', 'shop.example.com', ['v=spf1 include:_spf.relay.example.net include:big.example ~all']);
-    dns.set('TXT', 'big.example', [`v=spf1 ${Array.from({ length: 10 }, (_, i) => `include:n${i}.example`).join(' ')} -all`]);
+    dns.set('TXT', 'big.example', [
+      `v=spf1 ${Array.from({ length: 10 }, (_, i) => `include:n${i}.example`).join(' ')} -all`,
+    ]);
     const heavyRun = await run(['domains', 'check', 'shop.example.com', '--json']);
     expect(heavyRun.code).toBe(1);
     const report = JSON.parse(heavyRun.stdout);
@@ -87,7 +101,14 @@ describe('postlane domains', { timeout: 120_000 }, () => {
   });
 
   it('check fits an 80-column terminal: long verdicts wrap inside their column', async () => {
-    const terminal = openTerminal({ ...env, PATH: `${dirname(fileURLToPath(import.meta.url))}/../../../bin:${process.env.PATH}`, TERM: 'xterm-256color' }, { columns: 80 });
+    const terminal = openTerminal(
+      {
+        ...env,
+        PATH: `${dirname(fileURLToPath(import.meta.url))}/../../../bin:${process.env.PATH}`,
+        TERM: 'xterm-256color',
+      },
+      { columns: 80 },
+    );
     try {
       // capture-pane joins lines the terminal wrapped, so a row wider than the screen shows as a longer line.
       const { output, code } = await terminal.run('postlane.js domains check shop.example.com');
@@ -103,8 +124,14 @@ describe('postlane domains', { timeout: 120_000 }, () => {
   it('verify records the result; remove deletes the domain', async () => {
     const verified = await json(['domains', 'verify', 'shop.example.com']);
     expect(verified.status).toBe('verified');
-    expect(verified.records.find((r: { record: string }) => r.record === 'DMARC')).toMatchObject({ status: 'verified', policy: 'none' });
-    expect(await json(['domains', 'remove', 'shop.example.com'])).toMatchObject({ name: 'shop.example.com', deleted: true });
+    expect(verified.records.find((r: { record: string }) => r.record === 'DMARC')).toMatchObject({
+      status: 'verified',
+      policy: 'none',
+    });
+    expect(await json(['domains', 'remove', 'shop.example.com'])).toMatchObject({
+      name: 'shop.example.com',
+      deleted: true,
+    });
     const gone = await run(['domains', 'show', 'shop.example.com']);
     expect(gone.code).toBe(1);
     expect(gone.output).toContain('Domain not found');

@@ -5,11 +5,16 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 let app: TestApp;
 let teamId: string;
 
-const sql = (query: string, bindings: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute(query, bindings);
+const sql = (query: string, bindings: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute(query, bindings);
 const count = async (table: string) => Number((await sql(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
 const maintenance = async () => {
   const result = await runPostlane(['maintenance', 'run', '--json'], { DATABASE_URL: app.databaseUrl });
-  return { code: result.code, output: result.output, tasks: Object.fromEntries(JSON.parse(result.stdout).tasks.map((t: { task: string }) => [t.task, t])) };
+  return {
+    code: result.code,
+    output: result.output,
+    tasks: Object.fromEntries(JSON.parse(result.stdout).tasks.map((t: { task: string }) => [t.task, t])),
+  };
 };
 
 beforeAll(async () => {
@@ -22,23 +27,45 @@ beforeAll(async () => {
   );
   const old = "now() - interval '40 days'";
   for (const age of [old, 'now()']) {
-    await sql(`INSERT INTO api_log (id, created_at, team_id, method, endpoint, response_status, duration_ms) VALUES (gen_random_uuid(), ${age}, ?, 'GET', '/emails', 200, 1)`, [teamId]);
-    await sql(`INSERT INTO captured_message (id, created_at, region, message_id, envelope_from, envelope_to, subject, raw) VALUES (gen_random_uuid(), ${age}, 'us-east-1', 'm', 'a@b.co', '{}', 's', 'raw')`);
-    await sql(`INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`, [teamId]);
-    await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`);
-    await sql(`INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`);
-    await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`, [email!.id]);
+    await sql(
+      `INSERT INTO api_log (id, created_at, team_id, method, endpoint, response_status, duration_ms) VALUES (gen_random_uuid(), ${age}, ?, 'GET', '/emails', 200, 1)`,
+      [teamId],
+    );
+    await sql(
+      `INSERT INTO captured_message (id, created_at, region, message_id, envelope_from, envelope_to, subject, raw) VALUES (gen_random_uuid(), ${age}, 'us-east-1', 'm', 'a@b.co', '{}', 's', 'raw')`,
+    );
+    await sql(
+      `INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`,
+      [teamId],
+    );
+    await sql(
+      `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`,
+    );
+    await sql(
+      `INSERT INTO ingested_notification (source, message_id, topic, received_at) VALUES ('sns', gen_random_uuid()::text, 't', ${age})`,
+    );
+    await sql(
+      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), ${age}, ?, 'https://example.com', ${age}, 'clicked')`,
+      [email!.id],
+    );
     await sql(`INSERT INTO email_tracking (email_id, created_at) VALUES (gen_random_uuid(), ${age})`);
     const [received] = await sql(
       `INSERT INTO received_email (id, created_at, team_id, domain, envelope_from, received_for, peer_ip, helo, message_id, subject, "from", "to", cc, bcc, reply_to, raw, size, spf, dkim, dmarc)
        VALUES (gen_random_uuid(), ${age}, ?, 'in.test', '', '{desk@in.test}', '127.0.0.1', 'mx.test', '', 's', '', '{}', '{}', '{}', '{}', '\\x00', 1, '{}', '[]', '{}') RETURNING id`,
       [teamId],
     );
-    await sql(`INSERT INTO received_attachment (id, created_at, email_id, position, content_type, size, content) VALUES (gen_random_uuid(), ${age}, ?, 0, 'text/plain', 1, '\\x00')`, [received!.id]);
+    await sql(
+      `INSERT INTO received_attachment (id, created_at, email_id, position, content_type, size, content) VALUES (gen_random_uuid(), ${age}, ?, 0, 'text/plain', 1, '\\x00')`,
+      [received!.id],
+    );
   }
   // Neither finished nor one-off: kept whatever their age.
-  await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`);
-  await sql(`INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', NULL, ${old}, '60000', '{}')`);
+  await sql(
+    `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`,
+  );
+  await sql(
+    `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', NULL, ${old}, '60000', '{}')`,
+  );
 });
 afterAll(() => app.close());
 
@@ -61,13 +88,23 @@ describe('postlane maintenance run', () => {
       ingested_notifications: { task: 'ingested_notifications', removed: 1, error: null },
       tracking_clicks: { task: 'tracking_clicks', removed: 1, error: null },
     });
-    const counts = ['api_log', 'captured_message', 'idempotency_key', 'ingested_notification', 'tracking_click', 'received_email', 'received_attachment'];
+    const counts = [
+      'api_log',
+      'captured_message',
+      'idempotency_key',
+      'ingested_notification',
+      'tracking_click',
+      'received_email',
+      'received_attachment',
+    ];
     expect(await Promise.all(counts.map(count))).toEqual(counts.map(() => 1));
     expect(await count('agenda_jobs')).toBe(jobsBefore - 1);
 
     const again = await maintenance();
     expect(again.code).toBe(0);
-    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.tasks).map((t) => (t as { removed: number }).removed)).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]);
   });
 
   it('runs every task when one fails, reports it, and exits 1', async () => {
@@ -75,7 +112,10 @@ describe('postlane maintenance run', () => {
     try {
       const run = await maintenance();
       expect(run.code).toBe(1);
-      expect(run.tasks.captured_mail).toMatchObject({ removed: null, error: expect.stringContaining('captured_message') });
+      expect(run.tasks.captured_mail).toMatchObject({
+        removed: null,
+        error: expect.stringContaining('captured_message'),
+      });
       expect(run.tasks.finished_jobs).toMatchObject({ removed: 0, error: null });
     } finally {
       await sql('ALTER TABLE captured_message_away RENAME TO captured_message');

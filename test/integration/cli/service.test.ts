@@ -29,7 +29,11 @@ beforeAll(async () => {
   port = (probe.address() as { port: number }).port;
   await new Promise((resolve) => probe.close(resolve));
   const config = join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ DATABASE_URL: app.databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }), { mode: 0o644 });
+  writeFileSync(
+    config,
+    JSON.stringify({ DATABASE_URL: app.databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }),
+    { mode: 0o644 },
+  );
   env = { POSTLANE_CONFIG: config, POSTLANE_STATE_DIR: join(dir, 'state'), POSTLANE_SERVICE_USER: 'nobody' };
 });
 afterAll(async () => {
@@ -42,11 +46,22 @@ describe('postlane service (background mode)', () => {
   it('status, restart, logs and stop', async () => {
     const before = await cli(['status', '--json']);
     expect(before.code).toBe(3);
-    expect(before.json).toEqual({ mode: 'background', running: false, pid: null, user: null, log: join(dir, 'state', 'postlane.log') });
+    expect(before.json).toEqual({
+      mode: 'background',
+      running: false,
+      pid: null,
+      user: null,
+      log: join(dir, 'state', 'postlane.log'),
+    });
 
     const started = await cli(['restart', '--json']);
     expect(started.code, started.output).toBe(0);
-    expect(started.json).toMatchObject({ mode: 'background', running: true, pid: expect.any(Number), user: expectedUser });
+    expect(started.json).toMatchObject({
+      mode: 'background',
+      running: true,
+      pid: expect.any(Number),
+      user: expectedUser,
+    });
     await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200, 30_000);
 
     const again = await cli(['restart', '--json']);

@@ -35,7 +35,9 @@ describe('which team a command acts on, once there are several', { timeout: 120_
     // `api-keys` is the HTTP resource's name; `keys` stays as its short form.
     const key = await json(['api-keys', 'create', '--name', 'ci', '--team', 'Beta']);
     expect(key.team_id).toBe(beta.id);
-    expect(await json(['keys', 'list', '--team', beta.id])).toEqual([expect.objectContaining({ id: key.id, name: 'ci' })]);
+    expect(await json(['keys', 'list', '--team', beta.id])).toEqual([
+      expect.objectContaining({ id: key.id, name: 'ci' }),
+    ]);
     expect(await json(['keys', 'list', '--team', 'Alpha'])).toEqual([]);
     expect((await cli(['keys', 'list', '--team', 'Gamma'])).output).toContain('No team has the id or name Gamma.');
 
@@ -48,7 +50,9 @@ describe('which team a command acts on, once there are several', { timeout: 120_
     // The same name added by both teams: then only --team can tell.
     await json(['domains', 'add', 'shared.example', '--team', alpha.id]);
     await json(['domains', 'add', 'shared.example', '--team', 'Beta']);
-    expect((await cli(['domains', 'show', 'shared.example'])).output).toContain('2 teams have domain shared.example; name one with --team');
+    expect((await cli(['domains', 'show', 'shared.example'])).output).toContain(
+      '2 teams have domain shared.example; name one with --team',
+    );
     expect((await json(['domains', 'remove', 'shared.example', '--team', 'Alpha'])).deleted).toBe(true);
     expect((await json(['domains', 'remove', 'shared.example'])).deleted).toBe(true);
 
@@ -81,7 +85,11 @@ describe('a config file this user may not read', () => {
     const asRoot = process.getuid?.() === 0;
     if (!asRoot) chmodSync(path, 0o000);
     const nobody = 65_534;
-    const result = await runPostlane(['keys', 'list'], { POSTLANE_CONFIG: path, DATABASE_URL: '' }, asRoot ? { uid: nobody, gid: nobody } : {});
+    const result = await runPostlane(
+      ['keys', 'list'],
+      { POSTLANE_CONFIG: path, DATABASE_URL: '' },
+      asRoot ? { uid: nobody, gid: nobody } : {},
+    );
     expect(result.code).toBe(1);
     expect(result.output).toContain(`${path}: exists, but this user may not read it`);
     expect(result.output).toContain('sudo postlane');

@@ -14,16 +14,45 @@ afterAll(() => app.close());
 
 describe('postlane teams', () => {
   it('create with owners and a plan, list, show, update', async () => {
-    const created = await cli(['teams', 'create', '--name', 'Acme', '--owner', 'Ops@Acme.test', '--owner', 'cto@acme.test', '--plan', 'pro', '--json']);
+    const created = await cli([
+      'teams',
+      'create',
+      '--name',
+      'Acme',
+      '--owner',
+      'Ops@Acme.test',
+      '--owner',
+      'cto@acme.test',
+      '--plan',
+      'pro',
+      '--json',
+    ]);
     expect(created.code, created.output).toBe(0);
     const team = JSON.parse(created.stdout);
-    expect(team).toEqual({ id: expect.any(String), name: 'Acme', plan: 'pro', owner_emails: ['ops@acme.test', 'cto@acme.test'] });
+    expect(team).toEqual({
+      id: expect.any(String),
+      name: 'Acme',
+      plan: 'pro',
+      owner_emails: ['ops@acme.test', 'cto@acme.test'],
+    });
 
     const list = JSON.parse((await cli(['teams', 'list', '--json'])).stdout);
-    expect(list).toEqual([expect.objectContaining({ id: team.id, name: 'Acme', plan: 'pro', owner_emails: ['ops@acme.test', 'cto@acme.test'] })]);
+    expect(list).toEqual([
+      expect.objectContaining({
+        id: team.id,
+        name: 'Acme',
+        plan: 'pro',
+        owner_emails: ['ops@acme.test', 'cto@acme.test'],
+      }),
+    ]);
 
     const updated = await cli(['teams', 'update', team.id, '--owner', 'new@acme.test', '--overage', 'on', '--json']);
-    expect(JSON.parse(updated.stdout)).toMatchObject({ owner_emails: ['new@acme.test'], overage_enabled: true, plan: 'pro', name: 'Acme' });
+    expect(JSON.parse(updated.stdout)).toMatchObject({
+      owner_emails: ['new@acme.test'],
+      overage_enabled: true,
+      plan: 'pro',
+      name: 'Acme',
+    });
 
     const shown = await cli(['teams', 'show', team.id]);
     expect(shown.code, shown.output).toBe(0);
@@ -36,26 +65,53 @@ describe('postlane teams', () => {
   it('show reports the rates and the pause; unpause lifts it, and the rates cannot pause the team again until the lift runs out', async () => {
     const { token, teamId } = await app.createTeamWithKey();
     // 2,000 accepted today, 15% bounced: past the default pause line (10%).
-    await queryDatabase(app.databaseUrl, `INSERT INTO deliverability_day (team_id, day, region, shard, sent, bounced, complained) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 'us-east-1', 0, 2000, 300, 1)`, [teamId]);
+    await queryDatabase(
+      app.databaseUrl,
+      `INSERT INTO deliverability_day (team_id, day, region, shard, sent, bounced, complained) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 'us-east-1', 0, 2000, 300, 1)`,
+      [teamId],
+    );
     await app.run(() => checkDeliverability(app.deps));
-    const send = () => app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' } });
+    const send = () =>
+      app.request('POST', '/emails', {
+        token,
+        body: { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' },
+      });
     expect((await send()).body.name).toBe('sending_paused');
 
     const shown = JSON.parse((await cli(['teams', 'show', teamId, '--json'])).stdout);
     expect(shown.deliverability).toEqual({
-      window_days: 7, min_volume: 1000, sent: 2000, bounced: 300, complained: 1, bounce_rate: 0.15, complaint_rate: 0.0005,
+      window_days: 7,
+      min_volume: 1000,
+      sent: 2000,
+      bounced: 300,
+      complained: 1,
+      bounce_rate: 0.15,
+      complaint_rate: 0.0005,
       lines: { bounce_rate: { warning: 0.05, pause: 0.1 }, complaint_rate: { warning: 0.001, pause: 0.005 } },
       sending_paused_at: expect.any(String),
-      episodes: [{ metric: 'bounce_rate', warned_at: expect.any(String), paused_at: shown.deliverability.sending_paused_at, lifted_until: null }],
+      episodes: [
+        {
+          metric: 'bounce_rate',
+          warned_at: expect.any(String),
+          paused_at: shown.deliverability.sending_paused_at,
+          lifted_until: null,
+        },
+      ],
       broadcasts_paused_regions: ['us-east-1'],
     });
     const text = await cli(['teams', 'show', teamId]);
-    expect(text.stdout).toContain('Deliverability, last 7 days: 2000 sent; bounces 15% (300; warning at 5%, pause at 10%); complaints 0.05% (1; warning at 0.1%, pause at 0.5%)');
+    expect(text.stdout).toContain(
+      'Deliverability, last 7 days: 2000 sent; bounces 15% (300; warning at 5%, pause at 10%); complaints 0.05% (1; warning at 0.1%, pause at 0.5%)',
+    );
     expect(text.stdout).toContain('Sending: PAUSED since');
 
     const lifted = await cli(['teams', 'unpause', teamId, '--hours', '2', '--json']);
     expect(lifted.code, lifted.output).toBe(0);
-    expect(JSON.parse(lifted.stdout)).toEqual({ id: teamId, sending_paused_at: null, lifted_until: expect.any(String) });
+    expect(JSON.parse(lifted.stdout)).toEqual({
+      id: teamId,
+      sending_paused_at: null,
+      lifted_until: expect.any(String),
+    });
     expect((await send()).status).toBe(200);
     await app.run(() => checkDeliverability(app.deps));
     expect((await send()).status).toBe(200);
@@ -70,7 +126,9 @@ describe('postlane teams', () => {
   it('refuses an owner that is not a bare address, or an unknown plan', async () => {
     const owner = await cli(['teams', 'create', '--name', 'X', '--owner', 'Ann <ann@acme.test>']);
     expect(owner.code).toBe(1);
-    expect(owner.output).toContain("error: option '--owner <email>' argument 'Ann <ann@acme.test>' is invalid. must be a bare email address");
+    expect(owner.output).toContain(
+      "error: option '--owner <email>' argument 'Ann <ann@acme.test>' is invalid. must be a bare email address",
+    );
     expect(owner.output).not.toMatch(/\n\s+at /);
     const plan = await cli(['teams', 'create', '--name', 'X', '--plan', 'gold']);
     expect(plan.code).not.toBe(0);

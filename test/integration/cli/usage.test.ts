@@ -5,7 +5,8 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 let app: TestApp;
 let teamId: string;
 
-const sql = (query: string, bindings: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute(query, bindings);
+const sql = (query: string, bindings: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute(query, bindings);
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -13,9 +14,21 @@ beforeAll(async () => {
   teamId = team.teamId;
   const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
   await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
-  await sql(`INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, (now() AT TIME ZONE 'UTC')::date - 1, 0, 12)`, [teamId]);
-  for (const [type, age] of [['email.delivered', '0'], ['email.delivered', '0'], ['email.bounced', '0'], ['email.complained', '1'], ['email.sent', '0']]) {
-    await sql(`INSERT INTO event (id, created_at, team_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, '{}')`, [Number(age), teamId, type]);
+  await sql(
+    `INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, (now() AT TIME ZONE 'UTC')::date - 1, 0, 12)`,
+    [teamId],
+  );
+  for (const [type, age] of [
+    ['email.delivered', '0'],
+    ['email.delivered', '0'],
+    ['email.bounced', '0'],
+    ['email.complained', '1'],
+    ['email.sent', '0'],
+  ]) {
+    await sql(
+      `INSERT INTO event (id, created_at, team_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, '{}')`,
+      [Number(age), teamId, type],
+    );
   }
 });
 afterAll(() => app.close());
@@ -25,16 +38,28 @@ describe('postlane usage', () => {
     const result = await runPostlane(['usage', '--days', '3', '--json'], { DATABASE_URL: app.databaseUrl });
     expect(result.code, result.output).toBe(0);
     const report = JSON.parse(result.stdout);
-    expect(report).toMatchObject({ team_id: teamId, object: 'usage', plan: null, cloud: false, accepted_today: 3, period: null });
-    expect(report.days.map((d: Record<string, unknown>) => [d.accepted, d.delivered, d.bounced, d.complained])).toEqual([
-      [0, 0, 0, 0],
-      [12, 0, 0, 1],
-      [3, 2, 1, 0],
-    ]);
+    expect(report).toMatchObject({
+      team_id: teamId,
+      object: 'usage',
+      plan: null,
+      cloud: false,
+      accepted_today: 3,
+      period: null,
+    });
+    expect(report.days.map((d: Record<string, unknown>) => [d.accepted, d.delivered, d.bounced, d.complained])).toEqual(
+      [
+        [0, 0, 0, 0],
+        [12, 0, 0, 1],
+        [3, 2, 1, 0],
+      ],
+    );
   });
 
   it('draws a bar per day, scaled to the busiest', async () => {
-    const result = await runPostlane(['usage', '--days', '2', '--team', teamId], { DATABASE_URL: app.databaseUrl, POSTLANE_CLOUD: 'true' });
+    const result = await runPostlane(['usage', '--days', '2', '--team', teamId], {
+      DATABASE_URL: app.databaseUrl,
+      POSTLANE_CLOUD: 'true',
+    });
     expect(result.code, result.output).toBe(0);
     expect(result.stdout).toContain('Plan: free');
     expect(result.stdout).toContain('Accepted today: 3 of 100');
@@ -47,7 +72,9 @@ describe('postlane usage', () => {
   it('refuses a bad --days', async () => {
     const result = await runPostlane(['usage', '--days', '0'], { DATABASE_URL: app.databaseUrl });
     expect(result.code).toBe(1);
-    expect(result.output).toContain("error: option '--days <n>' argument '0' is invalid. must be a whole number from 1 to 366");
+    expect(result.output).toContain(
+      "error: option '--days <n>' argument '0' is invalid. must be a whole number from 1 to 366",
+    );
     expect(result.output).not.toMatch(/\n\s+at /);
   });
 });

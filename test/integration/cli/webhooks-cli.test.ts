@@ -17,7 +17,10 @@ beforeAll(async () => {
   app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
   const team = await app.createTeamWithKey();
   teamId = team.teamId;
-  const created = await app.request('POST', '/webhooks', { token: team.token, body: { endpoint: receiver.url, events: ['contact.created'] } });
+  const created = await app.request('POST', '/webhooks', {
+    token: team.token,
+    body: { endpoint: receiver.url, events: ['contact.created'] },
+  });
   webhookId = created.body.id;
 });
 afterAll(async () => {
@@ -25,7 +28,11 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const cli = (args: string[]) => runPostlane([...args, '--team', teamId], { DATABASE_URL: app.databaseUrl, POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' });
+const cli = (args: string[]) =>
+  runPostlane([...args, '--team', teamId], {
+    DATABASE_URL: app.databaseUrl,
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+  });
 const json = async (args: string[]) => {
   const result = await cli([...args, '--json']);
   expect(result.code, result.output).toBe(0);
@@ -35,7 +42,15 @@ const json = async (args: string[]) => {
 describe('postlane webhooks', () => {
   it('lists endpoints without secrets', async () => {
     const rows = await json(['webhooks', 'list']);
-    expect(rows).toEqual([expect.objectContaining({ id: webhookId, endpoint: receiver.url, events: ['contact.created'], status: 'enabled', consecutive_exhausted: 0 })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        id: webhookId,
+        endpoint: receiver.url,
+        events: ['contact.created'],
+        status: 'enabled',
+        consecutive_exhausted: 0,
+      }),
+    ]);
     expect(JSON.stringify(rows)).not.toContain('whsec_');
     const table = await cli(['webhooks', 'list']);
     expect(table.stdout).toContain(webhookId);
@@ -52,11 +67,19 @@ describe('postlane webhooks', () => {
     expect(app.deps.secrets.open(read.secret, `webhook:${webhookId}`)).toBe(secret);
 
     const rotated = await json(['webhooks', 'rotate', webhookId, '--overlap-hours', '0']);
-    expect(rotated).toMatchObject({ id: webhookId, previous_secret_expires_at: null, signing_secret: expect.stringMatching(/^whsec_/) });
-    await app.run(() => app.deps.orm.em.transactional((tx) => emitEvent(tx, { teamId, type: 'contact.created', data: { id: 'c1' } })));
+    expect(rotated).toMatchObject({
+      id: webhookId,
+      previous_secret_expires_at: null,
+      signing_secret: expect.stringMatching(/^whsec_/),
+    });
+    await app.run(() =>
+      app.deps.orm.em.transactional((tx) => emitEvent(tx, { teamId, type: 'contact.created', data: { id: 'c1' } })),
+    );
     await app.run(() => drainEndpoint(app.deps, webhookId));
     const [request] = receiver.received;
-    expect(new Webhook(rotated.signing_secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({ type: 'contact.created' });
+    expect(
+      new Webhook(rotated.signing_secret).verify(request!.body, request!.headers as Record<string, string>),
+    ).toMatchObject({ type: 'contact.created' });
 
     const bad = await cli(['webhooks', 'rotate', webhookId, '--overlap-hours', '73']);
     expect(bad.code).not.toBe(0);
@@ -64,10 +87,26 @@ describe('postlane webhooks', () => {
 
   it('lists deliveries and re-enables a disabled endpoint', async () => {
     const deliveries = await json(['webhooks', 'deliveries', webhookId]);
-    expect(deliveries).toEqual([expect.objectContaining({ type: 'contact.created', delivery_status: 'delivered', attempts: 1, last_status_code: 200 })]);
-    await app.run(() => app.deps.orm.em.nativeUpdate(WebhookEndpoint, { id: webhookId }, { status: 'disabled', consecutiveExhausted: 20 }));
+    expect(deliveries).toEqual([
+      expect.objectContaining({
+        type: 'contact.created',
+        delivery_status: 'delivered',
+        attempts: 1,
+        last_status_code: 200,
+      }),
+    ]);
+    await app.run(() =>
+      app.deps.orm.em.nativeUpdate(
+        WebhookEndpoint,
+        { id: webhookId },
+        { status: 'disabled', consecutiveExhausted: 20 },
+      ),
+    );
     expect(await json(['webhooks', 'enable', webhookId])).toMatchObject({ id: webhookId, status: 'enabled' });
-    expect(await app.run(() => app.deps.orm.em.fork().findOneOrFail(WebhookEndpoint, webhookId))).toMatchObject({ status: 'enabled', consecutiveExhausted: 0 });
+    expect(await app.run(() => app.deps.orm.em.fork().findOneOrFail(WebhookEndpoint, webhookId))).toMatchObject({
+      status: 'enabled',
+      consecutiveExhausted: 0,
+    });
     const missing = await cli(['webhooks', 'enable', crypto.randomUUID(), '--json']);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout).error.message).toBe('Webhook not found');

@@ -22,7 +22,8 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
-const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
+const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+  queryDatabase<T>(app.databaseUrl, sql, params);
 
 beforeAll(async () => {
   // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
@@ -43,10 +44,21 @@ describe('a broadcast across worker crashes', () => {
        INSERT INTO segment_member (segment_id, contact_id, created_at) SELECT $3, id, now() FROM c`,
       [teamId, CONTACTS, segment.body.id],
     );
-    const created = await app.request('POST', '/broadcasts', { token, body: { segment_id: segment.body.id, from: 'news@acme.test', subject: 'Crash', text: 'Hi {{{EMAIL}}}', send: true } });
+    const created = await app.request('POST', '/broadcasts', {
+      token,
+      body: {
+        segment_id: segment.body.id,
+        from: 'news@acme.test',
+        subject: 'Crash',
+        text: 'Hi {{{EMAIL}}}',
+        send: true,
+      },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    const walked = async () => (await query<{ expanded_count: number }>('SELECT expanded_count FROM broadcast WHERE id = $1', [id]))[0]!.expanded_count;
+    const walked = async () =>
+      (await query<{ expanded_count: number }>('SELECT expanded_count FROM broadcast WHERE id = $1', [id]))[0]!
+        .expanded_count;
 
     // Each batch pauses inside its transaction: the kill lands mid-walk, most likely mid-batch.
     const doomed = spawnPostlane(['serve', '--role', 'worker'], { ...workerEnv(), POSTLANE_TEST_SEND_DELAY_MS: '400' });
@@ -61,7 +73,11 @@ describe('a broadcast across worker crashes', () => {
 
     const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
-      await until(async () => (await query<{ status: string }>('SELECT status FROM broadcast WHERE id = $1', [id]))[0]!.status === 'sent', 60_000);
+      await until(
+        async () =>
+          (await query<{ status: string }>('SELECT status FROM broadcast WHERE id = $1', [id]))[0]!.status === 'sent',
+        60_000,
+      );
       const perContact = await query<{ address: string; n: number }>(
         `SELECT c.email AS address, count(e.id)::int AS n FROM contact c LEFT JOIN email e ON e.broadcast_id = $1 AND e."to"[1] = c.email
           WHERE c.team_id = $2 GROUP BY 1`,
@@ -69,9 +85,15 @@ describe('a broadcast across worker crashes', () => {
       );
       expect(perContact).toHaveLength(CONTACTS);
       expect(perContact.filter((row) => row.n !== 1)).toEqual([]);
-      const statuses = await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1', [id]);
+      const statuses = await query<{ status: string; n: number }>(
+        'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1',
+        [id],
+      );
       expect(statuses).toEqual([{ status: 'sent', n: CONTACTS }]);
-      expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({ status: 'sent', sent_count: CONTACTS });
+      expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({
+        status: 'sent',
+        sent_count: CONTACTS,
+      });
     } finally {
       survivor.child.kill('SIGTERM');
       await survivor.exited;

@@ -16,7 +16,11 @@ it('loses nothing and re-sends only what was in flight through a worker kill and
     timeoutMs: 240_000,
     webhooks: false,
     // Batches a loaded machine sends well within the lease, so every claimed email is attempted in its claim.
-    env: { POSTLANE_SEND_BATCH_SIZE: '50', POSTLANE_SEND_LEASE_SECONDS: '10', POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '12' },
+    env: {
+      POSTLANE_SEND_BATCH_SIZE: '50',
+      POSTLANE_SEND_LEASE_SECONDS: '10',
+      POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '12',
+    },
   });
 
   expect(result.accepted).toBe(500);
@@ -26,7 +30,8 @@ it('loses nothing and re-sends only what was in flight through a worker kill and
   expect(result.faults.map((fault) => fault.kind).sort()).toEqual(['kill', 'restart']);
   // A re-send can only be of an email claimed and not yet settled when the fault struck.
   for (const fault of result.faults) expect(fault.duplicates).toBeLessThanOrEqual(fault.inFlight);
-  for (const kill of result.faults.filter((fault) => fault.kind === 'kill')) expect(kill.duplicates).toBeLessThanOrEqual(result.duplicateBound);
+  for (const kill of result.faults.filter((fault) => fault.kind === 'kill'))
+    expect(kill.duplicates).toBeLessThanOrEqual(result.duplicateBound);
   expect(result.deaths).toEqual([]);
   expect(result.survived).toEqual({ api: true, workers: true });
   expect(result.unhandledRejections).toBe(0);

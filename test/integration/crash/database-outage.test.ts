@@ -32,39 +32,52 @@ async function sendAll(s: ChaosStack, count: number): Promise<void> {
   expect(statuses).toEqual(statuses.map(() => 200));
 }
 
-it.each(['restart', 'stop-start'] as const)('%s: no process exits, the API answers 503 meanwhile, and mail and webhooks flow within 15 s of its return', async (fault) => {
-  const s = (stack = await startStack(SLOW_DRAIN));
-  const [api, worker] = await Promise.all([s.startApi(), s.startWorker()]);
-  await s.createWebhook();
-  await sendAll(s, 40);
-  await within(30_000, 'the first deliveries', async () => (await s.sink.stats()).distinct >= 5);
+it.each(['restart', 'stop-start'] as const)(
+  '%s: no process exits, the API answers 503 meanwhile, and mail and webhooks flow within 15 s of its return',
+  async (fault) => {
+    const s = (stack = await startStack(SLOW_DRAIN));
+    const [api, worker] = await Promise.all([s.startApi(), s.startWorker()]);
+    await s.createWebhook();
+    await sendAll(s, 40);
+    await within(30_000, 'the first deliveries', async () => (await s.sink.stats()).distinct >= 5);
 
-  if (fault === 'restart') await s.cluster.restart();
-  else {
-    await s.cluster.stop();
-    // While it is away: /health and the API answer at once, 503 in the error envelope; nothing hangs or says 500.
-    const health = await fetch(`${s.apiUrl}/health`, { signal: AbortSignal.timeout(10_000) });
-    expect(health.status).toBe(503);
-    expect(((await health.json()) as { database: unknown }).database).toEqual({ ok: false, error: 'unreachable' });
-    const send = await json(await fetch(`${s.apiUrl}/emails`, { method: 'POST', headers: s.headers, body: s.emailBody(99), signal: AbortSignal.timeout(10_000) }));
-    expect(send).toEqual({ status: 503, body: envelope });
-    const list = await json(await fetch(`${s.apiUrl}/emails`, { headers: s.headers, signal: AbortSignal.timeout(10_000) }));
-    expect(list.status).toBe(503);
-    // Long enough for the worker's loops to fail a few times over.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    await s.cluster.start();
-  }
+    if (fault === 'restart') await s.cluster.restart();
+    else {
+      await s.cluster.stop();
+      // While it is away: /health and the API answer at once, 503 in the error envelope; nothing hangs or says 500.
+      const health = await fetch(`${s.apiUrl}/health`, { signal: AbortSignal.timeout(10_000) });
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { database: unknown }).database).toEqual({ ok: false, error: 'unreachable' });
+      const send = await json(
+        await fetch(`${s.apiUrl}/emails`, {
+          method: 'POST',
+          headers: s.headers,
+          body: s.emailBody(99),
+          signal: AbortSignal.timeout(10_000),
+        }),
+      );
+      expect(send).toEqual({ status: 503, body: envelope });
+      const list = await json(
+        await fetch(`${s.apiUrl}/emails`, { headers: s.headers, signal: AbortSignal.timeout(10_000) }),
+      );
+      expect(list.status).toBe(503);
+      // Long enough for the worker's loops to fail a few times over.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await s.cluster.start();
+    }
 
-  await within(15_000, 'every email delivered', async () => (await s.sink.stats()).distinct >= 40);
-  await within(15_000, 'every webhook delivered', async () => s.receiver.seen.size >= 40);
-  // The pools hand out a dead connection once at most; /health is 200 again straight after.
-  await within(15_000, '/health answering 200', async () => (await fetch(`${s.apiUrl}/health`)).status === 200);
-  await sendAll(s, 1);
-  for (const proc of [api, worker]) {
-    expect(proc.child.exitCode).toBeNull();
-    expect(proc.output()).not.toMatch(/unhandled rejection/);
-  }
-}, 180_000);
+    await within(15_000, 'every email delivered', async () => (await s.sink.stats()).distinct >= 40);
+    await within(15_000, 'every webhook delivered', async () => s.receiver.seen.size >= 40);
+    // The pools hand out a dead connection once at most; /health is 200 again straight after.
+    await within(15_000, '/health answering 200', async () => (await fetch(`${s.apiUrl}/health`)).status === 200);
+    await sendAll(s, 1);
+    for (const proc of [api, worker]) {
+      expect(proc.child.exitCode).toBeNull();
+      expect(proc.output()).not.toMatch(/unhandled rejection/);
+    }
+  },
+  180_000,
+);
 
 it('started while the database is down: the API answers 503 at once, both wait, then start', async () => {
   const s = (stack = await startStack());
@@ -74,7 +87,9 @@ it('started while the database is down: the API answers 503 at once, both wait, 
   await Promise.all([api.waitForOutput(/waiting for the database/), worker.waitForOutput(/waiting for the database/)]);
 
   for (const path of ['/health', '/emails']) {
-    const res = await json(await fetch(`${s.apiUrl}${path}`, { headers: s.headers, signal: AbortSignal.timeout(10_000) }));
+    const res = await json(
+      await fetch(`${s.apiUrl}${path}`, { headers: s.headers, signal: AbortSignal.timeout(10_000) }),
+    );
     expect(res).toEqual({ status: 503, body: envelope });
   }
 

@@ -20,7 +20,8 @@ let token: string;
 let sink: Awaited<ReturnType<typeof startSmtpSinkProcess>>;
 let sinkUrl: string;
 
-const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
+const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+  queryDatabase<T>(app.databaseUrl, sql, params);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Short leases and locks, so the survivor takes over the killed worker's emails in seconds. */
@@ -38,7 +39,12 @@ const workerEnv = (providers: object[]) => ({
 async function post(subject: string): Promise<string[]> {
   const ids: string[] = [];
   for (let from = 0; from < EMAILS; from += 100) {
-    const body = Array.from({ length: Math.min(100, EMAILS - from) }, (_, i) => ({ from: 'a@acme.test', to: `r${from + i}@example.com`, subject, text: 'x' }));
+    const body = Array.from({ length: Math.min(100, EMAILS - from) }, (_, i) => ({
+      from: 'a@acme.test',
+      to: `r${from + i}@example.com`,
+      subject,
+      text: 'x',
+    }));
     const res = await app.request('POST', '/emails/batch', { token, body });
     expect(res.status).toBe(200);
     ids.push(...(res.body.data as { id: string }[]).map((e) => e.id));
@@ -51,14 +57,19 @@ async function post(subject: string): Promise<string[]> {
  * is SIGKILLed once `delivered()` passes its share of EMAILS, the last one finishes. Returns how
  * many were delivered at each kill.
  */
-async function killWorkersMidDelivery(env: Record<string, string>, subject: string, delivered: () => Promise<number>): Promise<number[]> {
+async function killWorkersMidDelivery(
+  env: Record<string, string>,
+  subject: string,
+  delivered: () => Promise<number>,
+): Promise<number[]> {
   const atKill: number[] = [];
   for (let kill = 1; kill <= KILLS; kill += 1) {
     const worker = spawnPostlane(['serve', '--role', 'worker'], env);
     try {
       const share = (EMAILS * kill) / (KILLS + 1);
       for (const deadline = Date.now() + 60_000; (await delivered()) < share; await pause(10)) {
-        if (Date.now() > deadline || worker.child.exitCode !== null) throw new Error(`worker ${kill} never delivered ${share}:\n${worker.output()}`);
+        if (Date.now() > deadline || worker.child.exitCode !== null)
+          throw new Error(`worker ${kill} never delivered ${share}:\n${worker.output()}`);
       }
     } finally {
       worker.child.kill('SIGKILL');
@@ -68,10 +79,20 @@ async function killWorkersMidDelivery(env: Record<string, string>, subject: stri
   }
   const survivor: PostlaneProcess = spawnPostlane(['serve', '--role', 'worker'], env);
   try {
-    const unsent = async () => Number((await query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE subject = $1 AND status <> 'sent'`, [subject]))[0]!.n);
+    const unsent = async () =>
+      Number(
+        (
+          await query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE subject = $1 AND status <> 'sent'`, [
+            subject,
+          ])
+        )[0]!.n,
+      );
     for (const deadline = Date.now() + 90_000; (await unsent()) > 0; await pause(100)) {
       if (Date.now() > deadline) {
-        const left = await query(`SELECT status, last_error, attempts, count(*) FROM email WHERE subject = $1 AND status <> 'sent' GROUP BY 1, 2, 3`, [subject]);
+        const left = await query(
+          `SELECT status, last_error, attempts, count(*) FROM email WHERE subject = $1 AND status <> 'sent' GROUP BY 1, 2, 3`,
+          [subject],
+        );
         throw new Error(`emails still unsent: ${JSON.stringify(left)}\n${survivor.output()}`);
       }
     }
@@ -99,7 +120,12 @@ describe('a worker SIGKILLed mid-delivery', () => {
   it(`over SMTP (${CONNECTIONS} pooled connections): nothing lost, at most ${CONNECTIONS * UNRECORDED_PER_CONNECTION} sent twice per kill`, async () => {
     const ids = await post('window smtp');
     // Batches of 50 finish inside the send timeout even on a busy machine (a batch that does not is retried in 30 s).
-    const env = { ...workerEnv([{ type: 'smtp', url: sinkUrl, regions: ['us-east-1'], max_connections: CONNECTIONS, rate_per_second: 10_000 }]), POSTLANE_SEND_BATCH_SIZE: '50' };
+    const env = {
+      ...workerEnv([
+        { type: 'smtp', url: sinkUrl, regions: ['us-east-1'], max_connections: CONNECTIONS, rate_per_second: 10_000 },
+      ]),
+      POSTLANE_SEND_BATCH_SIZE: '50',
+    };
     const atKill = await killWorkersMidDelivery(env, 'window smtp', async () => (await sink.stats()).received);
     // Each kill came mid-delivery, not after it.
     expect(atKill.every((n) => n < EMAILS)).toBe(true);
@@ -113,11 +139,17 @@ describe('a worker SIGKILLed mid-delivery', () => {
     const ids = await post('window capture');
     // Small batches: many settle transactions, so a kill lands between or inside them.
     const env = { ...workerEnv([{ type: 'capture', regions: ['us-east-1'] }]), POSTLANE_SEND_BATCH_SIZE: '20' };
-    const captured = async () => Number((await query<{ n: string }>(`SELECT count(*) AS n FROM captured_message WHERE subject = 'window capture'`))[0]!.n);
+    const captured = async () =>
+      Number(
+        (await query<{ n: string }>(`SELECT count(*) AS n FROM captured_message WHERE subject = 'window capture'`))[0]!
+          .n,
+      );
     const atKill = await killWorkersMidDelivery(env, 'window capture', captured);
     expect(atKill.every((n) => n < EMAILS)).toBe(true);
 
-    const rows = await query<{ message_id: string; copies: string }>(`SELECT message_id, count(*) AS copies FROM captured_message WHERE subject = 'window capture' GROUP BY message_id`);
+    const rows = await query<{ message_id: string; copies: string }>(
+      `SELECT message_id, count(*) AS copies FROM captured_message WHERE subject = 'window capture' GROUP BY message_id`,
+    );
     expect(rows.map((r) => r.message_id).sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
     expect(rows.filter((r) => Number(r.copies) > 1)).toEqual([]);
   }, 240_000);

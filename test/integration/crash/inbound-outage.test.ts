@@ -13,7 +13,12 @@ afterEach(async () => {
 async function deliver(port: number, i: number): Promise<SmtpReply> {
   const client = await smtpConnect(port);
   try {
-    for (const step of [() => client.greeting, () => client.command('EHLO sender.test'), () => client.command('MAIL FROM:<sender@elsewhere.test>'), () => client.command('RCPT TO:<desk@chaos.test>')]) {
+    for (const step of [
+      () => client.greeting,
+      () => client.command('EHLO sender.test'),
+      () => client.command('MAIL FROM:<sender@elsewhere.test>'),
+      () => client.command('RCPT TO:<desk@chaos.test>'),
+    ]) {
       const reply = await step();
       if (reply.code >= 300) return reply;
     }
@@ -27,7 +32,11 @@ it('`serve --role inbound` answers 451 4.3.0 while PostgreSQL is stopped, does n
   const s = (stack = await startStack());
   await s.query('UPDATE domain SET receiving = true');
   const port = await freePort();
-  const proc = s.spawn('inbound', undefined, { POSTLANE_INBOUND_PORT: String(port), POSTLANE_INBOUND_HOST: '127.0.0.1', POSTLANE_AUTH_CACHE_SECONDS: '0' });
+  const proc = s.spawn('inbound', undefined, {
+    POSTLANE_INBOUND_PORT: String(port),
+    POSTLANE_INBOUND_HOST: '127.0.0.1',
+    POSTLANE_AUTH_CACHE_SECONDS: '0',
+  });
   await proc.waitForOutput(/postlane started/, 60_000);
 
   expect(await deliver(port, 1)).toMatchObject({ code: 250 });

@@ -23,12 +23,16 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
-const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => queryDatabase<T>(app.databaseUrl, sql, params);
+const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+  queryDatabase<T>(app.databaseUrl, sql, params);
 
 const sendMany = async (count: number, subject: string) => {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: `r${i}@example.com`, subject, text: 'x' } });
+    const res = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: `r${i}@example.com`, subject, text: 'x' },
+    });
     ids.push(res.body.id);
   }
   return ids;
@@ -49,7 +53,11 @@ describe('worker processes', () => {
   it('sends every email exactly once when a worker is killed mid-send and another takes over', async () => {
     const ids = await sendMany(8, 'crash test');
     // Batches of one, so a claimed row means "this worker is inside the pause before sending it".
-    const doomed = spawnPostlane(['serve', '--role', 'worker'], { ...workerEnv(), POSTLANE_SEND_BATCH_SIZE: '1', POSTLANE_TEST_SEND_DELAY_MS: '1500' });
+    const doomed = spawnPostlane(['serve', '--role', 'worker'], {
+      ...workerEnv(),
+      POSTLANE_SEND_BATCH_SIZE: '1',
+      POSTLANE_TEST_SEND_DELAY_MS: '1500',
+    });
     await sink.waitFor(1);
     // Claimed rows that have not reached the sink yet; one that has is in the documented at-least-once window.
     await until(async () => {
@@ -88,13 +96,19 @@ describe('worker processes', () => {
     expect(Date.now() - signalled).toBeLessThan(10_000);
     expect(code).toBe(0);
     const name = `%:${worker.child.pid}:worker`;
-    const locked = await query(`SELECT id FROM agenda_jobs WHERE last_modified_by LIKE $1 AND locked_at IS NOT NULL AND next_run_at IS NOT NULL`, [name]);
+    const locked = await query(
+      `SELECT id FROM agenda_jobs WHERE last_modified_by LIKE $1 AND locked_at IS NOT NULL AND next_run_at IS NOT NULL`,
+      [name],
+    );
     expect(locked).toEqual([]);
 
     const next = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
       const deadline = Date.now() + 30_000;
-      while (sink.received.filter((m) => m.parsed.subject === 'drain test').length < ids.length && Date.now() < deadline) {
+      while (
+        sink.received.filter((m) => m.parsed.subject === 'drain test').length < ids.length &&
+        Date.now() < deadline
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       const drained = sink.received.filter((m) => m.parsed.subject === 'drain test').map((m) => m.parsed.messageId);

@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const sql = <T>(text: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
+const sql = <T>(text: string, params: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
 const millisOf = (id: string) => parseInt(id.replaceAll('-', '').slice(0, 12), 16);
 
 describe('postlane_uuid_v7()', () => {
@@ -32,9 +33,14 @@ describe('postlane_uuid_v7()', () => {
 
   it('gives a sent email and its recipients time-ordered ids', async () => {
     const { token } = await app.createTeamWithKey();
-    const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: ['b@example.com', 'c@example.com'], subject: 'v7', text: 'ids' } });
+    const res = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: ['b@example.com', 'c@example.com'], subject: 'v7', text: 'ids' },
+    });
     expect(res.status).toBe(200);
-    const recipients = await sql<{ id: string }>('SELECT id::text FROM email_recipient WHERE email_id = ?', [res.body.id]);
+    const recipients = await sql<{ id: string }>('SELECT id::text FROM email_recipient WHERE email_id = ?', [
+      res.body.id,
+    ]);
     for (const id of [res.body.id as string, ...recipients.map((r) => r.id)]) expect(id[14]).toBe('7');
   });
 });

@@ -11,7 +11,10 @@ afterAll(() => app.close());
 describe('/api-keys', () => {
   it('creates a key whose token is shown once and never listed', async () => {
     const { token } = await app.createTeamWithKey();
-    const created = await app.request('POST', '/api-keys', { token, body: { name: 'ci', permission: 'sending_access' } });
+    const created = await app.request('POST', '/api-keys', {
+      token,
+      body: { name: 'ci', permission: 'sending_access' },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ id: expect.any(String), token: expect.stringMatching(/^re_/) });
     const list = await app.request('GET', '/api-keys', { token });
@@ -26,7 +29,10 @@ describe('/api-keys', () => {
     const full = await app.request('POST', '/api-keys', { token, body: { name: 'x', domain_id: crypto.randomUUID() } });
     expect(full.status).toBe(422);
     expect(full.body.message).toBe('domain_id: only a sending_access key can be limited to a domain');
-    const unknown = await app.request('POST', '/api-keys', { token, body: { name: 'x', permission: 'sending_access', domain_id: crypto.randomUUID() } });
+    const unknown = await app.request('POST', '/api-keys', {
+      token,
+      body: { name: 'x', permission: 'sending_access', domain_id: crypto.randomUUID() },
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.message).toBe('domain_id: no domain with this id');
   });

@@ -46,7 +46,11 @@ describe('GET /docs', () => {
 
 describe('GET /docs/guide/<page>', () => {
   it('links every docs/ page from /docs, and each answers HTML with its title and working links', async () => {
-    expect(GUIDE_PAGES.map((page) => `${page.slug}.md`).sort()).toEqual(readdirSync(docsDir()).filter((file) => file.endsWith('.md')).sort());
+    expect(GUIDE_PAGES.map((page) => `${page.slug}.md`).sort()).toEqual(
+      readdirSync(docsDir())
+        .filter((file) => file.endsWith('.md'))
+        .sort(),
+    );
     const reference = await (await fetch(`${app.url}/docs`)).text();
     for (const { slug, title } of GUIDE_PAGES) {
       expect(reference).toContain(`href="/docs/guide/${slug}"`);
@@ -57,19 +61,38 @@ describe('GET /docs/guide/<page>', () => {
       // The page's own title is the one the links show.
       expect(html).toMatch(new RegExp(`<h1 id="[^"]*">${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</h1>`));
       expect(html).not.toMatch(/href="[a-z-]+\.md/);
-      for (const [, id] of html.matchAll(/href="#([^"]+)"/g)) expect(html, `${slug} links to #${id}`).toContain(`id="${id}"`);
+      for (const [, id] of html.matchAll(/href="#([^"]+)"/g))
+        expect(html, `${slug} links to #${id}`).toContain(`id="${id}"`);
       for (const [, target, hash] of html.matchAll(/href="\/docs\/guide\/([a-z-]+)(#[^"]*)?"/g)) {
-        expect(GUIDE_PAGES.some((page) => page.slug === target), `${slug} links to ${target}`).toBe(true);
-        if (hash) expect(await (await fetch(`${app.url}/docs/guide/${target}`)).text(), `${slug} links to ${target}${hash}`).toContain(`id="${hash.slice(1)}"`);
+        expect(
+          GUIDE_PAGES.some((page) => page.slug === target),
+          `${slug} links to ${target}`,
+        ).toBe(true);
+        if (hash)
+          expect(
+            await (await fetch(`${app.url}/docs/guide/${target}`)).text(),
+            `${slug} links to ${target}${hash}`,
+          ).toContain(`id="${hash.slice(1)}"`);
       }
     }
   });
 
   it('answers 404 in the JSON envelope for an unknown page or a way out of docs/', async () => {
-    for (const path of ['/docs/guide/nothing', '/docs/guide/README', '/docs/guide/..%2Fpackage.json', '/docs/guide/%2e%2e%2f%2e%2e%2fpackage.json', '/docs/guide/install.md', '/docs/guide/']) {
+    for (const path of [
+      '/docs/guide/nothing',
+      '/docs/guide/README',
+      '/docs/guide/..%2Fpackage.json',
+      '/docs/guide/%2e%2e%2f%2e%2e%2fpackage.json',
+      '/docs/guide/install.md',
+      '/docs/guide/',
+    ]) {
       const res = await fetch(`${app.url}${path}`);
       expect(res.status, path).toBe(404);
-      expect(await res.json(), path).toEqual({ statusCode: 404, name: 'not_found', message: 'The requested endpoint does not exist.' });
+      expect(await res.json(), path).toEqual({
+        statusCode: 404,
+        name: 'not_found',
+        message: 'The requested endpoint does not exist.',
+      });
     }
   });
 });

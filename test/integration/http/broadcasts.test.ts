@@ -12,7 +12,8 @@ let app: TestApp;
 let token: string;
 let teamId: string;
 
-const query = <T extends pg.QueryResultRow>(target: TestApp, sql: string, params: unknown[] = []) => queryDatabase<T>(target.databaseUrl, sql, params);
+const query = <T extends pg.QueryResultRow>(target: TestApp, sql: string, params: unknown[] = []) =>
+  queryDatabase<T>(target.databaseUrl, sql, params);
 
 /** A segment of `count` generated contacts, written in one statement (the API path is tested elsewhere). */
 const bulkSegment = async (target: TestApp, auth: { token: string; teamId: string }, count: number, prefix: string) => {
@@ -43,7 +44,14 @@ describe('broadcast drafts', () => {
     const segment = await app.request('POST', '/segments', { token, body: { name: 'Drafts' } });
     const created = await app.request('POST', '/broadcasts', {
       token,
-      body: { name: 'Launch', audience_id: segment.body.id, from: 'Acme <news@acme.test>', subject: 'Hello', html: '<p>Hi</p>', reply_to: 'help@acme.test' },
+      body: {
+        name: 'Launch',
+        audience_id: segment.body.id,
+        from: 'Acme <news@acme.test>',
+        subject: 'Hello',
+        html: '<p>Hi</p>',
+        reply_to: 'help@acme.test',
+      },
     });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ object: 'broadcast', id: created.body.id, finishes_at: null, estimated: true });
@@ -51,11 +59,34 @@ describe('broadcast drafts', () => {
 
     const read = await app.request('GET', `/broadcasts/${id}`, { token });
     expect(read.body).toMatchObject({
-      object: 'broadcast', id, name: 'Launch', segment_id: segment.body.id, audience_id: segment.body.id, status: 'draft', from: 'Acme <news@acme.test>',
-      subject: 'Hello', reply_to: ['help@acme.test'], html: '<p>Hi</p>', text: null, sent_count: 0, finishes_at: null, scheduled_at: null, sent_at: null,
+      object: 'broadcast',
+      id,
+      name: 'Launch',
+      segment_id: segment.body.id,
+      audience_id: segment.body.id,
+      status: 'draft',
+      from: 'Acme <news@acme.test>',
+      subject: 'Hello',
+      reply_to: ['help@acme.test'],
+      html: '<p>Hi</p>',
+      text: null,
+      sent_count: 0,
+      finishes_at: null,
+      scheduled_at: null,
+      sent_at: null,
     });
-    expect((await app.request('PATCH', `/broadcasts/${id}`, { token, body: { subject: 'Hello again', preview_text: 'Inside' } })).body).toEqual({ object: 'broadcast', id });
-    expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({ subject: 'Hello again', preview_text: 'Inside' });
+    expect(
+      (
+        await app.request('PATCH', `/broadcasts/${id}`, {
+          token,
+          body: { subject: 'Hello again', preview_text: 'Inside' },
+        })
+      ).body,
+    ).toEqual({ object: 'broadcast', id });
+    expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({
+      subject: 'Hello again',
+      preview_text: 'Inside',
+    });
 
     const list = await app.request('GET', '/broadcasts', { token });
     expect(list.body.object).toBe('list');
@@ -64,33 +95,68 @@ describe('broadcast drafts', () => {
 
     const copy = await app.request('POST', `/broadcasts/${id}/duplicate`, { token });
     expect(copy.status).toBe(200);
-    expect((await app.request('GET', `/broadcasts/${copy.body.id}`, { token })).body).toMatchObject({ name: 'Launch (copy)', subject: 'Hello again', status: 'draft' });
+    expect((await app.request('GET', `/broadcasts/${copy.body.id}`, { token })).body).toMatchObject({
+      name: 'Launch (copy)',
+      subject: 'Hello again',
+      status: 'draft',
+    });
 
-    expect((await app.request('DELETE', `/broadcasts/${id}`, { token })).body).toEqual({ object: 'broadcast', id, deleted: true });
+    expect((await app.request('DELETE', `/broadcasts/${id}`, { token })).body).toEqual({
+      object: 'broadcast',
+      id,
+      deleted: true,
+    });
     expect((await app.request('GET', `/broadcasts/${id}`, { token })).status).toBe(404);
   });
 
   it('refuses bad input with a clear 4xx, and another team sees nothing', async () => {
     const segment = await app.request('POST', '/segments', { token, body: { name: 'Checks' } });
-    const missing = await app.request('POST', '/broadcasts', { token, body: { from: 'a@acme.test', subject: 'x', html: 'x' } });
+    const missing = await app.request('POST', '/broadcasts', {
+      token,
+      body: { from: 'a@acme.test', subject: 'x', html: 'x' },
+    });
     expect(missing.status).toBe(422);
     expect(missing.body.message).toMatch(/segment_id/);
     const other = await app.createTeamWithKey();
-    const foreignSegment = await app.request('POST', '/broadcasts', { token: other.token, body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x', html: 'x' } });
+    const foreignSegment = await app.request('POST', '/broadcasts', {
+      token: other.token,
+      body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x', html: 'x' },
+    });
     expect(foreignSegment.status).toBe(422);
     expect(foreignSegment.body.message).toMatch(/segment_id: no segment/);
-    const badFrom = await app.request('POST', '/broadcasts', { token, body: { segment_id: segment.body.id, from: 'not an address', subject: 'x' } });
+    const badFrom = await app.request('POST', '/broadcasts', {
+      token,
+      body: { segment_id: segment.body.id, from: 'not an address', subject: 'x' },
+    });
     expect(badFrom.status).toBe(422);
-    const scheduledDraft = await app.request('POST', '/broadcasts', { token, body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x', scheduled_at: 'in 1 hour' } });
+    const scheduledDraft = await app.request('POST', '/broadcasts', {
+      token,
+      body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x', scheduled_at: 'in 1 hour' },
+    });
     expect(scheduledDraft.status).toBe(422);
 
-    const mine = await app.request('POST', '/broadcasts', { token, body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x' } });
-    for (const [method, path] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['POST', '/send'], ['POST', '/cancel'], ['POST', '/duplicate']] as const) {
-      const res = await app.request(method, `/broadcasts/${mine.body.id}${path}`, { token: other.token, body: method === 'PATCH' ? { name: 'x' } : path === '/send' ? {} : undefined });
+    const mine = await app.request('POST', '/broadcasts', {
+      token,
+      body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x' },
+    });
+    for (const [method, path] of [
+      ['GET', ''],
+      ['PATCH', ''],
+      ['DELETE', ''],
+      ['POST', '/send'],
+      ['POST', '/cancel'],
+      ['POST', '/duplicate'],
+    ] as const) {
+      const res = await app.request(method, `/broadcasts/${mine.body.id}${path}`, {
+        token: other.token,
+        body: method === 'PATCH' ? { name: 'x' } : path === '/send' ? {} : undefined,
+      });
       expect(res.status, `${method} ${path}`).toBe(404);
     }
     // No body to send, and placeholders no contact can fill, are refused at send; the draft stays a draft.
-    expect((await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token, body: {} })).body.name).toBe('missing_required_field');
+    expect((await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token, body: {} })).body.name).toBe(
+      'missing_required_field',
+    );
     await app.request('PATCH', `/broadcasts/${mine.body.id}`, { token, body: { html: '<p>{{{NICKNAME}}}</p>' } });
     const unknown = await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token, body: {} });
     expect(unknown.status).toBe(422);
@@ -101,8 +167,14 @@ describe('broadcast drafts', () => {
 
 describe('sending a broadcast', () => {
   it('writes one normal email per reachable contact, skipping and counting the rest, and is sent only once every email is', async () => {
-    const topic = await app.request('POST', '/topics', { token, body: { name: 'News', default_subscription: 'opt_in' } });
-    await app.request('POST', '/contact-properties', { token, body: { key: 'plan', type: 'string', fallback_value: 'free' } });
+    const topic = await app.request('POST', '/topics', {
+      token,
+      body: { name: 'News', default_subscription: 'opt_in' },
+    });
+    await app.request('POST', '/contact-properties', {
+      token,
+      body: { key: 'plan', type: 'string', fallback_value: 'free' },
+    });
     const segment = await app.request('POST', '/segments', { token, body: { name: 'Everyone' } });
     const contact = (email: string, extra: Record<string, unknown> = {}) =>
       app.request('POST', '/contacts', { token, body: { email, segments: [segment.body.id], ...extra } });
@@ -116,8 +188,13 @@ describe('sending a broadcast', () => {
     const created = await app.request('POST', '/broadcasts', {
       token,
       body: {
-        segment_id: segment.body.id, topic_id: topic.body.id, from: 'Acme <news@acme.test>', subject: 'Hi {{{FIRST_NAME|there}}}', send: true,
-        html: '<p>Hi {{{FIRST_NAME|there}}} on {{{plan}}}</p><a href="{{{UNSUBSCRIBE_URL}}}">x</a>', text: 'Leave: {{{ALT_UNSUBSCRIBE_URL}}}',
+        segment_id: segment.body.id,
+        topic_id: topic.body.id,
+        from: 'Acme <news@acme.test>',
+        subject: 'Hi {{{FIRST_NAME|there}}}',
+        send: true,
+        html: '<p>Hi {{{FIRST_NAME|there}}} on {{{plan}}}</p><a href="{{{UNSUBSCRIBE_URL}}}">x</a>',
+        text: 'Leave: {{{ALT_UNSUBSCRIBE_URL}}}',
       },
     });
     expect(created.status).toBe(201);
@@ -128,9 +205,14 @@ describe('sending a broadcast', () => {
     expect(app.recorded.at(-1)).toMatchObject({ name: 'broadcast.send', data: { broadcastId: id } });
 
     await run(id);
-    const emails = await query<{ id: string; to: string[]; subject: string; html: string; text: string; headers: Record<string, string> }>(
-      app, 'SELECT id, "to", subject, html, text, headers FROM email WHERE broadcast_id = $1 ORDER BY "to"', [id],
-    );
+    const emails = await query<{
+      id: string;
+      to: string[];
+      subject: string;
+      html: string;
+      text: string;
+      headers: Record<string, string>;
+    }>(app, 'SELECT id, "to", subject, html, text, headers FROM email WHERE broadcast_id = $1 ORDER BY "to"', [id]);
     expect(emails.map((e) => e.to[0])).toEqual(['ann@example.com', 'bob@example.com']);
     expect(emails.map((e) => e.subject)).toEqual(['Hi Ann', 'Hi there']);
     expect(emails[0]!.html).toContain('Hi Ann on pro');
@@ -143,7 +225,11 @@ describe('sending a broadcast', () => {
       expect(email.headers['List-Unsubscribe']).toMatch(/\/unsubscribe\//);
     }
     // Each copy is a normal email.
-    expect((await app.request('GET', `/emails/${emails[0]!.id}`, { token })).body).toMatchObject({ id: emails[0]!.id, to: ['ann@example.com'], last_event: 'queued' });
+    expect((await app.request('GET', `/emails/${emails[0]!.id}`, { token })).body).toMatchObject({
+      id: emails[0]!.id,
+      to: ['ann@example.com'],
+      last_event: 'queued',
+    });
 
     // Emails still queued: the broadcast is not finished, however often it is worked.
     await run(id);
@@ -162,11 +248,22 @@ describe('sending a broadcast', () => {
   it('walks a large segment in batches, each contact once', async () => {
     const auth = await app.createTeamWithKey();
     const segmentId = await bulkSegment(app, auth, 2_345, 'walk');
-    const created = await app.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'Hi {{{EMAIL}}}', send: true } });
+    const created = await app.request('POST', '/broadcasts', {
+      token: auth.token,
+      body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'Hi {{{EMAIL}}}', send: true },
+    });
     await run(created.body.id);
-    const [counts] = await query<{ n: number; distinct_to: number }>(app, 'SELECT count(*)::int AS n, count(DISTINCT "to"[1])::int AS distinct_to FROM email WHERE broadcast_id = $1', [created.body.id]);
+    const [counts] = await query<{ n: number; distinct_to: number }>(
+      app,
+      'SELECT count(*)::int AS n, count(DISTINCT "to"[1])::int AS distinct_to FROM email WHERE broadcast_id = $1',
+      [created.body.id],
+    );
     expect(counts).toEqual({ n: 2_345, distinct_to: 2_345 });
-    const [state] = await query<{ expanded_count: number; expanded: boolean }>(app, 'SELECT expanded_count, expanded FROM broadcast WHERE id = $1', [created.body.id]);
+    const [state] = await query<{ expanded_count: number; expanded: boolean }>(
+      app,
+      'SELECT expanded_count, expanded FROM broadcast WHERE id = $1',
+      [created.body.id],
+    );
     expect(state).toEqual({ expanded_count: 2_345, expanded: true });
   });
 
@@ -174,27 +271,50 @@ describe('sending a broadcast', () => {
     const auth = await app.createTeamWithKey();
     const segmentId = await bulkSegment(app, auth, 30, 'cancel');
     const body = { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x' };
-    const scheduled = await app.request('POST', '/broadcasts', { token: auth.token, body: { ...body, send: true, scheduled_at: 'in 2 hours' } });
-    expect((await app.request('GET', `/broadcasts/${scheduled.body.id}`, { token: auth.token })).body.status).toBe('scheduled');
+    const scheduled = await app.request('POST', '/broadcasts', {
+      token: auth.token,
+      body: { ...body, send: true, scheduled_at: 'in 2 hours' },
+    });
+    expect((await app.request('GET', `/broadcasts/${scheduled.body.id}`, { token: auth.token })).body.status).toBe(
+      'scheduled',
+    );
     const canceled = await app.request('POST', `/broadcasts/${scheduled.body.id}/cancel`, { token: auth.token });
     expect(canceled.body).toEqual({ object: 'broadcast', id: scheduled.body.id, canceled_remaining: 30 });
     await run(scheduled.body.id);
-    expect((await app.request('GET', `/broadcasts/${scheduled.body.id}`, { token: auth.token })).body).toMatchObject({ status: 'canceled', finishes_at: null });
+    expect((await app.request('GET', `/broadcasts/${scheduled.body.id}`, { token: auth.token })).body).toMatchObject({
+      status: 'canceled',
+      finishes_at: null,
+    });
     expect(await query(app, 'SELECT 1 FROM email WHERE broadcast_id = $1', [scheduled.body.id])).toHaveLength(0);
 
     const draft = await app.request('POST', '/broadcasts', { token: auth.token, body });
     // Two sends at once: the row lock lets exactly one through.
-    const both = await Promise.all([1, 2].map(() => app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })));
+    const both = await Promise.all(
+      [1, 2].map(() => app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })),
+    );
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
     const sent = both.find((r) => r.status === 200)!;
     expect(sent.body).toMatchObject({ id: draft.body.id, estimated: true });
     await run(draft.body.id);
-    await query(app, `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 LIMIT 10)`, [draft.body.id]);
+    await query(
+      app,
+      `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 LIMIT 10)`,
+      [draft.body.id],
+    );
     const mid = await app.request('POST', `/broadcasts/${draft.body.id}/cancel`, { token: auth.token });
     expect(mid.body.canceled_remaining).toBe(20);
-    const statuses = await query<{ status: string; n: number }>(app, 'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1', [draft.body.id]);
-    expect(statuses).toEqual([{ status: 'canceled', n: 20 }, { status: 'sent', n: 10 }]);
-    expect((await app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })).status).toBe(409);
+    const statuses = await query<{ status: string; n: number }>(
+      app,
+      'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1',
+      [draft.body.id],
+    );
+    expect(statuses).toEqual([
+      { status: 'canceled', n: 20 },
+      { status: 'sent', n: 10 },
+    ]);
+    expect(
+      (await app.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })).status,
+    ).toBe(409);
   });
 });
 
@@ -207,7 +327,11 @@ describe('capacity and estimates', () => {
         POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
         POSTLANE_CLOUD: 'true',
         POSTLANE_RATE_LIMIT: '0',
-        POSTLANE_PLANS: JSON.stringify({ free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 }, pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null }, scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null } }),
+        POSTLANE_PLANS: JSON.stringify({
+          free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 },
+          pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null },
+          scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null },
+        }),
       },
     });
   });
@@ -228,34 +352,42 @@ describe('capacity and estimates', () => {
     return auth;
   };
   const send = (auth: { token: string }, segmentId: string) =>
-    slow.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });
+    slow.request('POST', '/broadcasts', {
+      token: auth.token,
+      body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true },
+    });
 
   // The estimate counts in UTC days: at each instant, on the app's injected clock (CLOCK_INSTANTS).
-  it.each(CLOCK_INSTANTS)('at %j: answers with an estimate, paced by the quota, and refuses more than 24 days with 422 broadcast_too_large', async (now) => {
-    slow.deps.clock = () => now;
-    const auth = await onPlan('free');
-    clockedTeam = auth.teamId;
-    const fits = await send(auth, await bulkSegment(slow, auth, 3, 'fits'));
-    expect(fits.status).toBe(201);
-    expect(fits.body.warning).toBeUndefined();
-    expect(Date.parse(fits.body.finishes_at) - now.getTime()).toBeLessThan(10_000);
+  it.each(CLOCK_INSTANTS)(
+    'at %j: answers with an estimate, paced by the quota, and refuses more than 24 days with 422 broadcast_too_large',
+    async (now) => {
+      slow.deps.clock = () => now;
+      const auth = await onPlan('free');
+      clockedTeam = auth.teamId;
+      const fits = await send(auth, await bulkSegment(slow, auth, 3, 'fits'));
+      expect(fits.status).toBe(201);
+      expect(fits.body.warning).toBeUndefined();
+      expect(Date.parse(fits.body.finishes_at) - now.getTime()).toBeLessThan(10_000);
 
-    // 7 at 2 a day: 3 today (150 %), 2 tomorrow, and the last 2 at 1 a second from the day after's midnight.
-    const paced = await send(auth, await bulkSegment(slow, auth, 7, 'paced'));
-    expect(paced.status).toBe(201);
-    const finishesAt = new Date(utcMidnightAfter(now, 2).getTime() + 2_000);
-    expect(paced.body.finishes_at).toBe(finishesAt.toISOString());
-    const days = Math.round(((finishesAt.getTime() - now.getTime()) / 86_400_000) * 10) / 10;
-    expect(paced.body.warning).toMatchObject({ code: 'paced', days });
-    expect(paced.body.warning.days).toBeGreaterThanOrEqual(1);
-    expect(paced.body.warning.message).toMatch(/days/);
+      // 7 at 2 a day: 3 today (150 %), 2 tomorrow, and the last 2 at 1 a second from the day after's midnight.
+      const paced = await send(auth, await bulkSegment(slow, auth, 7, 'paced'));
+      expect(paced.status).toBe(201);
+      const finishesAt = new Date(utcMidnightAfter(now, 2).getTime() + 2_000);
+      expect(paced.body.finishes_at).toBe(finishesAt.toISOString());
+      const days = Math.round(((finishesAt.getTime() - now.getTime()) / 86_400_000) * 10) / 10;
+      expect(paced.body.warning).toMatchObject({ code: 'paced', days });
+      expect(paced.body.warning.days).toBeGreaterThanOrEqual(1);
+      expect(paced.body.warning.message).toMatch(/days/);
 
-    const tooLarge = await send(auth, await bulkSegment(slow, auth, 60, 'large'));
-    expect(tooLarge.status).toBe(422);
-    expect(tooLarge.body).toMatchObject({ statusCode: 422, name: 'broadcast_too_large' });
-    // Refused, nothing is left behind.
-    expect(await query(slow, `SELECT 1 FROM broadcast WHERE team_id = $1 AND status <> 'queued'`, [auth.teamId])).toHaveLength(0);
-  });
+      const tooLarge = await send(auth, await bulkSegment(slow, auth, 60, 'large'));
+      expect(tooLarge.status).toBe(422);
+      expect(tooLarge.body).toMatchObject({ statusCode: 422, name: 'broadcast_too_large' });
+      // Refused, nothing is left behind.
+      expect(
+        await query(slow, `SELECT 1 FROM broadcast WHERE team_id = $1 AND status <> 'queued'`, [auth.teamId]),
+      ).toHaveLength(0);
+    },
+  );
 
   it('warns queued_behind when broadcasts ahead in the region take the capacity', async () => {
     const first = await onPlan('pro');
@@ -268,19 +400,37 @@ describe('capacity and estimates', () => {
     expect(Date.parse(behind.body.finishes_at)).toBeGreaterThan(Date.parse(ahead.body.finishes_at));
   });
 
-  it.each(CLOCK_INSTANTS)('at %j: parks a broadcast past a monthly quota without overage until renewal, rather than refusing it', async (now) => {
-    slow.deps.clock = () => now;
-    const auth = await onPlan('scale');
-    clockedTeam = auth.teamId;
-    const segmentId = await bulkSegment(slow, auth, 5, 'renewal');
-    const draft = await slow.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x' } });
-    // Straight to the queue: whether the estimate accepts a wait until renewal depends on the date.
-    await query(slow, `UPDATE broadcast SET status = 'queued', audience_size = 5, sent_at = now() - interval '1 hour' WHERE id = $1`, [draft.body.id]);
-    await slow.run(() => runBroadcast(slow.deps, draft.body.id));
-    const [row] = await query<{ status: string; next_batch_at: Date; expanded_count: number }>(slow, 'SELECT status, next_batch_at, expanded_count FROM broadcast WHERE id = $1', [draft.body.id]);
-    expect(row).toEqual({ status: 'queued', expanded_count: 0, next_batch_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) });
-    expect(await query(slow, 'SELECT 1 FROM email WHERE broadcast_id = $1', [draft.body.id])).toHaveLength(0);
-  });
+  it.each(CLOCK_INSTANTS)(
+    'at %j: parks a broadcast past a monthly quota without overage until renewal, rather than refusing it',
+    async (now) => {
+      slow.deps.clock = () => now;
+      const auth = await onPlan('scale');
+      clockedTeam = auth.teamId;
+      const segmentId = await bulkSegment(slow, auth, 5, 'renewal');
+      const draft = await slow.request('POST', '/broadcasts', {
+        token: auth.token,
+        body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x' },
+      });
+      // Straight to the queue: whether the estimate accepts a wait until renewal depends on the date.
+      await query(
+        slow,
+        `UPDATE broadcast SET status = 'queued', audience_size = 5, sent_at = now() - interval '1 hour' WHERE id = $1`,
+        [draft.body.id],
+      );
+      await slow.run(() => runBroadcast(slow.deps, draft.body.id));
+      const [row] = await query<{ status: string; next_batch_at: Date; expanded_count: number }>(
+        slow,
+        'SELECT status, next_batch_at, expanded_count FROM broadcast WHERE id = $1',
+        [draft.body.id],
+      );
+      expect(row).toEqual({
+        status: 'queued',
+        expanded_count: 0,
+        next_batch_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
+      });
+      expect(await query(slow, 'SELECT 1 FROM email WHERE broadcast_id = $1', [draft.body.id])).toHaveLength(0);
+    },
+  );
 });
 
 describe('provider throttling', () => {
@@ -289,25 +439,51 @@ describe('provider throttling', () => {
     const sink = await startSmtpSink({ reject });
     // Four emails a second and batches of 200: each batch is 50 s of sending, so one run writes one batch.
     const throttled = await startTestApp({
-      env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'], rate_per_second: 4 }]), POSTLANE_BROADCAST_BATCH_SIZE: '200' },
+      env: {
+        POSTLANE_PROVIDERS: JSON.stringify([
+          { type: 'smtp', url: sink.url, regions: ['us-east-1'], rate_per_second: 4 },
+        ]),
+        POSTLANE_BROADCAST_BATCH_SIZE: '200',
+      },
     });
     try {
       // A relay sends from verified domains only (docs/domains.md).
       const auth = await throttled.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
       const segmentId = await bulkSegment(throttled, auth, 400, 'throttle');
-      const created = await throttled.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true } });
+      const created = await throttled.request('POST', '/broadcasts', {
+        token: auth.token,
+        body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true },
+      });
       const id = created.body.id;
       const work = () => throttled.run(() => runBroadcast(throttled.deps, id));
       const state = async () =>
-        (await query<{ status: string; expanded_count: number; pace_per_second: number; next_batch_at: Date }>(throttled, 'SELECT status, expanded_count, pace_per_second, next_batch_at FROM broadcast WHERE id = $1', [id]))[0]!;
+        (
+          await query<{ status: string; expanded_count: number; pace_per_second: number; next_batch_at: Date }>(
+            throttled,
+            'SELECT status, expanded_count, pace_per_second, next_batch_at FROM broadcast WHERE id = $1',
+            [id],
+          )
+        )[0]!;
       await work();
       expect(await state()).toMatchObject({ status: 'sending', expanded_count: 200, pace_per_second: 4 });
 
       // The provider answers 451 (try again later) for the first email.
-      const [first] = await query<{ id: string; to: string[] }>(throttled, 'SELECT id, "to" FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 1', [id]);
+      const [first] = await query<{ id: string; to: string[] }>(
+        throttled,
+        'SELECT id, "to" FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 1',
+        [id],
+      );
       reject.set(first!.to[0]!, 451);
       await throttled.run(() => deliverDue(throttled.deps, 'us-east-1', [first!.id]));
-      expect((await query<{ status: string; attempts: number }>(throttled, 'SELECT status, attempts FROM email WHERE id = $1', [first!.id]))[0]).toEqual({ status: 'queued', attempts: 1 });
+      expect(
+        (
+          await query<{ status: string; attempts: number }>(
+            throttled,
+            'SELECT status, attempts FROM email WHERE id = $1',
+            [first!.id],
+          )
+        )[0],
+      ).toEqual({ status: 'queued', attempts: 1 });
 
       await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
       await work();
@@ -356,18 +532,26 @@ describe('the from rule and the region', () => {
 
   const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 8)}.test`;
   const addDomain = async (auth: { token: string }, region?: string) => {
-    const created = await regions.request('POST', '/domains', { token: auth.token, body: { name: unique('shop'), ...(region ? { region } : {}) } });
+    const created = await regions.request('POST', '/domains', {
+      token: auth.token,
+      body: { name: unique('shop'), ...(region ? { region } : {}) },
+    });
     expect(created.status).toBe(201);
     return created.body as { id: string; name: string };
   };
-  const setStatus = (domainId: string, status: string) => query(regions, 'UPDATE domain SET status = $1 WHERE id = $2', [status, domainId]);
+  const setStatus = (domainId: string, status: string) =>
+    query(regions, 'UPDATE domain SET status = $1 WHERE id = $2', [status, domainId]);
   /** What POST /emails answers for the same `from`: broadcasts refuse with the same status, name and message. */
   const emailRefusal = async (auth: { token: string }, from: string) => {
-    const refused = await regions.request('POST', '/emails', { token: auth.token, body: { from, to: 'reader@example.com', subject: 's', text: 'x' } });
+    const refused = await regions.request('POST', '/emails', {
+      token: auth.token,
+      body: { from, to: 'reader@example.com', subject: 's', text: 'x' },
+    });
     expect(refused.status).toBe(403);
     return refused;
   };
-  const regionOf = async (id: string) => (await query<{ region: string }>(regions, 'SELECT region FROM broadcast WHERE id = $1', [id]))[0]!.region;
+  const regionOf = async (id: string) =>
+    (await query<{ region: string }>(regions, 'SELECT region FROM broadcast WHERE id = $1', [id]))[0]!.region;
 
   it('refuses a from the team may not send from, as POST /emails does, at create, at update and again at send', async () => {
     const auth = await regions.createTeamWithKey();
@@ -376,7 +560,10 @@ describe('the from rule and the region', () => {
 
     // A domain the team never added, and one added but not verified, in a region that relays.
     for (const from of ['news@never-added.test', `news@${(await addDomain(auth)).name}`]) {
-      const refused = await regions.request('POST', '/broadcasts', { token: auth.token, body: { ...body, from, send: true } });
+      const refused = await regions.request('POST', '/broadcasts', {
+        token: auth.token,
+        body: { ...body, from, send: true },
+      });
       const expected = await emailRefusal(auth, from);
       expect(refused.status).toBe(403);
       expect(refused.body).toEqual(expected.body);
@@ -385,22 +572,34 @@ describe('the from rule and the region', () => {
 
     const domain = await addDomain(auth);
     await setStatus(domain.id, 'verified');
-    const draft = await regions.request('POST', '/broadcasts', { token: auth.token, body: { ...body, from: `News <news@${domain.name}>` } });
+    const draft = await regions.request('POST', '/broadcasts', {
+      token: auth.token,
+      body: { ...body, from: `News <news@${domain.name}>` },
+    });
     expect(draft.status).toBe(201);
     expect(await regionOf(draft.body.id)).toBe('eu-west-1');
-    const patched = await regions.request('PATCH', `/broadcasts/${draft.body.id}`, { token: auth.token, body: { from: 'news@never-added.test' } });
+    const patched = await regions.request('PATCH', `/broadcasts/${draft.body.id}`, {
+      token: auth.token,
+      body: { from: 'news@never-added.test' },
+    });
     expect(patched.status).toBe(403);
     expect(patched.body).toEqual((await emailRefusal(auth, 'news@never-added.test')).body);
-    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.from).toBe(`News <news@${domain.name}>`);
+    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.from).toBe(
+      `News <news@${domain.name}>`,
+    );
 
     // The domain loses its verification before the send: the send is refused and the broadcast stays a draft.
     await setStatus(domain.id, 'partially_verified');
     const send = await regions.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} });
     expect(send.status).toBe(403);
     expect(send.body).toEqual((await emailRefusal(auth, `news@${domain.name}`)).body);
-    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.status).toBe('draft');
+    expect((await regions.request('GET', `/broadcasts/${draft.body.id}`, { token: auth.token })).body.status).toBe(
+      'draft',
+    );
     await setStatus(domain.id, 'verified');
-    expect((await regions.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })).status).toBe(200);
+    expect(
+      (await regions.request('POST', `/broadcasts/${draft.body.id}/send`, { token: auth.token, body: {} })).status,
+    ).toBe(200);
   });
 
   it('stops a running broadcast whose domain is removed: nothing more is written and its waiting emails are canceled', async () => {
@@ -408,20 +607,44 @@ describe('the from rule and the region', () => {
     const domain = await addDomain(auth, 'ap-northeast-1');
     // One email a second and batches of 300: a run writes one batch (300 s of sending) of the 400.
     const segmentId = await bulkSegment(regions, auth, 400, 'removed');
-    const created = await regions.request('POST', '/broadcasts', { token: auth.token, body: { segment_id: segmentId, from: `news@${domain.name}`, subject: 's', text: 'x', send: true } });
+    const created = await regions.request('POST', '/broadcasts', {
+      token: auth.token,
+      body: { segment_id: segmentId, from: `news@${domain.name}`, subject: 's', text: 'x', send: true },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
     await regions.run(() => runBroadcast(regions.deps, id));
-    const state = async () => (await query<{ status: string; expanded_count: number }>(regions, 'SELECT status, expanded_count FROM broadcast WHERE id = $1', [id]))[0]!;
+    const state = async () =>
+      (
+        await query<{ status: string; expanded_count: number }>(
+          regions,
+          'SELECT status, expanded_count FROM broadcast WHERE id = $1',
+          [id],
+        )
+      )[0]!;
     expect(await state()).toEqual({ status: 'sending', expanded_count: 300 });
-    await query(regions, `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 5)`, [id]);
+    await query(
+      regions,
+      `UPDATE email SET status = 'sent' WHERE id IN (SELECT id FROM email WHERE broadcast_id = $1 ORDER BY send_after LIMIT 5)`,
+      [id],
+    );
 
     expect((await regions.request('DELETE', `/domains/${domain.id}`, { token: auth.token })).status).toBe(200);
     await regions.run(() => runBroadcast(regions.deps, id));
     expect(await state()).toEqual({ status: 'canceled', expanded_count: 300 });
-    const statuses = await query<{ status: string; n: number }>(regions, 'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1', [id]);
-    expect(statuses).toEqual([{ status: 'canceled', n: 295 }, { status: 'sent', n: 5 }]);
-    expect((await regions.request('GET', `/broadcasts/${id}`, { token: auth.token })).body).toMatchObject({ status: 'canceled', finishes_at: null });
+    const statuses = await query<{ status: string; n: number }>(
+      regions,
+      'SELECT status, count(*)::int AS n FROM email WHERE broadcast_id = $1 GROUP BY 1 ORDER BY 1',
+      [id],
+    );
+    expect(statuses).toEqual([
+      { status: 'canceled', n: 295 },
+      { status: 'sent', n: 5 },
+    ]);
+    expect((await regions.request('GET', `/broadcasts/${id}`, { token: auth.token })).body).toMatchObject({
+      status: 'canceled',
+      finishes_at: null,
+    });
   });
 
   it("sends each email in the from domain's region, estimated at that region's rate behind that region's broadcasts only", async () => {
@@ -432,7 +655,13 @@ describe('the from rule and the region', () => {
     const send = async (domainName: string, count: number) => {
       const sent = await regions.request('POST', '/broadcasts', {
         token: auth.token,
-        body: { segment_id: await bulkSegment(regions, auth, count, unique('region')), from: `news@${domainName}`, subject: 's', text: 'Hi {{{EMAIL}}}', send: true },
+        body: {
+          segment_id: await bulkSegment(regions, auth, count, unique('region')),
+          from: `news@${domainName}`,
+          subject: 's',
+          text: 'Hi {{{EMAIL}}}',
+          send: true,
+        },
       });
       expect(sent.status).toBe(201);
       return sent.body as { id: string; finishes_at: string; warning?: { code: string } };

@@ -19,14 +19,23 @@ function harness(env: Record<string, string>) {
     app: undefined as unknown as TestApp,
     now: new Date(),
     async start() {
-      h.app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_PUBLIC_URL: 'https://mail.example.com', ...env } });
+      h.app = await startTestApp({
+        env: {
+          POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+          POSTLANE_PUBLIC_URL: 'https://mail.example.com',
+          ...env,
+        },
+      });
       // The injected clock: the window slides without waiting for it.
       h.app.deps.clock = () => h.now;
     },
     advance: (ms: number) => (h.now = new Date(h.now.getTime() + ms)),
     /** `count` emails accepted by the API and handed to the provider (which accepts them): the rates' denominator. */
     async sent(token: string, count: number): Promise<string[]> {
-      const batch = await h.app.request('POST', '/emails/batch', { token, body: Array.from({ length: count }, (_, i) => mail(`r${i}@example.com`)) });
+      const batch = await h.app.request('POST', '/emails/batch', {
+        token,
+        body: Array.from({ length: count }, (_, i) => mail(`r${i}@example.com`)),
+      });
       expect(batch.status).toBe(200);
       const ids = batch.body.data.map((e: { id: string }) => e.id);
       await h.app.run(() => deliverDue(h.app.deps, 'us-east-1', ids));
@@ -35,15 +44,31 @@ function harness(env: Record<string, string>) {
     /** What a provider path does with a hard bounce or complaint: recordEmailEvent in its transaction. */
     outcome(id: string, type: 'email.bounced' | 'email.complained' = 'email.bounced', bounceType = 'Permanent') {
       return h.app.run(() =>
-        h.app.deps.orm.em.transactional(async (tx) => recordEmailEvent(h.app.deps, tx, await tx.findOneOrFail(Email, id), type, h.now, type === 'email.bounced' ? { bounce: { type: bounceType } } : {})),
+        h.app.deps.orm.em.transactional(async (tx) =>
+          recordEmailEvent(
+            h.app.deps,
+            tx,
+            await tx.findOneOrFail(Email, id),
+            type,
+            h.now,
+            type === 'email.bounced' ? { bounce: { type: bounceType } } : {},
+          ),
+        ),
       );
     },
     check: () => h.app.run(() => checkDeliverability(h.app.deps)),
     async events(teamId: string) {
-      const rows = await h.app.run(() => h.app.deps.orm.em.find(Event, { team: teamId, type: { $like: 'deliverability.%' } }, { orderBy: { createdAt: 'asc', type: 'desc' } }));
+      const rows = await h.app.run(() =>
+        h.app.deps.orm.em.find(
+          Event,
+          { team: teamId, type: { $like: 'deliverability.%' } },
+          { orderBy: { createdAt: 'asc', type: 'desc' } },
+        ),
+      );
       return rows.map((e) => [e.type, e.payload]);
     },
-    pausedAt: async (teamId: string) => (await h.app.run(() => h.app.deps.orm.em.findOneOrFail(Team, teamId, { refresh: true }))).sendingPausedAt,
+    pausedAt: async (teamId: string) =>
+      (await h.app.run(() => h.app.deps.orm.em.findOneOrFail(Team, teamId, { refresh: true }))).sendingPausedAt,
     /** A segment of `count` contacts, written in one statement, and a broadcast to it. */
     async broadcastDraft(token: string, teamId: string, count: number) {
       const segment = await h.app.request('POST', '/segments', { token, body: { name: 'All' } });
@@ -55,7 +80,10 @@ function harness(env: Record<string, string>) {
          INSERT INTO segment_member (segment_id, contact_id, created_at) SELECT $3, id, now() FROM c`,
         [teamId, count, segment.body.id],
       );
-      const draft = await h.app.request('POST', '/broadcasts', { token, body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'News', text: 'Hi {{{EMAIL}}}' } });
+      const draft = await h.app.request('POST', '/broadcasts', {
+        token,
+        body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'News', text: 'Hi {{{EMAIL}}}' },
+      });
       expect(draft.status).toBe(201);
       return draft.body.id as string;
     },
@@ -83,14 +111,23 @@ describe('team deliverability', () => {
     h.now = new Date();
   });
 
-  const data = (metric: string, rate: number, limit: number) => ({ metric, rate, limit, window_days: 7, dashboard_url: 'https://mail.example.com' });
+  const data = (metric: string, rate: number, limit: number) => ({
+    metric,
+    rate,
+    limit,
+    window_days: 7,
+    dashboard_url: 'https://mail.example.com',
+  });
 
   it('warns at the risk line and pauses at the pause line, signed webhooks once each; every send is refused with 403 sending_paused; another team is untouched', async () => {
     const receiver = await startWebhookReceiver();
     try {
       const { token, teamId } = await h.app.createTeamWithKey();
       const other = await h.app.createTeamWithKey();
-      const hook = await h.app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['deliverability.warning', 'deliverability.paused'] } });
+      const hook = await h.app.request('POST', '/webhooks', {
+        token,
+        body: { endpoint: receiver.url, events: ['deliverability.warning', 'deliverability.paused'] },
+      });
       const ids = await h.sent(token, 20);
       await h.sent(other.token, 20);
 
@@ -115,7 +152,10 @@ describe('team deliverability', () => {
       await h.app.run(() => drainEndpoint(h.app.deps, hook.body.id));
       expect(receiver.received).toHaveLength(2);
       const verified = receiver.received.map((r) =>
-        new Webhook(hook.body.signing_secret).verify(r.body, Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]))),
+        new Webhook(hook.body.signing_secret).verify(
+          r.body,
+          Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)])),
+        ),
       );
       expect(verified).toHaveLength(2);
       expect(verified).toEqual(
@@ -128,14 +168,20 @@ describe('team deliverability', () => {
       const single = await h.app.request('POST', '/emails', { token, body: mail() });
       expect(single.status).toBe(403);
       expect(single.body).toMatchObject({ statusCode: 403, name: 'sending_paused' });
-      expect((await h.app.request('POST', '/emails/batch', { token, body: [mail()] })).body).toMatchObject({ statusCode: 403, name: 'sending_paused' });
+      expect((await h.app.request('POST', '/emails/batch', { token, body: [mail()] })).body).toMatchObject({
+        statusCode: 403,
+        name: 'sending_paused',
+      });
       const draft = await h.broadcastDraft(token, teamId, 3);
       const broadcast = await h.app.request('POST', `/broadcasts/${draft}/send`, { token, body: {} });
       expect(broadcast.status).toBe(403);
       expect(broadcast.body.name).toBe('sending_paused');
       expect((await h.app.request('GET', `/broadcasts/${draft}`, { token })).body.status).toBe('draft');
       const segmentId = (await h.app.request('GET', `/broadcasts/${draft}`, { token })).body.segment_id;
-      const created = await h.app.request('POST', '/broadcasts', { token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true } });
+      const created = await h.app.request('POST', '/broadcasts', {
+        token,
+        body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true },
+      });
       expect(created.body).toMatchObject({ statusCode: 403, name: 'sending_paused' });
 
       expect((await h.app.request('POST', '/emails', { token: other.token, body: mail() })).status).toBe(200);
@@ -209,7 +255,11 @@ describe('team deliverability', () => {
     // An email the provider refused outright (never accepted) counts as sent and bounced.
     const refused = await h.app.request('POST', '/emails', { token, body: mail() });
     await h.outcome(refused.body.id);
-    const [counts] = await queryDatabase(h.app.databaseUrl, 'SELECT sum(sent)::int AS sent, sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]);
+    const [counts] = await queryDatabase(
+      h.app.databaseUrl,
+      'SELECT sum(sent)::int AS sent, sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1',
+      [teamId],
+    );
     expect(counts).toEqual({ sent: 21, bounced: 2 });
   });
 
@@ -231,7 +281,13 @@ describe('team deliverability', () => {
     const ids = await h.sent(token, 20);
     await Promise.all(ids.slice(0, 8).map((id) => h.outcome(id)));
     expect((await h.events(teamId)).map(([type]) => type)).toEqual(['deliverability.warning', 'deliverability.paused']);
-    const { bounced } = (await queryDatabase<{ bounced: number }>(h.app.databaseUrl, 'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1', [teamId]))[0]!;
+    const { bounced } = (
+      await queryDatabase<{ bounced: number }>(
+        h.app.databaseUrl,
+        'SELECT sum(bounced)::int AS bounced FROM deliverability_day WHERE team_id = $1',
+        [teamId],
+      )
+    )[0]!;
     expect(bounced).toBe(8);
   });
 
@@ -242,7 +298,13 @@ describe('team deliverability', () => {
     expect((await h.app.request('POST', `/broadcasts/${id}/send`, { token, body: {} })).status).toBe(200);
     await h.app.run(() => runBroadcast(h.app.deps, id));
     const written = async () =>
-      (await queryDatabase<{ n: number; distinct: number }>(h.app.databaseUrl, 'SELECT count(*)::int AS n, count(DISTINCT "to"[1])::int AS distinct FROM email WHERE broadcast_id = $1', [id]))[0]!;
+      (
+        await queryDatabase<{ n: number; distinct: number }>(
+          h.app.databaseUrl,
+          'SELECT count(*)::int AS n, count(DISTINCT "to"[1])::int AS distinct FROM email WHERE broadcast_id = $1',
+          [id],
+        )
+      )[0]!;
     expect(await written()).toEqual({ n: 40, distinct: 40 });
 
     for (const bounced of ids.slice(0, 4)) await h.outcome(bounced);
@@ -288,9 +350,16 @@ describe('region aggregate', () => {
     // 5 of 40 over both teams: team b (2 of 20) is fine on its own, but the region is past 10%.
     const refused = await h.app.request('POST', `/broadcasts/${draft}/send`, { token: b.token, body: {} });
     expect(refused.status).toBe(403);
-    expect(refused.body).toMatchObject({ statusCode: 403, name: 'broadcasts_paused', message: expect.stringContaining('us-east-1') });
+    expect(refused.body).toMatchObject({
+      statusCode: 403,
+      name: 'broadcasts_paused',
+      message: expect.stringContaining('us-east-1'),
+    });
     const segmentId = (await h.app.request('GET', `/broadcasts/${draft}`, { token: b.token })).body.segment_id;
-    const created = await h.app.request('POST', '/broadcasts', { token: b.token, body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true } });
+    const created = await h.app.request('POST', '/broadcasts', {
+      token: b.token,
+      body: { segment_id: segmentId, from: 'a@acme.test', subject: 'x', text: 'x', send: true },
+    });
     expect(created.body).toMatchObject({ statusCode: 403, name: 'broadcasts_paused' });
     expect((await h.app.request('POST', '/emails', { token: b.token, body: mail() })).status).toBe(200);
     expect((await h.app.request('POST', '/emails/batch', { token: a.token, body: [mail()] })).status).toBe(200);
@@ -299,7 +368,9 @@ describe('region aggregate', () => {
 
     // A broadcast already under way in the region stops writing, without losing its place.
     await h.app.run(() => runBroadcast(h.app.deps, other));
-    expect((await h.app.request('GET', `/broadcasts/${other}`, { token: a.token })).body).toMatchObject({ status: 'queued' });
+    expect((await h.app.request('GET', `/broadcasts/${other}`, { token: a.token })).body).toMatchObject({
+      status: 'queued',
+    });
 
     // New mail dilutes the aggregate under the line: broadcasts resume.
     await h.sent(a.token, 20);

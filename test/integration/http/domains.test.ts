@@ -33,7 +33,17 @@ afterAll(async () => {
   await dns.close();
 });
 
-type Record = { record: string; name: string; type: string; value: string; status: string; live?: string; detail?: string; policy?: string; inherited_from?: string };
+type Record = {
+  record: string;
+  name: string;
+  type: string;
+  value: string;
+  status: string;
+  live?: string;
+  detail?: string;
+  policy?: string;
+  inherited_from?: string;
+};
 
 /** Publishes every record a domain asks for, as a sysadmin copying them would. */
 function publish(records: Record[]) {
@@ -46,7 +56,8 @@ async function addDomain(token: string, name = unique('acme'), body: object = {}
   return created.body as { id: string; name: string; records: Record[] };
 }
 
-const verify = async (token: string, id: string) => (await app.request('POST', `/domains/${id}/verify`, { token })).body;
+const verify = async (token: string, id: string) =>
+  (await app.request('POST', `/domains/${id}/verify`, { token })).body;
 const get = async (token: string, id: string) => (await app.request('GET', `/domains/${id}`, { token })).body;
 const record = (domain: { records: Record[] }, kind: string) => domain.records.find((r) => r.record === kind)!;
 
@@ -57,22 +68,51 @@ describe('POST /domains', () => {
     const created = await app.request('POST', '/domains', { token, body: { name } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      object: 'domain', id: expect.any(String), name: name.toLowerCase(), status: 'pending', region: 'eu-west-1',
-      open_tracking: false, click_tracking: false, tracking_subdomain: 'links', capabilities: { sending: 'enabled', receiving: 'disabled' },
+      object: 'domain',
+      id: expect.any(String),
+      name: name.toLowerCase(),
+      status: 'pending',
+      region: 'eu-west-1',
+      open_tracking: false,
+      click_tracking: false,
+      tracking_subdomain: 'links',
+      capabilities: { sending: 'enabled', receiving: 'disabled' },
     });
     const dkim = record(created.body, 'DKIM');
-    expect(dkim).toMatchObject({ name: `postlane._domainkey.${name.toLowerCase()}`, type: 'TXT', ttl: 'Auto', status: 'not_started' });
+    expect(dkim).toMatchObject({
+      name: `postlane._domainkey.${name.toLowerCase()}`,
+      type: 'TXT',
+      ttl: 'Auto',
+      status: 'not_started',
+    });
     const key = /^v=DKIM1; k=rsa; p=([A-Za-z0-9+/=]+)$/.exec(dkim.value)![1]!;
     // A 2048-bit RSA public key, DER in base64.
-    expect((await import('node:crypto')).createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyDetails?.modulusLength).toBe(2048);
-    expect(record(created.body, 'SPF')).toMatchObject({ name: name.toLowerCase(), type: 'TXT', value: 'v=spf1 include:_spf.relay.test ~all' });
-    expect(record(created.body, 'DMARC')).toMatchObject({ name: `_dmarc.${name.toLowerCase()}`, type: 'TXT', value: 'v=DMARC1; p=none;' });
+    expect(
+      (await import('node:crypto')).createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' })
+        .asymmetricKeyDetails?.modulusLength,
+    ).toBe(2048);
+    expect(record(created.body, 'SPF')).toMatchObject({
+      name: name.toLowerCase(),
+      type: 'TXT',
+      value: 'v=spf1 include:_spf.relay.test ~all',
+    });
+    expect(record(created.body, 'DMARC')).toMatchObject({
+      name: `_dmarc.${name.toLowerCase()}`,
+      type: 'TXT',
+      value: 'v=DMARC1; p=none;',
+    });
     expect(record(created.body, 'Tracking')).toBeUndefined();
     // Two domains never share a key; the private half is sealed, never on the wire.
     const other = await addDomain(token);
     expect(record(other, 'DKIM').value).not.toBe(dkim.value);
     expect(created.text).not.toContain('PRIVATE');
-    const row = await app.deps.orm.em.getConnection().execute<{ dkim_private_key: string }>('SELECT dkim_private_key FROM domain WHERE id = ?', [created.body.id], 'get');
+    const row = await app.deps.orm.em
+      .getConnection()
+      .execute<{ dkim_private_key: string }>(
+        'SELECT dkim_private_key FROM domain WHERE id = ?',
+        [created.body.id],
+        'get',
+      );
     expect(row.dkim_private_key).toMatch(/^v\d+\./);
     expect(row.dkim_private_key).not.toContain('PRIVATE KEY');
   });
@@ -85,7 +125,10 @@ describe('POST /domains', () => {
       expect(response.body.name).toMatch(/validation_error|missing_required_field/);
       expect(response.body.message).toMatch(message);
     };
-    await refused({ name: unique('x'), region: 'ap-northeast-1' }, 'region: ap-northeast-1 is not served here; choose one of eu-west-1, us-east-1');
+    await refused(
+      { name: unique('x'), region: 'ap-northeast-1' },
+      'region: ap-northeast-1 is not served here; choose one of eu-west-1, us-east-1',
+    );
     const name = unique('twice');
     await addDomain(token, name);
     await refused({ name: name.toUpperCase() }, `name: the domain ${name} has already been added`);
@@ -93,7 +136,10 @@ describe('POST /domains', () => {
     await refused({ name: 'a..b.test' }, 'name: must be a domain name such as example.com');
     await refused({ name: unique('x'), tls: 'enforced' }, /tls/);
     await refused({ name: unique('x'), custom_return_path: 'bounce' }, /custom_return_path/);
-    await refused({ name: unique('x'), capabilities: { sending: 'disabled' } }, 'capabilities.sending: sending is always enabled');
+    await refused(
+      { name: unique('x'), capabilities: { sending: 'disabled' } },
+      'capabilities.sending: sending is always enabled',
+    );
     await refused({}, 'Missing `name` field.');
     expect((await app.request('GET', '/domains', { token })).body.data).toHaveLength(1);
   });
@@ -111,20 +157,38 @@ describe('PATCH /domains/{id}', () => {
   it('changes tracking, which then asks for its CNAME; tls, region and anything else are 422 and change nothing', async () => {
     const { token } = await app.createTeamWithKey();
     const domain = await addDomain(token);
-    for (const body of [{ tls: 'enforced' }, { region: 'us-east-1' }, { name: 'other.test' }, { open_tracking: 'yes' }]) {
+    for (const body of [
+      { tls: 'enforced' },
+      { region: 'us-east-1' },
+      { name: 'other.test' },
+      { open_tracking: 'yes' },
+    ]) {
       const refused = await app.request('PATCH', `/domains/${domain.id}`, { token, body });
       expect(refused.status).toBe(422);
     }
     publish(domain.records);
     expect((await verify(token, domain.id)).status).toBe('verified');
 
-    const updated = await app.request('PATCH', `/domains/${domain.id}`, { token, body: { click_tracking: true, tracking_subdomain: 'go' } });
+    const updated = await app.request('PATCH', `/domains/${domain.id}`, {
+      token,
+      body: { click_tracking: true, tracking_subdomain: 'go' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ object: 'domain', id: domain.id });
     const read = await get(token, domain.id);
     // Tracking authenticates nothing: the domain stays verified (and sending) while its CNAME is missing.
-    expect(read).toMatchObject({ click_tracking: true, open_tracking: false, tracking_subdomain: 'go', status: 'verified' });
-    expect(record(read, 'Tracking')).toMatchObject({ name: `go.${domain.name}`, type: 'CNAME', value: 'track.postlane.test', status: 'not_started' });
+    expect(read).toMatchObject({
+      click_tracking: true,
+      open_tracking: false,
+      tracking_subdomain: 'go',
+      status: 'verified',
+    });
+    expect(record(read, 'Tracking')).toMatchObject({
+      name: `go.${domain.name}`,
+      type: 'CNAME',
+      value: 'track.postlane.test',
+      status: 'not_started',
+    });
     expect((await verify(token, domain.id)).status).toBe('verified');
     expect(record(await get(token, domain.id), 'Tracking')).toMatchObject({ status: 'failed', live: 'missing' });
 
@@ -141,7 +205,15 @@ describe('receiving (capabilities.receiving)', () => {
     const { token } = await app.createTeamWithKey();
     const created = await addDomain(token, unique('rx'), { capabilities: { receiving: 'enabled' } });
     expect(created).toMatchObject({ capabilities: { sending: 'enabled', receiving: 'enabled' } });
-    expect(record(created, 'Receiving')).toEqual({ record: 'Receiving', name: created.name, type: 'MX', value: app.config.POSTLANE_INBOUND_MX_HOST, priority: 10, ttl: 'Auto', status: 'not_started' });
+    expect(record(created, 'Receiving')).toEqual({
+      record: 'Receiving',
+      name: created.name,
+      type: 'MX',
+      value: app.config.POSTLANE_INBOUND_MX_HOST,
+      priority: 10,
+      ttl: 'Auto',
+      status: 'not_started',
+    });
     publish(created.records.filter((r) => r.record !== 'Receiving'));
     expect((await verify(token, created.id)).status).toBe('verified');
     expect(record(await get(token, created.id), 'Receiving')).toMatchObject({ status: 'failed', live: 'missing' });
@@ -151,12 +223,22 @@ describe('receiving (capabilities.receiving)', () => {
 
     const later = await addDomain(token);
     expect(record(later, 'Receiving')).toBeUndefined();
-    expect((await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'enabled' } } })).status).toBe(200);
+    expect(
+      (await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'enabled' } } }))
+        .status,
+    ).toBe(200);
     const read = await get(token, later.id);
     expect(read.capabilities).toEqual({ sending: 'enabled', receiving: 'enabled' });
     expect(record(read, 'Receiving')).toMatchObject({ type: 'MX', priority: 10, status: 'not_started' });
-    expect((await app.request('GET', '/domains', { token })).body.data.map((d: { capabilities: { receiving: string } }) => d.capabilities.receiving)).toEqual(['enabled', 'enabled']);
-    expect((await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'disabled' } } })).status).toBe(200);
+    expect(
+      (await app.request('GET', '/domains', { token })).body.data.map(
+        (d: { capabilities: { receiving: string } }) => d.capabilities.receiving,
+      ),
+    ).toEqual(['enabled', 'enabled']);
+    expect(
+      (await app.request('PATCH', `/domains/${later.id}`, { token, body: { capabilities: { receiving: 'disabled' } } }))
+        .status,
+    ).toBe(200);
     const off = await get(token, later.id);
     expect(off.capabilities.receiving).toBe('disabled');
     expect(record(off, 'Receiving')).toBeUndefined();
@@ -172,7 +254,8 @@ describe('verification against real DNS', () => {
     expect(await verify(token, domain.id)).toEqual({ object: 'domain', id: domain.id, status: 'verified' });
     const read = await get(token, domain.id);
     expect(read.status).toBe('verified');
-    for (const kind of ['DKIM', 'SPF', 'DMARC']) expect(record(read, kind)).toMatchObject({ status: 'verified', live: 'found' });
+    for (const kind of ['DKIM', 'SPF', 'DMARC'])
+      expect(record(read, kind)).toMatchObject({ status: 'verified', live: 'found' });
     expect(record(read, 'DMARC').policy).toBe('quarantine');
   });
 
@@ -181,13 +264,21 @@ describe('verification against real DNS', () => {
     const parent = unique('corp');
     const domain = await addDomain(token, `mail.${parent}`);
     publish(domain.records);
-    dns.set('TXT', domain.name, ['v=spf1 include:_spf.google.com include:_spf.relay.test -all', 'google-site-verification=abc']);
+    dns.set('TXT', domain.name, [
+      'v=spf1 include:_spf.google.com include:_spf.relay.test -all',
+      'google-site-verification=abc',
+    ]);
     dns.remove('TXT', `_dmarc.${domain.name}`);
     dns.set('TXT', `_dmarc.${parent}`, ['v=DMARC1; p=reject']);
     await verify(token, domain.id);
     const read = await get(token, domain.id);
     expect(read.status).toBe('verified');
-    expect(record(read, 'DMARC')).toMatchObject({ status: 'verified', live: 'found', policy: 'reject', inherited_from: parent });
+    expect(record(read, 'DMARC')).toMatchObject({
+      status: 'verified',
+      live: 'found',
+      policy: 'reject',
+      inherited_from: parent,
+    });
   });
 
   it('says what was found instead: a wrong key, two SPF records, nothing at all', async () => {
@@ -201,7 +292,10 @@ describe('verification against real DNS', () => {
     expect(read.status).toBe('pending');
     expect(record(read, 'DKIM')).toMatchObject({ status: 'failed', live: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqWRONG' });
     expect(record(read, 'DKIM').detail).toMatch(/another key/);
-    expect(record(read, 'SPF')).toMatchObject({ status: 'failed', live: 'v=spf1 include:_spf.relay.test ~all | v=spf1 include:other.test ~all' });
+    expect(record(read, 'SPF')).toMatchObject({
+      status: 'failed',
+      live: 'v=spf1 include:_spf.relay.test ~all | v=spf1 include:other.test ~all',
+    });
     expect(record(read, 'SPF').detail).toMatch(/several SPF records/);
     expect(record(read, 'DMARC')).toMatchObject({ status: 'failed', live: 'missing' });
 
@@ -253,7 +347,10 @@ describe('GET and DELETE /domains', () => {
       ['DELETE', `/domains/${domain.id}`],
     ] as const) {
       const foreign = await app.request(method, path, { token: mine.token, body });
-      const missing = await app.request(method, path.replace(domain.id, crypto.randomUUID()), { token: mine.token, body });
+      const missing = await app.request(method, path.replace(domain.id, crypto.randomUUID()), {
+        token: mine.token,
+        body,
+      });
       expect(foreign.status).toBe(404);
       expect(foreign.body).toEqual(missing.body);
     }
@@ -275,7 +372,8 @@ describe('the from rule', () => {
     const refused = await app.request('POST', '/emails', { token, body: email(`Shop <hello@${domain.name}>`) });
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual({
-      statusCode: 403, name: 'validation_error',
+      statusCode: 403,
+      name: 'validation_error',
       message: `The ${domain.name} domain is not verified. Please, add and verify your domain (POST /domains, then POST /domains/{id}/verify once its DNS records are published).`,
     });
     const unknown = await app.request('POST', '/emails', { token, body: email('a@never-added.test') });
@@ -284,16 +382,23 @@ describe('the from rule', () => {
 
     publish(domain.records);
     await verify(token, domain.id);
-    const sent = await app.request('POST', '/emails', { token, body: email(`Shop <hello@${domain.name.toUpperCase()}>`) });
+    const sent = await app.request('POST', '/emails', {
+      token,
+      body: email(`Shop <hello@${domain.name.toUpperCase()}>`),
+    });
     expect(sent.status).toBe(200);
-    const row = await app.deps.orm.em.getConnection().execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [sent.body.id], 'get');
+    const row = await app.deps.orm.em
+      .getConnection()
+      .execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [sent.body.id], 'get');
     expect(row.region).toBe('eu-west-1');
 
     // A domain added in the capture region is sent from there, verified or not.
     const sandbox = await addDomain(token, unique('sandbox'), { region: 'us-east-1' });
     const captured = await app.request('POST', '/emails', { token, body: email(`x@${sandbox.name}`) });
     expect(captured.status).toBe(200);
-    const capturedRow = await app.deps.orm.em.getConnection().execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [captured.body.id], 'get');
+    const capturedRow = await app.deps.orm.em
+      .getConnection()
+      .execute<{ region: string }>('SELECT region FROM email WHERE id = ?', [captured.body.id], 'get');
     expect(capturedRow.region).toBe('us-east-1');
   });
 
@@ -302,15 +407,22 @@ describe('the from rule', () => {
     const domain = await addDomain(token);
     publish(domain.records);
     await verify(token, domain.id);
-    const batch = await app.request('POST', '/emails/batch', { token, body: [email(`a@${domain.name}`), email('b@unverified.test')] });
+    const batch = await app.request('POST', '/emails/batch', {
+      token,
+      body: [email(`a@${domain.name}`), email('b@unverified.test')],
+    });
     expect(batch.status).toBe(403);
     expect(batch.body.message).toMatch(/^1\.from: The unverified\.test domain is not verified/);
-    const { count } = await app.deps.orm.em.getConnection().execute<{ count: number }>('SELECT count(*)::int AS count FROM email WHERE team_id = ?', [teamId], 'get');
+    const { count } = await app.deps.orm.em
+      .getConnection()
+      .execute<{ count: number }>('SELECT count(*)::int AS count FROM email WHERE team_id = ?', [teamId], 'get');
     expect(count).toBe(0);
     expect((await app.request('POST', '/emails/batch', { token, body: [email(`a@${domain.name}`)] })).status).toBe(200);
     // Permissive: indexes still name the request's emails, after the invalid ones were set aside.
     const permissive = await app.request('POST', '/emails/batch', {
-      token, headers: { 'x-batch-validation': 'permissive' }, body: [{ from: 'not an address' }, email(`a@${domain.name}`), email('c@unverified.test')],
+      token,
+      headers: { 'x-batch-validation': 'permissive' },
+      body: [{ from: 'not an address' }, email(`a@${domain.name}`), email('c@unverified.test')],
     });
     expect(permissive.status).toBe(403);
     expect(permissive.body.message).toMatch(/^2\.from: The unverified\.test domain is not verified/);
@@ -321,17 +433,26 @@ describe('the from rule', () => {
     const theirs = await app.createTeamWithKey();
     const domain = await addDomain(token, unique('scoped'), { region: 'us-east-1' });
     const foreign = await addDomain(theirs.token);
-    const other = await app.request('POST', '/api-keys', { token, body: { name: 'x', permission: 'sending_access', domain_id: foreign.id } });
+    const other = await app.request('POST', '/api-keys', {
+      token,
+      body: { name: 'x', permission: 'sending_access', domain_id: foreign.id },
+    });
     expect(other.status).toBe(422);
     expect(other.body.message).toBe('domain_id: no domain with this id');
 
-    const key = await app.request('POST', '/api-keys', { token, body: { name: 'scoped', permission: 'sending_access', domain_id: domain.id } });
+    const key = await app.request('POST', '/api-keys', {
+      token,
+      body: { name: 'scoped', permission: 'sending_access', domain_id: domain.id },
+    });
     expect(key.status).toBe(201);
     const scoped = key.body.token;
     expect((await app.request('POST', '/emails', { token: scoped, body: email(`a@${domain.name}`) })).status).toBe(200);
     const outside = await app.request('POST', '/emails', { token: scoped, body: email('a@elsewhere.test') });
     expect(outside.status).toBe(403);
-    expect(outside.body).toMatchObject({ name: 'validation_error', message: `This API key may only send from ${domain.name}, not elsewhere.test.` });
+    expect(outside.body).toMatchObject({
+      name: 'validation_error',
+      message: `This API key may only send from ${domain.name}, not elsewhere.test.`,
+    });
 
     // Removing the domain does not widen the key: it can no longer send at all.
     await app.request('DELETE', `/domains/${domain.id}`, { token });

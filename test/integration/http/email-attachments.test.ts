@@ -13,7 +13,10 @@ beforeAll(async () => {
   const sent = await app.request('POST', '/emails', {
     token,
     body: {
-      from: 'Acme <hello@acme.test>', to: 'user@example.com', subject: 'Files', text: 'attached',
+      from: 'Acme <hello@acme.test>',
+      to: 'user@example.com',
+      subject: 'Files',
+      text: 'attached',
       attachments: [
         { filename: 'invoice.pdf', content: pdf.toString('base64') },
         { filename: 'data.csv', content: csv.toString('base64'), content_type: 'text/csv' },
@@ -33,10 +36,19 @@ describe('GET /emails/{email_id}/attachments', () => {
     const list = await app.request('GET', path(), { token });
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ object: 'list', has_more: false });
-    expect(list.body.data.map((a: { filename: string }) => a.filename)).toEqual(['invoice.pdf', 'data.csv', 'façade "draft".txt']);
+    expect(list.body.data.map((a: { filename: string }) => a.filename)).toEqual([
+      'invoice.pdf',
+      'data.csv',
+      'façade "draft".txt',
+    ]);
     expect(list.body.data[0]).toEqual({
-      id: expect.any(String), filename: 'invoice.pdf', size: pdf.length, content_type: 'application/pdf', content_disposition: 'attachment',
-      download_url: expect.stringMatching(new RegExp(`^${app.url}/downloads/[A-Za-z0-9_-]+$`)), expires_at: expect.any(String),
+      id: expect.any(String),
+      filename: 'invoice.pdf',
+      size: pdf.length,
+      content_type: 'application/pdf',
+      content_disposition: 'attachment',
+      download_url: expect.stringMatching(new RegExp(`^${app.url}/downloads/[A-Za-z0-9_-]+$`)),
+      expires_at: expect.any(String),
     });
 
     const download = await fetch(list.body.data[1].download_url);
@@ -51,7 +63,9 @@ describe('GET /emails/{email_id}/attachments', () => {
     expect(download.headers.get('last-modified')).toBeNull();
 
     const unusual = await fetch(list.body.data[2].download_url);
-    expect(unusual.headers.get('content-disposition')).toBe(`attachment; filename="fa?ade \\"draft\\".txt"; filename*=UTF-8''fa%C3%A7ade%20%22draft%22.txt`);
+    expect(unusual.headers.get('content-disposition')).toBe(
+      `attachment; filename="fa?ade \\"draft\\".txt"; filename*=UTF-8''fa%C3%A7ade%20%22draft%22.txt`,
+    );
   });
 
   it('pages with limit, after and before', async () => {
@@ -71,7 +85,12 @@ describe('GET /emails/{email_id}/attachments', () => {
     try {
       const one = await app.request('GET', path(`/${first.id}`), { token });
       expect(one.status).toBe(200);
-      expect(one.body).toMatchObject({ object: 'attachment', id: first.id, filename: 'invoice.pdf', expires_at: '2026-03-10T13:00:00.000Z' });
+      expect(one.body).toMatchObject({
+        object: 'attachment',
+        id: first.id,
+        filename: 'invoice.pdf',
+        expires_at: '2026-03-10T13:00:00.000Z',
+      });
       // Past its expiry the URL answers 404, as a forged one does.
       app.deps.clock = () => new Date('2026-03-10T13:00:00.000Z');
       const late = await fetch(one.body.download_url);
@@ -87,7 +106,8 @@ describe('GET /emails/{email_id}/attachments', () => {
     const url: string = first.download_url;
     const tokenPart = url.slice(url.lastIndexOf('/') + 1);
     const flipped = `${tokenPart.slice(0, 10)}${tokenPart[10] === 'A' ? 'B' : 'A'}${tokenPart.slice(11)}`;
-    for (const forged of [flipped, 'AAAA', 'x'.repeat(300), '%00']) expect((await fetch(`${app.url}/downloads/${forged}`)).status).toBe(404);
+    for (const forged of [flipped, 'AAAA', 'x'.repeat(300), '%00'])
+      expect((await fetch(`${app.url}/downloads/${forged}`)).status).toBe(404);
 
     const other = await app.createTeamWithKey();
     expect((await app.request('GET', path(), { token: other.token })).status).toBe(404);
@@ -99,7 +119,14 @@ describe('GET /emails/{email_id}/attachments', () => {
 
   it('stops serving a URL handed out before its email was deleted', async () => {
     const sent = await app.request('POST', '/emails', {
-      token, body: { from: 'hello@acme.test', to: 'user@example.com', subject: 'Gone', text: 'x', attachments: [{ filename: 'a.txt', content: 'YQ==' }] },
+      token,
+      body: {
+        from: 'hello@acme.test',
+        to: 'user@example.com',
+        subject: 'Gone',
+        text: 'x',
+        attachments: [{ filename: 'a.txt', content: 'YQ==' }],
+      },
     });
     const [attachment] = (await app.request('GET', `/emails/${sent.body.id}/attachments`, { token })).body.data;
     expect((await fetch(attachment.download_url)).status).toBe(200);

@@ -11,15 +11,25 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const email = (subject: string, to = 'b@example.com') => ({ from: 'a@acme.test', to, subject, text: 'x' });
-const batch = (body: unknown, headers: Record<string, string> = {}) => app.request('POST', '/emails/batch', { token, body, headers });
+const batch = (body: unknown, headers: Record<string, string> = {}) =>
+  app.request('POST', '/emails/batch', { token, body, headers });
 const countEmails = async (subject: string) =>
-  Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject LIKE ?', [subject]))[0]!.n);
+  Number(
+    (
+      await app.deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject LIKE ?', [subject])
+    )[0]!.n,
+  );
 
 describe('POST /emails/batch', () => {
   it('sends every email and answers their ids in order', async () => {
     const res = await batch([email('b-one'), email('b-two'), email('b-three')]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [{ id: expect.any(String) }, { id: expect.any(String) }, { id: expect.any(String) }] });
+    expect(res.body).toEqual({
+      data: [{ id: expect.any(String) }, { id: expect.any(String) }, { id: expect.any(String) }],
+    });
     for (const [i, subject] of ['b-one', 'b-two', 'b-three'].entries()) {
       expect((await app.request('GET', `/emails/${res.body.data[i].id}`, { token })).body.subject).toBe(subject);
     }
@@ -33,7 +43,10 @@ describe('POST /emails/batch', () => {
   });
 
   it('sends the valid ones in permissive mode and lists the others', async () => {
-    const res = await batch([email('perm-ok'), email('perm-bad', 'not an address'), { ...email('perm-bad2'), text: undefined }], { 'x-batch-validation': 'permissive' });
+    const res = await batch(
+      [email('perm-ok'), email('perm-bad', 'not an address'), { ...email('perm-bad2'), text: undefined }],
+      { 'x-batch-validation': 'permissive' },
+    );
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(1);
     expect(res.body.errors).toEqual([
@@ -47,7 +60,10 @@ describe('POST /emails/batch', () => {
     [[], 'must hold at least one email'],
     [Array.from({ length: 101 }, (_, i) => email(`many-${i}`)), 'must hold at most 100 emails'],
     [{ not: 'an array' }, 'must be an array of emails'],
-    [[{ ...email('att'), attachments: [{ filename: 'a.txt', content: 'aGk=' }] }], '0.attachments: is not a supported field'],
+    [
+      [{ ...email('att'), attachments: [{ filename: 'a.txt', content: 'aGk=' }] }],
+      '0.attachments: is not a supported field',
+    ],
   ])('refuses %#', async (body, message) => {
     const res = await batch(body);
     expect(res.status).toBe(422);
@@ -66,9 +82,16 @@ describe('POST /emails/batch', () => {
     const again = await batch([email('idem-batch')], { 'idempotency-key': key });
     expect(again.text).toBe(first.text);
     expect(await countEmails('idem-batch')).toBe(1);
-    const single = await app.request('POST', '/emails', { token, body: email('idem-batch'), headers: { 'idempotency-key': key } });
+    const single = await app.request('POST', '/emails', {
+      token,
+      body: email('idem-batch'),
+      headers: { 'idempotency-key': key },
+    });
     expect(single.status).toBe(409);
-    const otherMode = await batch([email('idem-batch')], { 'idempotency-key': key, 'x-batch-validation': 'permissive' });
+    const otherMode = await batch([email('idem-batch')], {
+      'idempotency-key': key,
+      'x-batch-validation': 'permissive',
+    });
     expect(otherMode.status).toBe(409);
   });
 

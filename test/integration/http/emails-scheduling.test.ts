@@ -11,7 +11,9 @@ let resend: Resend;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
+  app = await startTestApp({
+    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
+  });
   ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
   resend = new Resend(token, { baseUrl: app.url });
 });
@@ -22,7 +24,13 @@ afterAll(async () => {
 
 const inOneHour = () => new Date(Date.now() + 3_600_000).toISOString();
 const schedule = async (subject: string, at = inOneHour()) => {
-  const { data, error } = await resend.emails.send({ from: 'a@acme.test', to: 'b@example.com', subject, text: 'later', scheduledAt: at });
+  const { data, error } = await resend.emails.send({
+    from: 'a@acme.test',
+    to: 'b@example.com',
+    subject,
+    text: 'later',
+    scheduledAt: at,
+  });
   expect(error).toBeNull();
   return data!.id;
 };
@@ -61,17 +69,32 @@ describe('scheduled emails', () => {
     expect(canceled.error).toBeNull();
     expect(canceled.data).toEqual({ object: 'email', id });
     expect((await get(id)).last_event).toBe('canceled');
-    await app.deps.orm.em.fork().getConnection().execute(`UPDATE email SET send_after = now() - interval '1 minute' WHERE id = ?`, [id]);
+    await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute(`UPDATE email SET send_after = now() - interval '1 minute' WHERE id = ?`, [id]);
     await deliver(id);
     expect(arrived('canceled')).toBe(0);
     expect((await resend.emails.cancel(id)).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
   });
 
   it('refuses a time too far ahead or malformed', async () => {
-    const far = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: new Date(Date.now() + 31 * 86_400_000).toISOString() } });
+    const far = await app.request('POST', '/emails', {
+      token,
+      body: {
+        from: 'a@acme.test',
+        to: 'b@example.com',
+        subject: 's',
+        text: 't',
+        scheduled_at: new Date(Date.now() + 31 * 86_400_000).toISOString(),
+      },
+    });
     expect(far.status).toBe(422);
     expect(far.body.message).toBe('scheduled_at: must be at most 30 days ahead');
-    const bad = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'whenever you like' } });
+    const bad = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'whenever you like' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toMatch(/^scheduled_at: must be an ISO 8601/);
   });
@@ -89,7 +112,9 @@ describe('scheduled emails', () => {
     const sql = (text: string) => app.deps.orm.em.fork().getConnection().execute(text, [id]);
     // No foreign key cascades these any more (the tables are partitioned by day): deleteEmail removes them.
     await sql(`INSERT INTO email_tracking (email_id) VALUES (?)`);
-    await sql(`INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), now(), ?, 'https://example.com', now(), 'clicked')`);
+    await sql(
+      `INSERT INTO tracking_click (id, created_at, email_id, link, clicked_at, outcome) VALUES (gen_random_uuid(), now(), ?, 'https://example.com', now(), 'clicked')`,
+    );
     const kept = () =>
       sql(`SELECT count(*) AS n FROM (SELECT email_id FROM email_recipient UNION ALL SELECT email_id FROM email_attachment UNION ALL SELECT email_id FROM event
              UNION ALL SELECT email_id FROM email_tracking UNION ALL SELECT email_id FROM tracking_click) kept WHERE email_id = ?`);
@@ -107,7 +132,10 @@ describe('scheduled emails', () => {
   it("answers another team's email with 404 on update and cancel", async () => {
     const id = await schedule('foreign');
     const other = await app.createTeamWithKey();
-    const patch = await app.request('PATCH', `/emails/${id}`, { token: other.token, body: { scheduled_at: inOneHour() } });
+    const patch = await app.request('PATCH', `/emails/${id}`, {
+      token: other.token,
+      body: { scheduled_at: inOneHour() },
+    });
     const cancel = await app.request('POST', `/emails/${id}/cancel`, { token: other.token });
     expect([patch.status, cancel.status]).toEqual([404, 404]);
     expect((await get(id)).last_event).toBe('scheduled');

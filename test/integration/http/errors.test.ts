@@ -69,16 +69,25 @@ describe('the error envelope', () => {
   });
 
   it('refuses a NUL or a lone surrogate anywhere in a body, keys included, and names where', async () => {
-    const nul = await app.request('POST', '/contacts', { token, rawBody: '{"email":"a@example.com","properties":{"plan":"x\\u0000"}}' });
+    const nul = await app.request('POST', '/contacts', {
+      token,
+      rawBody: '{"email":"a@example.com","properties":{"plan":"x\\u0000"}}',
+    });
     expectError(nul, 422, 'validation_error');
     expect(nul.body.message).toBe('properties.plan: must not contain NUL characters');
-    const key = await app.request('POST', '/contacts', { token, rawBody: '{"email":"a@example.com","properties":{"\\udc00":1}}' });
+    const key = await app.request('POST', '/contacts', {
+      token,
+      rawBody: '{"email":"a@example.com","properties":{"\\udc00":1}}',
+    });
     expect(key.body.message).toBe('properties: keys must not contain broken characters (a lone UTF-16 surrogate)');
     expectError(await app.request('GET', '/contacts/a%00b%40example.com', { token }), 422, 'validation_error');
   });
 
   it('answers an oversized body with 413', async () => {
-    const res = await app.request('POST', '/api-keys', { token, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
+    const res = await app.request('POST', '/api-keys', {
+      token,
+      rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }),
+    });
     expectError(res, 413, 'validation_error');
   });
 
@@ -90,19 +99,26 @@ describe('the error envelope', () => {
   it('gives every response a request id, and keeps a sane incoming one', async () => {
     const res = await app.request('GET', '/api-keys', { token, headers: { 'x-request-id': 'trace-123' } });
     expect(res.headers.get('x-request-id')).toBe('trace-123');
-    const generated = await app.request('GET', '/api-keys', { token, headers: { 'x-request-id': 'bad id with spaces' } });
+    const generated = await app.request('GET', '/api-keys', {
+      token,
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('gives up on a statement that outlives POSTLANE_STATEMENT_TIMEOUT_SECONDS', async () => {
-    await expect(app.deps.orm.em.fork().getConnection().execute('SELECT pg_sleep(3)')).rejects.toThrow(/statement timeout/);
+    await expect(app.deps.orm.em.fork().getConnection().execute('SELECT pg_sleep(3)')).rejects.toThrow(
+      /statement timeout/,
+    );
   });
 
   it('validates pagination parameters', async () => {
     expectError(await app.request('GET', '/api-keys?limit=0', { token }), 422, 'validation_error');
     expectError(await app.request('GET', '/api-keys?limit=101', { token }), 422, 'validation_error');
     expectError(await app.request('GET', '/api-keys?after=not-a-uuid', { token }), 422, 'validation_error');
-    const both = await app.request('GET', `/api-keys?after=${crypto.randomUUID()}&before=${crypto.randomUUID()}`, { token });
+    const both = await app.request('GET', `/api-keys?after=${crypto.randomUUID()}&before=${crypto.randomUUID()}`, {
+      token,
+    });
     expectError(both, 422, 'validation_error');
   });
 });

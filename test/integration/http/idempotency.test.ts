@@ -15,7 +15,14 @@ const valid = { from: 'a@acme.test', to: 'b@example.com', subject: 'Once', text:
 const send = (key: string, body: unknown = valid, as = token) =>
   app.request('POST', '/emails', { token: as, body, headers: { 'idempotency-key': key } });
 const countEmails = async (subject: string) =>
-  Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject = ?', [subject]))[0]!.n);
+  Number(
+    (
+      await app.deps.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject = ?', [subject])
+    )[0]!.n,
+  );
 
 describe('Idempotency-Key on POST /emails', () => {
   it('answers a repeat with the original response and sends nothing again', async () => {
@@ -60,7 +67,9 @@ describe('Idempotency-Key on POST /emails', () => {
     const body = { ...valid, to: 'later-suppressed@example.com', subject: 'Replay over refusal' };
     const first = await send(key, body);
     expect(first.status).toBe(200);
-    expect((await app.request('POST', '/suppressions', { token, body: { email: 'later-suppressed@example.com' } })).status).toBe(201);
+    expect(
+      (await app.request('POST', '/suppressions', { token, body: { email: 'later-suppressed@example.com' } })).status,
+    ).toBe(201);
     const again = await send(key, body);
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
@@ -69,7 +78,10 @@ describe('Idempotency-Key on POST /emails', () => {
     expect((await send(key, { ...body, subject: 'Other' })).body.name).toBe('invalid_idempotent_request');
     const fresh = crypto.randomUUID();
     expect((await send(fresh, body)).status).toBe(422);
-    const stored = await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM idempotency_key WHERE key = ?', [fresh]);
+    const stored = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute('SELECT 1 FROM idempotency_key WHERE key = ?', [fresh]);
     expect(stored).toEqual([]);
     expect(await countEmails('Replay over refusal')).toBe(1);
   });
@@ -95,11 +107,15 @@ describe('Idempotency-Key on POST /emails', () => {
     const key = crypto.randomUUID();
     const first = await send(key, { ...valid, subject: 'Day old' });
     const connection = app.deps.orm.em.fork().getConnection();
-    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [key]);
+    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [
+      key,
+    ]);
     const again = await send(key, { ...valid, subject: 'Day old' });
     expect(again.status).toBe(200);
     expect(again.body.id).not.toBe(first.body.id);
-    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [key]);
+    await connection.execute(`UPDATE idempotency_key SET created_at = now() - interval '25 hours' WHERE key = ?`, [
+      key,
+    ]);
     expect(await app.run(() => purgeIdempotencyKeys(app.deps))).toBeGreaterThanOrEqual(1);
     expect(await connection.execute('SELECT 1 FROM idempotency_key WHERE key = ?', [key])).toEqual([]);
   });
@@ -108,17 +124,23 @@ describe('Idempotency-Key on POST /emails', () => {
     // No drain waiting beforehand, so the one after comes from this request's commit.
     await app.deps.orm.em.fork().getConnection().execute(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
     const res = await send(crypto.randomUUID(), { ...valid, subject: 'Idempotent job' });
-    const jobs = await app.deps.orm.em.fork().getConnection().execute<unknown[]>(
-      `SELECT 1 FROM agenda_jobs j JOIN email e ON e.id = ?
+    const jobs = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<unknown[]>(
+        `SELECT 1 FROM agenda_jobs j JOIN email e ON e.id = ?
         WHERE j.name = 'email.drain' AND j.data->>'region' = e.region AND j.locked_at IS NULL AND j.next_run_at <= e.send_after`,
-      [res.body.id],
-    );
+        [res.body.id],
+      );
     expect(jobs).toHaveLength(1);
   });
 
   it('answers two concurrent requests with one key and different bodies: one is sent, the other refused (409)', async () => {
     const key = crypto.randomUUID();
-    const results = await Promise.all([send(key, { ...valid, subject: 'Race A' }), send(key, { ...valid, subject: 'Race B' })]);
+    const results = await Promise.all([
+      send(key, { ...valid, subject: 'Race A' }),
+      send(key, { ...valid, subject: 'Race B' }),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(results.find((r) => r.status === 409)!.body.name).toBe('invalid_idempotent_request');
     expect((await countEmails('Race A')) + (await countEmails('Race B'))).toBe(1);
@@ -128,7 +150,9 @@ describe('Idempotency-Key on POST /emails', () => {
 describe('Idempotency-Key under a cloud plan (sends decided in a transaction that holds the team)', () => {
   let cloud: TestApp;
   beforeAll(async () => {
-    const plans = JSON.stringify({ free: { quota: 'monthly', emails_per_month: 100, overage_usd_per_1k: 0.9, domains: null, contacts: null } });
+    const plans = JSON.stringify({
+      free: { quota: 'monthly', emails_per_month: 100, overage_usd_per_1k: 0.9, domains: null, contacts: null },
+    });
     cloud = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: plans } });
   });
   afterAll(() => cloud.close());
@@ -137,7 +161,9 @@ describe('Idempotency-Key under a cloud plan (sends decided in a transaction tha
     const team = await cloud.createTeamWithKey();
     const headers = { 'idempotency-key': crypto.randomUUID() };
     const body = { ...valid, subject: 'Cloud once' };
-    const results = await Promise.all(Array.from({ length: 10 }, () => cloud.request('POST', '/emails', { token: team.token, body, headers })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => cloud.request('POST', '/emails', { token: team.token, body, headers })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect((await cloud.request('GET', '/usage', { token: team.token })).body.accepted_today).toBe(1);

@@ -16,28 +16,54 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 async function sentEmail(to: string[]) {
-  const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject: 'dsn', text: 'hi' } });
+  const res = await app.request('POST', '/emails', {
+    token,
+    body: { from: 'a@acme.test', to, subject: 'dsn', text: 'hi' },
+  });
   expect(res.status).toBe(200);
-  await app.run(async () => deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, res.body.id)).region, [res.body.id]));
+  await app.run(async () =>
+    deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, res.body.id)).region, [res.body.id]),
+  );
   return app.run(() => app.deps.orm.em.findOneOrFail(Email, res.body.id));
 }
 
 async function post(body: string, auth: string | null = TOKEN) {
-  const response = await fetch(`${app.url}/ingest/dsn`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...(auth ? { authorization: `Bearer ${auth}` } : {}) }, body });
+  const response = await fetch(`${app.url}/ingest/dsn`, {
+    method: 'POST',
+    headers: { 'content-type': 'message/rfc822', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+    body,
+  });
   return { status: response.status, body: await response.json() };
 }
 
 const eventsOf = async (emailId: string) =>
-  (await queryDatabase<{ type: string; payload: Record<string, unknown> }>(app.databaseUrl, `SELECT type, payload FROM event WHERE email_id = $1 ORDER BY created_at, type`, [emailId])).map((e) => e.type);
+  (
+    await queryDatabase<{ type: string; payload: Record<string, unknown> }>(
+      app.databaseUrl,
+      `SELECT type, payload FROM event WHERE email_id = $1 ORDER BY created_at, type`,
+      [emailId],
+    )
+  ).map((e) => e.type);
 
 describe('POST /ingest/dsn', () => {
   it('turns a 5.x.x failure into email.bounced and a suppression of that recipient only, once', async () => {
     const email = await sentEmail(['gone@example.com', 'fine@example.com']);
-    const body = dsnReport(email.messageId, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown' }]);
+    const body = dsnReport(email.messageId, [
+      {
+        address: 'gone@example.com',
+        action: 'failed',
+        status: '5.1.1',
+        diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
+      },
+    ]);
     expect(await post(body)).toEqual({ status: 200, body: { received: true } });
     expect(await post(body)).toEqual({ status: 200, body: { received: true } });
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
-    const [bounced] = await queryDatabase<{ payload: { bounce: unknown } }>(app.databaseUrl, `SELECT payload FROM event WHERE email_id = $1 AND type = 'email.bounced'`, [email.id]);
+    const [bounced] = await queryDatabase<{ payload: { bounce: unknown } }>(
+      app.databaseUrl,
+      `SELECT payload FROM event WHERE email_id = $1 AND type = 'email.bounced'`,
+      [email.id],
+    );
     expect(bounced!.payload.bounce).toEqual({
       type: 'Permanent',
       subType: 'General',
@@ -51,22 +77,42 @@ describe('POST /ingest/dsn', () => {
 
   it('announces a bounce once: another report of it (its own Message-ID) is a copy, nothing recorded or delivered again', async () => {
     // Deliveries are outbox rows (this app runs no worker): one row per announcement, none sent.
-    const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: 'http://127.0.0.1:9/dsn', events: ['email.bounced'] } });
+    const hook = await app.request('POST', '/webhooks', {
+      token,
+      body: { endpoint: 'http://127.0.0.1:9/dsn', events: ['email.bounced'] },
+    });
     expect(hook.status).toBe(201);
     const email = await sentEmail(['twice@example.com']);
-    const failure = [{ address: 'twice@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <twice@example.com>: User unknown' }];
+    const failure = [
+      {
+        address: 'twice@example.com',
+        action: 'failed',
+        status: '5.1.1',
+        diagnostic: '550 5.1.1 <twice@example.com>: User unknown',
+      },
+    ];
     expect(await post(dsnReport(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
     expect(await post(dsnReport(email.messageId, failure))).toEqual({ status: 200, body: { received: true } });
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.bounced']);
-    const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`, [email.id]);
+    const [row] = await queryDatabase<{ n: number }>(
+      app.databaseUrl,
+      `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`,
+      [email.id],
+    );
     expect(row!.n).toBe(1);
     await app.request('DELETE', `/webhooks/${hook.body.id}`, { token });
   });
 
   it('records a delay and a soft failure without suppressing', async () => {
     const email = await sentEmail(['slow@example.com']);
-    expect((await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'delayed', status: '4.4.1' }]))).status).toBe(200);
-    expect((await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'failed', status: '4.2.2' }]))).status).toBe(200);
+    expect(
+      (await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'delayed', status: '4.4.1' }])))
+        .status,
+    ).toBe(200);
+    expect(
+      (await post(dsnReport(email.messageId, [{ address: 'slow@example.com', action: 'failed', status: '4.2.2' }])))
+        .status,
+    ).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.delivery_delayed', 'email.soft_bounced']);
     const suppressions = await app.request('GET', '/suppressions', { token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).not.toContain('slow@example.com');
@@ -76,8 +122,18 @@ describe('POST /ingest/dsn', () => {
     const email = await sentEmail(['other@example.com']);
     // Another first character (one Message-ID in 16 already starts with 0).
     const forged = email.messageId.replace(/^<([0-9a-f])/, (_, first: string) => `<${first === '0' ? '1' : '0'}`);
-    expect((await post(dsnReport(forged, [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
-    expect((await post(dsnReport('<someone-else@example.org>', [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status).toBe(200);
+    expect(
+      (await post(dsnReport(forged, [{ address: 'other@example.com', action: 'failed', status: '5.1.1' }]))).status,
+    ).toBe(200);
+    expect(
+      (
+        await post(
+          dsnReport('<someone-else@example.org>', [
+            { address: 'other@example.com', action: 'failed', status: '5.1.1' },
+          ]),
+        )
+      ).status,
+    ).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent']);
   });
 
@@ -85,8 +141,14 @@ describe('POST /ingest/dsn', () => {
     const email = await sentEmail(['x@example.com']);
     const body = dsnReport(email.messageId, [{ address: 'x@example.com', action: 'failed', status: '5.1.1' }]);
     expect(await post(body, null)).toMatchObject({ status: 401, body: { name: 'missing_api_key' } });
-    expect(await post(body, 'wrong-token-0123456789abcdef0123456789ab')).toMatchObject({ status: 403, body: { name: 'invalid_api_key' } });
-    expect(await post('From: a@b.co\r\nSubject: hi\r\n\r\nnot a report')).toMatchObject({ status: 400, body: { name: 'invalid_notification' } });
+    expect(await post(body, 'wrong-token-0123456789abcdef0123456789ab')).toMatchObject({
+      status: 403,
+      body: { name: 'invalid_api_key' },
+    });
+    expect(await post('From: a@b.co\r\nSubject: hi\r\n\r\nnot a report')).toMatchObject({
+      status: 400,
+      body: { name: 'invalid_notification' },
+    });
     expect(await eventsOf(email.id)).toEqual(['email.sent']);
   });
 
@@ -94,7 +156,14 @@ describe('POST /ingest/dsn', () => {
     const counts = async () => {
       const text = await (await fetch(`${app.url}/metrics`)).text();
       return Object.fromEntries(
-        ['applied', 'duplicate', 'refused'].map((outcome) => [outcome, Number(new RegExp(`postlane_ingested_notifications_total\\{source="dsn",outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0)]),
+        ['applied', 'duplicate', 'refused'].map((outcome) => [
+          outcome,
+          Number(
+            new RegExp(`postlane_ingested_notifications_total\\{source="dsn",outcome="${outcome}"\\} (\\d+)`).exec(
+              text,
+            )?.[1] ?? 0,
+          ),
+        ]),
       );
     };
     const before = await counts();
@@ -104,6 +173,10 @@ describe('POST /ingest/dsn', () => {
     await post(body);
     await post(body, null);
     const after = await counts();
-    expect({ applied: after.applied! - before.applied!, duplicate: after.duplicate! - before.duplicate!, refused: after.refused! - before.refused! }).toEqual({ applied: 1, duplicate: 1, refused: 1 });
+    expect({
+      applied: after.applied! - before.applied!,
+      duplicate: after.duplicate! - before.duplicate!,
+      refused: after.refused! - before.refused!,
+    }).toEqual({ applied: 1, duplicate: 1, refused: 1 });
   });
 });

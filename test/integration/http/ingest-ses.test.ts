@@ -10,7 +10,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhoo
 
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
 const OTHER_TOPIC = 'arn:aws:sns:us-east-1:123456789012:someone-else';
-const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
+const CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
 
 let app: TestApp;
 let sns: FakeSns;
@@ -20,7 +21,14 @@ let secret: string;
 
 beforeAll(async () => {
   [sns, receiver] = await Promise.all([startFakeSns(), startWebhookReceiver()]);
-  app = await startTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_SNS_TOPIC_ARNS: TOPIC, POSTLANE_INGEST_BODY_LIMIT_KB: '16' } });
+  app = await startTestApp({
+    jobs: 'worker',
+    env: {
+      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      POSTLANE_SNS_TOPIC_ARNS: TOPIC,
+      POSTLANE_INGEST_BODY_LIMIT_KB: '16',
+    },
+  });
   // The production verifier, with HTTPS to SNS's host names routed to the fake SNS (which it trusts).
   app.deps.sns = new SnsVerifier(app.config.POSTLANE_SNS_TOPIC_ARNS, sns.agent);
   ({ token } = await app.createTeamWithKey());
@@ -36,25 +44,45 @@ const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, 
 
 /** Sends through the API and waits for the worker to hand it to the provider. */
 async function sentEmail(to: string | string[] = `r${Math.random().toString(36).slice(2, 8)}@example.com`) {
-  const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to, subject: 'ingest', text: 'hi' } });
+  const res = await app.request('POST', '/emails', {
+    token,
+    body: { from: 'a@acme.test', to, subject: 'ingest', text: 'hi' },
+  });
   expect(res.status).toBe(200);
   await until(async () => (await load(res.body.id)).status === 'sent');
   return load(res.body.id);
 }
 
-const sesMessage = (email: { id: string; providerMessageId?: string | null }, eventType: string, extra: Record<string, unknown> = {}, { tagged = true } = {}) =>
+const sesMessage = (
+  email: { id: string; providerMessageId?: string | null },
+  eventType: string,
+  extra: Record<string, unknown> = {},
+  { tagged = true } = {},
+) =>
   JSON.stringify({
     eventType,
-    mail: { timestamp: new Date().toISOString(), messageId: email.providerMessageId, ...(tagged ? { tags: { email_id: [email.id], 'ses:configuration-set': ['postlane'] } } : {}) },
+    mail: {
+      timestamp: new Date().toISOString(),
+      messageId: email.providerMessageId,
+      ...(tagged ? { tags: { email_id: [email.id], 'ses:configuration-set': ['postlane'] } } : {}),
+    },
     ...extra,
   });
 
-const notification = (message: string, fields: Record<string, string> = {}, options?: { version: '1' | '2' }) => sns.sign({ Type: 'Notification', TopicArn: TOPIC, Message: message, ...fields }, options);
+const notification = (message: string, fields: Record<string, string> = {}, options?: { version: '1' | '2' }) =>
+  sns.sign({ Type: 'Notification', TopicArn: TOPIC, Message: message, ...fields }, options);
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const type: Record<string, string> = typeof body === 'object' && body && 'Type' in body ? { 'x-amz-sns-message-type': String((body as { Type: string }).Type) } : {};
-  const response = await fetch(`${app.url}/ingest/ses`, { method: 'POST', headers: { 'content-type': 'text/plain; charset=UTF-8', ...type, ...headers }, body: text });
+  const type: Record<string, string> =
+    typeof body === 'object' && body && 'Type' in body
+      ? { 'x-amz-sns-message-type': String((body as { Type: string }).Type) }
+      : {};
+  const response = await fetch(`${app.url}/ingest/ses`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain; charset=UTF-8', ...type, ...headers },
+    body: text,
+  });
   return { status: response.status, body: await response.json() };
 }
 
@@ -70,13 +98,23 @@ const eventsOf = (emailId: string) =>
 async function webhooksFor(emailId: string, count: number) {
   const matching = () => receiver.received.filter((r) => JSON.parse(r.body).data?.email_id === emailId);
   await until(async () => matching().length >= count);
-  return matching().map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: Record<string, unknown> });
+  return matching().map(
+    (r) =>
+      new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as {
+        type: string;
+        data: Record<string, unknown>;
+      },
+  );
 }
 
 describe('POST /ingest/ses', () => {
   it('records a delivery and delivers email.delivered, signed', async () => {
     const email = await sentEmail();
-    const res = await post(notification(sesMessage(email, 'Delivery', { delivery: { timestamp: new Date().toISOString(), recipients: email.to } })));
+    const res = await post(
+      notification(
+        sesMessage(email, 'Delivery', { delivery: { timestamp: new Date().toISOString(), recipients: email.to } }),
+      ),
+    );
     expect(res).toEqual({ status: 200, body: { received: true } });
     expect((await load(email.id)).lastEvent).toBe('delivered');
     const hooks = await webhooksFor(email.id, 2);
@@ -86,7 +124,11 @@ describe('POST /ingest/ses', () => {
 
   it('applies a message SNS delivers twice, even at once, one time: one event, one webhook', async () => {
     const email = await sentEmail();
-    const message = notification(sesMessage(email, 'DeliveryDelay', { deliveryDelay: { delayType: 'MailboxFull', timestamp: new Date().toISOString() } }));
+    const message = notification(
+      sesMessage(email, 'DeliveryDelay', {
+        deliveryDelay: { delayType: 'MailboxFull', timestamp: new Date().toISOString() },
+      }),
+    );
     const answers = await Promise.all([post(message), post(message), post(message)]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(await eventsOf(email.id)).toEqual([
@@ -98,35 +140,81 @@ describe('POST /ingest/ses', () => {
 
   it('turns a permanent bounce into email.bounced with data.bounce and a bounce suppression; the next send to the address is refused', async () => {
     const email = await sentEmail('gone@example.com');
-    const bounce = { bounceType: 'Permanent', bounceSubType: 'General', timestamp: new Date().toISOString(), bouncedRecipients: [{ emailAddress: 'gone@example.com', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }] };
+    const bounce = {
+      bounceType: 'Permanent',
+      bounceSubType: 'General',
+      timestamp: new Date().toISOString(),
+      bouncedRecipients: [
+        { emailAddress: 'gone@example.com', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' },
+      ],
+    };
     expect((await post(notification(sesMessage(email, 'Bounce', { bounce })))).status).toBe(200);
     expect((await load(email.id)).lastEvent).toBe('bounced');
     const [, bounced] = await webhooksFor(email.id, 2);
-    expect(bounced).toMatchObject({ type: 'email.bounced', data: { bounce: { type: 'Permanent', subType: 'General', message: 'smtp; 550 5.1.1 user unknown', diagnosticCode: ['smtp; 550 5.1.1 user unknown'] } } });
+    expect(bounced).toMatchObject({
+      type: 'email.bounced',
+      data: {
+        bounce: {
+          type: 'Permanent',
+          subType: 'General',
+          message: 'smtp; 550 5.1.1 user unknown',
+          diagnosticCode: ['smtp; 550 5.1.1 user unknown'],
+        },
+      },
+    });
 
     const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
-    expect(suppressions.body.data).toEqual([expect.objectContaining({ email: 'gone@example.com', origin: 'bounce', source_id: email.id })]);
+    expect(suppressions.body.data).toEqual([
+      expect.objectContaining({ email: 'gone@example.com', origin: 'bounce', source_id: email.id }),
+    ]);
     await until(async () => receiver.received.some((r) => JSON.parse(r.body).type === 'suppression.added'));
     const added = receiver.received.map((r) => JSON.parse(r.body)).find((b) => b.type === 'suppression.added');
     expect(added.data).toMatchObject({ email: 'gone@example.com', origin: 'bounce', source: null });
 
-    const again = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'gone@example.com', subject: 'again', text: 'hi' } });
+    const again = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: 'gone@example.com', subject: 'again', text: 'hi' },
+    });
     expect(again.status).toBe(422);
     expect(again.body.name).toBe('all_recipients_suppressed');
-    const mixed = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: ['gone@example.com', 'still@example.com'], subject: 'mixed', text: 'hi' } });
+    const mixed = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: ['gone@example.com', 'still@example.com'], subject: 'mixed', text: 'hi' },
+    });
     expect(mixed.status).toBe(200);
     expect((await load(mixed.body.id)).to).toEqual(['still@example.com']);
   });
 
   it('announces a bounce and a complaint once per email and recipient: later reports of them (new notification ids, at once or later) are copies', async () => {
-    const [gone, other] = [`gone-${Math.random().toString(36).slice(2, 8)}@example.com`, `other-${Math.random().toString(36).slice(2, 8)}@example.com`];
+    const [gone, other] = [
+      `gone-${Math.random().toString(36).slice(2, 8)}@example.com`,
+      `other-${Math.random().toString(36).slice(2, 8)}@example.com`,
+    ];
     const email = await sentEmail([gone, other]);
     const at = (s: number) => new Date(Date.parse(email.createdAt.toISOString()) + s * 1000).toISOString();
     const bounce = (address: string, s: number) =>
-      notification(sesMessage(email, 'Bounce', { bounce: { bounceType: 'Permanent', bounceSubType: 'General', timestamp: at(s), bouncedRecipients: [{ emailAddress: address, status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }] } }));
-    const complaint = (s: number) => notification(sesMessage(email, 'Complaint', { complaint: { timestamp: at(s), complainedRecipients: [{ emailAddress: gone.toUpperCase() }] } }));
+      notification(
+        sesMessage(email, 'Bounce', {
+          bounce: {
+            bounceType: 'Permanent',
+            bounceSubType: 'General',
+            timestamp: at(s),
+            bouncedRecipients: [
+              { emailAddress: address, status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' },
+            ],
+          },
+        }),
+      );
+    const complaint = (s: number) =>
+      notification(
+        sesMessage(email, 'Complaint', {
+          complaint: { timestamp: at(s), complainedRecipients: [{ emailAddress: gone.toUpperCase() }] },
+        }),
+      );
 
-    expect((await Promise.all([post(bounce(gone, 1)), post(bounce(gone, 2))])).map((r) => r.status)).toEqual([200, 200]);
+    expect((await Promise.all([post(bounce(gone, 1)), post(bounce(gone, 2))])).map((r) => r.status)).toEqual([
+      200, 200,
+    ]);
     expect((await post(bounce(gone, 3))).status).toBe(200);
     expect((await post(complaint(4))).status).toBe(200);
     expect((await post(complaint(5))).status).toBe(200);
@@ -141,26 +229,43 @@ describe('POST /ingest/ses', () => {
       { type: 'email.bounced', deliveries: 1 },
     ]);
     const hooks = await webhooksFor(email.id, 4);
-    expect(hooks.map((h) => h.type).sort()).toEqual(['email.bounced', 'email.bounced', 'email.complained', 'email.sent']);
+    expect(hooks.map((h) => h.type).sort()).toEqual([
+      'email.bounced',
+      'email.bounced',
+      'email.complained',
+      'email.sent',
+    ]);
     expect((await load(email.id)).lastEvent).toBe('bounced');
   });
 
   it('keeps a transient bounce on the email without a webhook or a suppression', async () => {
     const email = await sentEmail('full@example.com');
-    const bounce = { bounceType: 'Transient', bounceSubType: 'MailboxFull', bouncedRecipients: [{ emailAddress: 'full@example.com', diagnosticCode: 'smtp; 452 4.2.2 mailbox full' }] };
+    const bounce = {
+      bounceType: 'Transient',
+      bounceSubType: 'MailboxFull',
+      bouncedRecipients: [{ emailAddress: 'full@example.com', diagnosticCode: 'smtp; 452 4.2.2 mailbox full' }],
+    };
     expect((await post(notification(sesMessage(email, 'Bounce', { bounce })))).status).toBe(200);
     expect(await eventsOf(email.id)).toEqual([
       { type: 'email.sent', deliveries: 1 },
       { type: 'email.soft_bounced', deliveries: 0 },
     ]);
     expect((await load(email.id)).lastEvent).toBe('sent');
-    expect((await app.request('GET', '/suppressions', { token })).body.data.map((s: { email: string }) => s.email)).not.toContain('full@example.com');
+    expect(
+      (await app.request('GET', '/suppressions', { token })).body.data.map((s: { email: string }) => s.email),
+    ).not.toContain('full@example.com');
   });
 
   it('turns a complaint into email.complained and a complaint suppression, matching by SES MessageId when the tag is missing', async () => {
     const email = await sentEmail('angry@example.com');
-    const complaint = { complaintFeedbackType: 'abuse', complainedRecipients: [{ emailAddress: 'angry@example.com' }], timestamp: new Date().toISOString() };
-    expect((await post(notification(sesMessage(email, 'Complaint', { complaint }, { tagged: false })))).status).toBe(200);
+    const complaint = {
+      complaintFeedbackType: 'abuse',
+      complainedRecipients: [{ emailAddress: 'angry@example.com' }],
+      timestamp: new Date().toISOString(),
+    };
+    expect((await post(notification(sesMessage(email, 'Complaint', { complaint }, { tagged: false })))).status).toBe(
+      200,
+    );
     expect((await load(email.id)).lastEvent).toBe('complained');
     const hooks = await webhooksFor(email.id, 2);
     expect(hooks[1]!.type).toBe('email.complained');
@@ -171,18 +276,39 @@ describe('POST /ingest/ses', () => {
   it('records opens and clicks with data.open and data.click; a click with no open before it also records an open with reason click', async () => {
     const email = await sentEmail();
     // A person reads it minutes after it went out (a fetch within seconds of that is a machine's).
-    await queryDatabase(app.databaseUrl, `UPDATE email SET sent_at = now() - interval '10 minutes' WHERE id = $1`, [email.id]);
+    await queryDatabase(app.databaseUrl, `UPDATE email SET sent_at = now() - interval '10 minutes' WHERE id = $1`, [
+      email.id,
+    ]);
     const at = new Date();
-    const click = { ipAddress: '198.51.100.7', userAgent: CHROME, link: 'https://acme.test/offer', timestamp: at.toISOString() };
+    const click = {
+      ipAddress: '198.51.100.7',
+      userAgent: CHROME,
+      link: 'https://acme.test/offer',
+      timestamp: at.toISOString(),
+    };
     expect((await post(notification(sesMessage(email, 'Click', { click })))).status).toBe(200);
     const hooks = await webhooksFor(email.id, 3);
     expect(hooks.slice(1)).toEqual([
-      expect.objectContaining({ type: 'email.opened', data: expect.objectContaining({ open: { ipAddress: '198.51.100.7', userAgent: CHROME, timestamp: new Date(at.getTime() - 1).toISOString(), reason: 'click' } }) }),
+      expect.objectContaining({
+        type: 'email.opened',
+        data: expect.objectContaining({
+          open: {
+            ipAddress: '198.51.100.7',
+            userAgent: CHROME,
+            timestamp: new Date(at.getTime() - 1).toISOString(),
+            reason: 'click',
+          },
+        }),
+      }),
       expect.objectContaining({ type: 'email.clicked', data: expect.objectContaining({ click }) }),
     ]);
     expect((await load(email.id)).lastEvent).toBe('clicked');
 
-    const open = { ipAddress: '198.51.100.8', userAgent: CHROME, timestamp: new Date(at.getTime() + 1000).toISOString() };
+    const open = {
+      ipAddress: '198.51.100.8',
+      userAgent: CHROME,
+      timestamp: new Date(at.getTime() + 1000).toISOString(),
+    };
     expect((await post(notification(sesMessage(email, 'Open', { open }), {}, { version: '1' }))).status).toBe(200);
     const after = await webhooksFor(email.id, 4);
     expect(after[3]).toMatchObject({ type: 'email.opened', data: { open } });
@@ -191,8 +317,18 @@ describe('POST /ingest/ses', () => {
   it('judges SES opens and clicks by the machine rules: Apple’s privacy proxy and a fetch on delivery are email.prefetched', async () => {
     const email = await sentEmail();
     const at = new Date().toISOString();
-    await post(notification(sesMessage(email, 'Open', { open: { ipAddress: '17.58.0.1', userAgent: 'Mozilla/5.0', timestamp: at } })));
-    await post(notification(sesMessage(email, 'Click', { click: { ipAddress: '198.51.100.7', userAgent: CHROME, link: 'https://acme.test/offer', timestamp: at } })));
+    await post(
+      notification(
+        sesMessage(email, 'Open', { open: { ipAddress: '17.58.0.1', userAgent: 'Mozilla/5.0', timestamp: at } }),
+      ),
+    );
+    await post(
+      notification(
+        sesMessage(email, 'Click', {
+          click: { ipAddress: '198.51.100.7', userAgent: CHROME, link: 'https://acme.test/offer', timestamp: at },
+        }),
+      ),
+    );
     const stored = await queryDatabase<{ type: string; reason: string }>(
       app.databaseUrl,
       `SELECT type, coalesce(payload->'open'->>'reason', payload->'click'->>'reason') AS reason FROM event WHERE email_id = $1 AND type <> 'email.sent' ORDER BY type, reason`,
@@ -209,7 +345,9 @@ describe('POST /ingest/ses', () => {
   it('marks a rejected message failed without a webhook, and does not repeat email.sent for SES’s Send', async () => {
     const email = await sentEmail();
     expect((await post(notification(sesMessage(email, 'Send')))).status).toBe(200);
-    expect((await post(notification(sesMessage(email, 'Reject', { reject: { reason: 'Bad content' } })))).status).toBe(200);
+    expect((await post(notification(sesMessage(email, 'Reject', { reject: { reason: 'Bad content' } })))).status).toBe(
+      200,
+    );
     expect(await eventsOf(email.id)).toEqual([
       { type: 'email.sent', deliveries: 1 },
       { type: 'email.failed', deliveries: 0 },
@@ -227,7 +365,10 @@ describe('SNS signing certificates', () => {
     const res = await post(notification(sesMessage(email, 'Complaint'), { SigningCertURL: missing }));
     expect(res).toMatchObject({ status: 403, body: { name: 'untrusted_notification' } });
     expect(sns.requests.at(-1)).toEqual({ path: '/SimpleNotificationService-ffff.pem', host: SNS_HOST });
-    expect(await eventsOf(email.id)).toEqual([{ type: 'email.sent', deliveries: 1 }, { type: 'email.delivered', deliveries: 1 }]);
+    expect(await eventsOf(email.id)).toEqual([
+      { type: 'email.sent', deliveries: 1 },
+      { type: 'email.delivered', deliveries: 1 },
+    ]);
   });
 });
 
@@ -239,25 +380,85 @@ describe('POST /ingest/ses refuses what SNS did not send, and changes nothing', 
   });
   const delivery = () => sesMessage(email, 'Delivery');
   refusals.push(
-    ['a forged signature', () => ({ ...notification(delivery()), Message: sesMessage(email, 'Complaint') }), 403, 'untrusted_notification'],
-    ['a signature of another message', () => ({ ...notification(delivery()), Signature: notification('x').Signature }), 403, 'untrusted_notification'],
-    ['a topic not configured', () => sns.sign({ Type: 'Notification', TopicArn: OTHER_TOPIC, Message: delivery() }), 403, 'untrusted_notification'],
-    ['a certificate off SNS’s hosts', () => notification(delivery(), { SigningCertURL: 'https://evil.example.com/SimpleNotificationService-0123abcd.pem' }), 403, 'untrusted_notification'],
-    ['a look-alike SNS host', () => notification(delivery(), { SigningCertURL: `https://${SNS_HOST}.evil.example.com/SimpleNotificationService-0123abcd.pem` }), 403, 'untrusted_notification'],
-    ['a certificate over http', () => notification(delivery(), { SigningCertURL: CERT_URL.replace('https:', 'http:') }), 403, 'untrusted_notification'],
-    ['a certificate at another path', () => notification(delivery(), { SigningCertURL: `https://${SNS_HOST}/cert.pem` }), 403, 'untrusted_notification'],
-    ['a genuine message too old to be remembered', () => notification(delivery(), { Timestamp: new Date(Date.now() - 15 * 86_400_000).toISOString() }), 403, 'untrusted_notification'],
+    [
+      'a forged signature',
+      () => ({ ...notification(delivery()), Message: sesMessage(email, 'Complaint') }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a signature of another message',
+      () => ({ ...notification(delivery()), Signature: notification('x').Signature }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a topic not configured',
+      () => sns.sign({ Type: 'Notification', TopicArn: OTHER_TOPIC, Message: delivery() }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a certificate off SNS’s hosts',
+      () =>
+        notification(delivery(), { SigningCertURL: 'https://evil.example.com/SimpleNotificationService-0123abcd.pem' }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a look-alike SNS host',
+      () =>
+        notification(delivery(), {
+          SigningCertURL: `https://${SNS_HOST}.evil.example.com/SimpleNotificationService-0123abcd.pem`,
+        }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a certificate over http',
+      () => notification(delivery(), { SigningCertURL: CERT_URL.replace('https:', 'http:') }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a certificate at another path',
+      () => notification(delivery(), { SigningCertURL: `https://${SNS_HOST}/cert.pem` }),
+      403,
+      'untrusted_notification',
+    ],
+    [
+      'a genuine message too old to be remembered',
+      () => notification(delivery(), { Timestamp: new Date(Date.now() - 15 * 86_400_000).toISOString() }),
+      403,
+      'untrusted_notification',
+    ],
     ['a body that is not JSON', () => 'Type=Notification', 400, 'invalid_notification'],
     ['JSON without the SNS fields', () => ({ Type: 'Notification', Message: delivery() }), 400, 'invalid_notification'],
-    ['an unknown signature version', () => ({ ...notification(delivery()), SignatureVersion: '3' }), 400, 'invalid_notification'],
-    ['a header type that disagrees', () => ({ ...notification(delivery()), __header: 'SubscriptionConfirmation' }), 400, 'invalid_notification'],
-    ['an oversize body', () => ({ ...notification(delivery()), Padding: 'x'.repeat(20 * 1024) }), 413, 'validation_error'],
+    [
+      'an unknown signature version',
+      () => ({ ...notification(delivery()), SignatureVersion: '3' }),
+      400,
+      'invalid_notification',
+    ],
+    [
+      'a header type that disagrees',
+      () => ({ ...notification(delivery()), __header: 'SubscriptionConfirmation' }),
+      400,
+      'invalid_notification',
+    ],
+    [
+      'an oversize body',
+      () => ({ ...notification(delivery()), Padding: 'x'.repeat(20 * 1024) }),
+      413,
+      'validation_error',
+    ],
   );
   for (const [what, body, status, name] of refusals) {
     it(`refuses ${what} with ${status}`, async () => {
       const before = sns.requests.length;
       const built = body() as Record<string, string>;
-      const header: Record<string, string> = typeof built === 'object' && built.__header ? { 'x-amz-sns-message-type': built.__header } : {};
+      const header: Record<string, string> =
+        typeof built === 'object' && built.__header ? { 'x-amz-sns-message-type': built.__header } : {};
       if (typeof built === 'object') delete built.__header;
       const res = await post(built, header);
       expect(res).toEqual({ status, body: { statusCode: status, name, message: expect.any(String) } });
@@ -271,19 +472,29 @@ describe('POST /ingest/ses refuses what SNS did not send, and changes nothing', 
 
 describe('SNS subscriptions', () => {
   const confirmation = (topic: string, subscribeUrl: string) =>
-    sns.sign({ Type: 'SubscriptionConfirmation', TopicArn: topic, Token: 'tok123', Message: 'You have chosen to subscribe…', SubscribeURL: subscribeUrl });
+    sns.sign({
+      Type: 'SubscriptionConfirmation',
+      TopicArn: topic,
+      Token: 'tok123',
+      Message: 'You have chosen to subscribe…',
+      SubscribeURL: subscribeUrl,
+    });
   const confirmUrl = `https://${SNS_HOST}/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(TOPIC)}&Token=tok123`;
 
   it('confirms a subscription to a configured topic by GETting its SubscribeURL on SNS', async () => {
     const res = await post(confirmation(TOPIC, confirmUrl));
     expect(res.status).toBe(200);
-    expect(sns.requests.filter((r) => r.path.startsWith('/?Action=ConfirmSubscription'))).toEqual([{ path: new URL(confirmUrl).pathname + new URL(confirmUrl).search, host: SNS_HOST }]);
+    expect(sns.requests.filter((r) => r.path.startsWith('/?Action=ConfirmSubscription'))).toEqual([
+      { path: new URL(confirmUrl).pathname + new URL(confirmUrl).search, host: SNS_HOST },
+    ]);
   });
 
   it('never confirms another topic, nor fetches a SubscribeURL off SNS’s hosts', async () => {
     const before = sns.requests.length;
     expect((await post(confirmation(OTHER_TOPIC, confirmUrl))).status).toBe(403);
-    const offHost = await post(confirmation(TOPIC, 'https://169.254.169.254/latest/meta-data/?Action=ConfirmSubscription'));
+    const offHost = await post(
+      confirmation(TOPIC, 'https://169.254.169.254/latest/meta-data/?Action=ConfirmSubscription'),
+    );
     expect(offHost).toMatchObject({ status: 403, body: { name: 'untrusted_notification' } });
     expect(sns.requests.slice(before).filter((r) => r.path.includes('ConfirmSubscription'))).toEqual([]);
   });

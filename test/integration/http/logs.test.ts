@@ -29,7 +29,13 @@ describe('API logs', () => {
     const sent = await app.request('POST', '/emails', {
       token,
       headers: { 'user-agent': 'acme-app/1.0' },
-      body: { from: 'a@acme.test', to: 'b@example.com', subject: 'Invoice', text: 'x'.repeat(5000), attachments: [{ filename: 'a.pdf', content: attachment }] },
+      body: {
+        from: 'a@acme.test',
+        to: 'b@example.com',
+        subject: 'Invoice',
+        text: 'x'.repeat(5000),
+        attachments: [{ filename: 'a.pdf', content: attachment }],
+      },
     });
     expect(sent.status).toBe(200);
     const refused = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test' } });
@@ -43,13 +49,26 @@ describe('API logs', () => {
       ['POST', '/emails', 422],
       ['POST', '/emails', 200],
     ]);
-    expect(logs[2]).toEqual({ id: expect.any(String), created_at: expect.any(String), endpoint: '/emails', method: 'POST', response_status: 200, user_agent: 'acme-app/1.0' });
+    expect(logs[2]).toEqual({
+      id: expect.any(String),
+      created_at: expect.any(String),
+      endpoint: '/emails',
+      method: 'POST',
+      response_status: 200,
+      user_agent: 'acme-app/1.0',
+    });
 
     const email = (await resend.logs.get(logs[2]!.id)).data!;
     expect(email).toMatchObject({ object: 'log', response_body: { id: sent.body.id } });
-    const request = email.request_body as { attachments: { filename: string; content: string }[]; text: string; subject: string };
+    const request = email.request_body as {
+      attachments: { filename: string; content: string }[];
+      text: string;
+      subject: string;
+    };
     expect(request.subject).toBe('Invoice');
-    expect(request.attachments).toEqual([{ filename: 'a.pdf', content: `[${attachment.length} base64 characters removed]` }]);
+    expect(request.attachments).toEqual([
+      { filename: 'a.pdf', content: `[${attachment.length} base64 characters removed]` },
+    ]);
     expect(request.text).toBe(`${'x'.repeat(4096)}…[904 more characters]`);
     expect((await resend.logs.get(logs[1]!.id)).data?.response_body).toEqual(refused.body);
 
@@ -87,9 +106,14 @@ describe('API log isolation', () => {
   it("a NUL byte or a lone surrogate in one team's request costs no other team's log row", async () => {
     const a = await client();
     const b = await client();
-    const requests = Array.from({ length: 40 }, (_, i) => app.request('POST', '/api-keys', { token: a.token, body: { name: `key ${i}` } }));
+    const requests = Array.from({ length: 40 }, (_, i) =>
+      app.request('POST', '/api-keys', { token: a.token, body: { name: `key ${i}` } }),
+    );
     // Raw JSON text: the escapes reach the server as a NUL, lone surrogates, and a NUL in a key.
-    const poison = app.request('POST', '/contacts', { token: b.token, rawBody: '{"email":"x\\u0000@example.com","first_name":"\\ud800","properties":{"k\\u0000":"\\udfff"}}' });
+    const poison = app.request('POST', '/contacts', {
+      token: b.token,
+      rawBody: '{"email":"x\\u0000@example.com","first_name":"\\ud800","properties":{"k\\u0000":"\\udfff"}}',
+    });
     const answers = await Promise.all([...requests, poison]);
     expect(answers.at(-1)).toMatchObject({ status: 422, body: { name: 'validation_error' } });
     expect(answers.slice(0, 40).every((r) => r.status === 201)).toBe(true);
@@ -100,13 +124,27 @@ describe('API log isolation', () => {
     const [logB] = await listed(b.resend);
     expect(logB).toMatchObject({ endpoint: '/contacts', response_status: 422 });
     // Stored with U+FFFD in place of what PostgreSQL refuses; the rest is kept as sent.
-    expect((await b.resend.logs.get(logB!.id)).data?.request_body).toEqual({ email: 'x\uFFFD@example.com', first_name: '\uFFFD', properties: { 'k\uFFFD': '\uFFFD' } });
+    expect((await b.resend.logs.get(logB!.id)).data?.request_body).toEqual({
+      email: 'x\uFFFD@example.com',
+      first_name: '\uFFFD',
+      properties: { 'k\uFFFD': '\uFFFD' },
+    });
   });
 
   it('a JSON body nested 2,000 deep answers 422 in the envelope, and is logged cut short', async () => {
     const { token, resend } = await client();
-    const res = await app.request('POST', '/api-keys', { token, rawBody: `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}` });
-    expect(res).toMatchObject({ status: 422, body: { statusCode: 422, name: 'validation_error', message: expect.stringContaining('nested deeper than 64 levels') } });
+    const res = await app.request('POST', '/api-keys', {
+      token,
+      rawBody: `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}`,
+    });
+    expect(res).toMatchObject({
+      status: 422,
+      body: {
+        statusCode: 422,
+        name: 'validation_error',
+        message: expect.stringContaining('nested deeper than 64 levels'),
+      },
+    });
     const [log] = await listed(resend);
     expect(log).toMatchObject({ response_status: 422 });
     expect(JSON.stringify((await resend.logs.get(log!.id)).data?.request_body)).toContain('[nested too deep]');

@@ -16,7 +16,11 @@ describe('GET /metrics', () => {
   it('serves Prometheus text to this machine: requests by route pattern, send attempts, the outbox and the job queue', async () => {
     const { token } = await app.createTeamWithKey();
     const sent = await app.request('POST', '/emails', { token, body: mail });
-    for (let i = 0; i < 100 && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event !== 'sent'; i += 1) {
+    for (
+      let i = 0;
+      i < 100 && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event !== 'sent';
+      i += 1
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const response = await scrape(app.url);
@@ -70,7 +74,10 @@ describe('a worker-only process', () => {
         probe.close(() => resolve(port));
       });
     });
-    const worker = spawnPostlane(['serve', '--role', 'worker'], { DATABASE_URL: app.databaseUrl, POSTLANE_METRICS_PORT: String(port) });
+    const worker = spawnPostlane(['serve', '--role', 'worker'], {
+      DATABASE_URL: app.databaseUrl,
+      POSTLANE_METRICS_PORT: String(port),
+    });
     try {
       await worker.waitForOutput(/postlane started/);
       const response = await scrape(`http://127.0.0.1:${port}`);

@@ -41,13 +41,15 @@ describe('the send path under a burst of sends that all miss the caches', () => 
     app.deps.authCache.evictKey(keyId);
     app.deps.senderDomains.evict(teamId);
     countStatements();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => app.request('POST', '/emails', { token, body: email })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => app.request('POST', '/emails', { token, body: email })),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(ran.get('postlane_authenticate_api_key')).toBe(1);
     expect(ran.get('postlane_sender_domains')).toBe(1);
   });
 
-  it('a domain change during a lookup is not hidden by that lookup\'s older answer', async () => {
+  it("a domain change during a lookup is not hidden by that lookup's older answer", async () => {
     const { orm, senderDomains } = app.deps;
     const now = Date.now();
     await RequestContext.create(orm.em, async () => {

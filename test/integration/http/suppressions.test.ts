@@ -12,7 +12,8 @@ afterAll(() => app.close());
 async function client() {
   const { token, teamId } = await app.createTeamWithKey();
   const resend = app.sdk(token);
-  const events = (type: string) => app.run(() => app.deps.orm.em.find(Event, { team: teamId, type }, { orderBy: { createdAt: 'asc' } }));
+  const events = (type: string) =>
+    app.run(() => app.deps.orm.em.find(Event, { team: teamId, type }, { orderBy: { createdAt: 'asc' } }));
   return { token, teamId, resend, events };
 }
 
@@ -25,7 +26,14 @@ describe('suppressions through the official SDK', () => {
     const id = added.data!.id;
 
     const byId = await resend.suppressions.get(id);
-    expect(byId.data).toEqual({ object: 'suppression', id, email: 'ann+news@example.com', origin: 'manual', source_id: null, created_at: expect.any(String) });
+    expect(byId.data).toEqual({
+      object: 'suppression',
+      id,
+      email: 'ann+news@example.com',
+      origin: 'manual',
+      source_id: null,
+      created_at: expect.any(String),
+    });
     expect((await resend.suppressions.get('ANN+NEWS@example.com')).data?.id).toBe(id);
 
     expect((await resend.suppressions.add({ email: 'ann+news@example.com' })).data?.id).toBe(id);
@@ -38,17 +46,33 @@ describe('suppressions through the official SDK', () => {
     expect((await resend.suppressions.remove(id)).error).toMatchObject({ name: 'not_found' });
 
     expect((await events('suppression.added')).map((e) => e.payload)).toEqual([
-      { id, email: 'ann+news@example.com', origin: 'manual', source: 'api', source_id: null, created_at: expect.any(String) },
+      {
+        id,
+        email: 'ann+news@example.com',
+        origin: 'manual',
+        source: 'api',
+        source_id: null,
+        created_at: expect.any(String),
+      },
     ]);
     expect((await events('suppression.removed')).map((e) => e.payload)).toEqual([
-      { id, email: 'ann+news@example.com', origin: 'manual', source: 'api', source_id: null, created_at: expect.any(String) },
+      {
+        id,
+        email: 'ann+news@example.com',
+        origin: 'manual',
+        source: 'api',
+        source_id: null,
+        created_at: expect.any(String),
+      },
     ]);
   });
 
   it('batch add returns entries in request order (existing ones included); batch remove lists only what it removed', async () => {
     const { resend } = await client();
     const first = await resend.suppressions.add({ email: 'b@example.com' });
-    const batch = await resend.suppressions.batch.add({ emails: ['a@example.com', 'B@example.com', 'c@example.com', 'a@example.com'] });
+    const batch = await resend.suppressions.batch.add({
+      emails: ['a@example.com', 'B@example.com', 'c@example.com', 'a@example.com'],
+    });
     expect(batch.error).toBeNull();
     const ids = batch.data!.data.map((d) => d.id);
     expect(ids[1]).toBe(first.data!.id);
@@ -57,7 +81,9 @@ describe('suppressions through the official SDK', () => {
 
     const byEmail = await resend.suppressions.batch.remove({ emails: ['a@example.com', 'nobody@example.com'] });
     expect(byEmail.data?.data).toEqual([{ object: 'suppression', id: ids[0], deleted: true }]);
-    const byId = await resend.suppressions.batch.remove({ ids: [ids[1]!, ids[2]!, '00000000-0000-4000-8000-000000000000'] });
+    const byId = await resend.suppressions.batch.remove({
+      ids: [ids[1]!, ids[2]!, '00000000-0000-4000-8000-000000000000'],
+    });
     expect(byId.data?.data.map((d) => d.id).sort()).toEqual([ids[1], ids[2]].sort());
     expect((await resend.suppressions.list()).data?.data).toEqual([]);
   });
@@ -81,8 +107,18 @@ describe('suppressions through the official SDK', () => {
       ['POST', '/suppressions', { email: 'not an address' }, /^email: /],
       ['POST', '/suppressions', { email: 'a@example.com', origin: 'bounce' }, /^origin: is not a supported field/],
       ['POST', '/suppressions/batch/add', { emails: [] }, /^emails: must hold at least one entry/],
-      ['POST', '/suppressions/batch/add', { emails: Array(1001).fill('a@example.com') }, /^emails: must hold at most 1000 entries/],
-      ['POST', '/suppressions/batch/remove', { emails: ['a@example.com'], ids: ['00000000-0000-4000-8000-000000000000'] }, /give either `emails` or `ids`/],
+      [
+        'POST',
+        '/suppressions/batch/add',
+        { emails: Array(1001).fill('a@example.com') },
+        /^emails: must hold at most 1000 entries/,
+      ],
+      [
+        'POST',
+        '/suppressions/batch/remove',
+        { emails: ['a@example.com'], ids: ['00000000-0000-4000-8000-000000000000'] },
+        /give either `emails` or `ids`/,
+      ],
       ['POST', '/suppressions/batch/remove', {}, /give either `emails` or `ids`/],
       ['GET', '/suppressions?origin=spam', undefined, /^origin: must be one of bounce, complaint, manual, unsubscribe/],
     ];
@@ -97,13 +133,18 @@ describe('suppressions through the official SDK', () => {
   it('a sending key may not read or change the list', async () => {
     const { token } = await app.createTeamWithKey('sending_access');
     expect((await app.request('GET', '/suppressions', { token })).body.name).toBe('restricted_api_key');
-    expect((await app.request('POST', '/suppressions', { token, body: { email: 'a@example.com' } })).body.name).toBe('restricted_api_key');
+    expect((await app.request('POST', '/suppressions', { token, body: { email: 'a@example.com' } })).body.name).toBe(
+      'restricted_api_key',
+    );
   });
 
   it('an added address is dropped from the next send', async () => {
     const { token, resend } = await client();
     await resend.suppressions.add({ email: 'gone@example.com' });
-    const sent = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: 'Gone@example.com', subject: 'x', text: 'x' } });
+    const sent = await app.request('POST', '/emails', {
+      token,
+      body: { from: 'a@acme.test', to: 'Gone@example.com', subject: 'x', text: 'x' },
+    });
     expect(sent.body.name).toBe('all_recipients_suppressed');
   });
 });

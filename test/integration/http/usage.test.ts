@@ -24,7 +24,14 @@ describe('self-hosted', () => {
     await app.request('POST', '/emails', { token, body: mail() });
     await app.request('POST', '/emails/batch', { token, body: [mail(), mail(), mail()] });
     const usage = await app.request('GET', '/usage', { token });
-    expect(usage.body).toEqual({ object: 'usage', plan: null, limits: null, cloud: false, accepted_today: 4, period: null });
+    expect(usage.body).toEqual({
+      object: 'usage',
+      plan: null,
+      limits: null,
+      cloud: false,
+      accepted_today: 4,
+      period: null,
+    });
     expect(usage.headers.get('ratelimit-limit')).toBeNull();
   });
 });
@@ -33,7 +40,15 @@ describe('cloud plans', () => {
   let app: TestApp;
   let now = new Date('2026-11-22T10:00:00Z');
   beforeAll(async () => {
-    app = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: PLANS, POSTLANE_PUBLIC_URL: 'https://mail.example.com', POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
+    app = await startTestApp({
+      env: {
+        POSTLANE_CLOUD: 'true',
+        POSTLANE_RATE_LIMIT: '0',
+        POSTLANE_PLANS: PLANS,
+        POSTLANE_PUBLIC_URL: 'https://mail.example.com',
+        POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      },
+    });
     app.deps.clock = () => now;
   });
   afterAll(() => app.close());
@@ -41,8 +56,18 @@ describe('cloud plans', () => {
   const onPlan = async (plan: 'free' | 'pro', overageEnabled = false) => {
     const team = await app.createTeamWithKey();
     await app.run(() => app.deps.orm.em.nativeUpdate(Team, team.teamId, { plan, overageEnabled }));
-    const events = async () => (await app.run(() => app.deps.orm.em.find(Event, { team: team.teamId, type: { $like: 'quota.%' } }, { orderBy: { createdAt: 'asc', type: 'desc' } }))).map((e) => [e.type, e.payload]);
-    const sendAfter = async (id: string) => (await app.run(() => app.deps.orm.em.findOneOrFail(Email, id))).sendAfter.toISOString();
+    const events = async () =>
+      (
+        await app.run(() =>
+          app.deps.orm.em.find(
+            Event,
+            { team: team.teamId, type: { $like: 'quota.%' } },
+            { orderBy: { createdAt: 'asc', type: 'desc' } },
+          ),
+        )
+      ).map((e) => [e.type, e.payload]);
+    const sendAfter = async (id: string) =>
+      (await app.run(() => app.deps.orm.em.findOneOrFail(Email, id))).sendAfter.toISOString();
     return { ...team, events, sendAfter };
   };
 
@@ -60,17 +85,32 @@ describe('cloud plans', () => {
     // The backlog holds 4: a batch of 2 no longer fits and is refused whole.
     const full = await app.request('POST', '/emails/batch', { token, body: [mail(), mail()] });
     expect(full.status).toBe(429);
-    expect(full.body).toEqual({ statusCode: 429, name: 'daily_quota_exceeded', message: expect.stringContaining('midnight UTC') });
+    expect(full.body).toEqual({
+      statusCode: 429,
+      name: 'daily_quota_exceeded',
+      message: expect.stringContaining('midnight UTC'),
+    });
     expect(full.headers.get('retry-after')).toBe(String(14 * 3600));
     expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
     expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(429);
 
     const usage = await app.request('GET', '/usage', { token });
     expect(usage.body).toEqual({
-      object: 'usage', plan: 'free', cloud: true, accepted_today: 6, period: null,
+      object: 'usage',
+      plan: 'free',
+      cloud: true,
+      accepted_today: 6,
+      period: null,
       limits: { emails_per_day: 4, domains: 1, contacts: 2 },
     });
-    const data = (used: number, resets = '2026-11-23T00:00:00.000Z') => ({ used, limit: 4, period: 'day', resets_at: resets, dashboard_url: 'https://mail.example.com', ceiling: 6 });
+    const data = (used: number, resets = '2026-11-23T00:00:00.000Z') => ({
+      used,
+      limit: 4,
+      period: 'day',
+      resets_at: resets,
+      dashboard_url: 'https://mail.example.com',
+      ceiling: 6,
+    });
     expect(await events()).toEqual([
       ['quota.warning', data(4)],
       ['quota.reached', data(4)],
@@ -94,7 +134,10 @@ describe('cloud plans', () => {
     const { token, events } = await onPlan('free');
     const receiver = await startWebhookReceiver();
     try {
-      const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['quota.warning', 'quota.reached', 'quota.paused'] } });
+      const hook = await app.request('POST', '/webhooks', {
+        token,
+        body: { endpoint: receiver.url, events: ['quota.warning', 'quota.reached', 'quota.paused'] },
+      });
       expect(hook.status).toBe(201);
       const deliver = () => app.run(() => drainEndpoint(app.deps, hook.body.id));
       // Signed with the app's clock, so verified at its time, as they arrive.
@@ -102,21 +145,38 @@ describe('cloud plans', () => {
         vi.useFakeTimers({ toFake: ['Date'] });
         vi.setSystemTime(now);
         try {
-          return receiver.received.slice(from).map((r) => new Webhook(hook.body.signing_secret).verify(r.body, r.headers as Record<string, string>) as { type: string; created_at: string; data: { used: number; resets_at: string } });
+          return receiver.received
+            .slice(from)
+            .map(
+              (r) =>
+                new Webhook(hook.body.signing_secret).verify(r.body, r.headers as Record<string, string>) as {
+                  type: string;
+                  created_at: string;
+                  data: { used: number; resets_at: string };
+                },
+            );
         } finally {
           vi.useRealTimers();
         }
       };
 
       // Six go out today (the 150% ceiling); three then one more are parked for tomorrow, its whole quota.
-      for (let i = 0; i < 6; i += 1) expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
-      const parked = [(await app.request('POST', '/emails/batch', { token, body: [mail(), mail(), mail()] })).body.data, [(await app.request('POST', '/emails', { token, body: mail() })).body]].flat();
+      for (let i = 0; i < 6; i += 1)
+        expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
+      const parked = [
+        (await app.request('POST', '/emails/batch', { token, body: [mail(), mail(), mail()] })).body.data,
+        [(await app.request('POST', '/emails', { token, body: mail() })).body],
+      ].flat();
       expect(parked).toHaveLength(4);
       await deliver();
       await receiver.waitFor(3);
       // Deliveries due at one instant go in no set order.
       const byType = (a: { type: string }, b: { type: string }) => a.type.localeCompare(b.type);
-      expect(verified(0).sort(byType).map((d) => [d.type, d.created_at])).toEqual([
+      expect(
+        verified(0)
+          .sort(byType)
+          .map((d) => [d.type, d.created_at]),
+      ).toEqual([
         ['quota.paused', '2026-11-22T10:00:00.000Z'],
         ['quota.reached', '2026-11-22T10:00:00.000Z'],
         ['quota.warning', '2026-11-22T10:00:00.000Z'],
@@ -124,10 +184,20 @@ describe('cloud plans', () => {
 
       // Just past midnight UTC the parked mail goes out, and tomorrow's lines are announced, before anyone sends.
       now = new Date('2026-11-23T00:00:05Z');
-      await app.run(async () => deliverDue(app.deps, (await app.deps.orm.em.findOneOrFail(Email, parked[0].id)).region, parked.map((e: { id: string }) => e.id)));
+      await app.run(async () =>
+        deliverDue(
+          app.deps,
+          (await app.deps.orm.em.findOneOrFail(Email, parked[0].id)).region,
+          parked.map((e: { id: string }) => e.id),
+        ),
+      );
       await deliver();
       await receiver.waitFor(5);
-      expect(verified(3).sort(byType).map((d) => [d.type, d.created_at, d.data.used, d.data.resets_at])).toEqual([
+      expect(
+        verified(3)
+          .sort(byType)
+          .map((d) => [d.type, d.created_at, d.data.used, d.data.resets_at]),
+      ).toEqual([
         ['quota.reached', '2026-11-23T00:00:00.000Z', 4, '2026-11-24T00:00:00.000Z'],
         ['quota.warning', '2026-11-23T00:00:00.000Z', 4, '2026-11-24T00:00:00.000Z'],
       ]);
@@ -135,7 +205,13 @@ describe('cloud plans', () => {
       // The day's first API send finds them announced: once per period and line.
       now = new Date('2026-11-23T01:00:00Z');
       expect((await app.request('POST', '/emails', { token, body: mail() })).status).toBe(200);
-      expect((await events()).map(([type]) => type)).toEqual(['quota.warning', 'quota.reached', 'quota.paused', 'quota.warning', 'quota.reached']);
+      expect((await events()).map(([type]) => type)).toEqual([
+        'quota.warning',
+        'quota.reached',
+        'quota.paused',
+        'quota.warning',
+        'quota.reached',
+      ]);
       expect((await app.request('GET', '/usage', { token })).body.accepted_today).toBe(5);
     } finally {
       await receiver.close();
@@ -145,20 +221,39 @@ describe('cloud plans', () => {
   it('a monthly plan refuses past its included volume with the renewal date, or bills overage when on', async () => {
     now = new Date('2026-11-22T10:00:00Z');
     const off = await onPlan('pro');
-    expect((await app.request('POST', '/emails/batch', { token: off.token, body: [mail(), mail(), mail(), mail()] })).status).toBe(200);
+    expect(
+      (await app.request('POST', '/emails/batch', { token: off.token, body: [mail(), mail(), mail(), mail()] })).status,
+    ).toBe(200);
     const whole = await app.request('POST', '/emails/batch', { token: off.token, body: [mail(), mail()] });
     expect(whole.status).toBe(429);
-    expect(whole.body).toEqual({ statusCode: 429, name: 'monthly_quota_exceeded', message: expect.stringContaining('renews on 2026-12-01') });
+    expect(whole.body).toEqual({
+      statusCode: 429,
+      name: 'monthly_quota_exceeded',
+      message: expect.stringContaining('renews on 2026-12-01'),
+    });
     expect((await app.request('POST', '/emails', { token: off.token, body: mail() })).status).toBe(200);
-    expect((await app.request('POST', '/emails', { token: off.token, body: mail() })).body.name).toBe('monthly_quota_exceeded');
+    expect((await app.request('POST', '/emails', { token: off.token, body: mail() })).body.name).toBe(
+      'monthly_quota_exceeded',
+    );
     expect((await off.events()).map(([type]) => type)).toEqual(['quota.warning', 'quota.reached']);
 
     const on = await onPlan('pro', true);
-    for (let i = 0; i < 7; i += 1) expect((await app.request('POST', '/emails', { token: on.token, body: mail() })).status).toBe(200);
+    for (let i = 0; i < 7; i += 1)
+      expect((await app.request('POST', '/emails', { token: on.token, body: mail() })).status).toBe(200);
     expect((await app.request('GET', '/usage', { token: on.token })).body).toEqual({
-      object: 'usage', plan: 'pro', cloud: true, accepted_today: 7,
+      object: 'usage',
+      plan: 'pro',
+      cloud: true,
+      accepted_today: 7,
       limits: { emails_per_month: 5, domains: null, contacts: null },
-      period: { emails_sent: 7, included: 5, overage_enabled: true, overage_usd_per_1k: 0.9, starts_at: '2026-11-01T00:00:00.000Z', ends_at: '2026-12-01T00:00:00.000Z' },
+      period: {
+        emails_sent: 7,
+        included: 5,
+        overage_enabled: true,
+        overage_usd_per_1k: 0.9,
+        starts_at: '2026-11-01T00:00:00.000Z',
+        ends_at: '2026-12-01T00:00:00.000Z',
+      },
     });
 
     // A new month starts from zero.
@@ -168,11 +263,14 @@ describe('cloud plans', () => {
 
   it("the plan's contact cap applies unless the team has its own", async () => {
     const { token, teamId } = await onPlan('free');
-    for (const email of ['a@example.com', 'b@example.com']) expect((await app.request('POST', '/contacts', { token, body: { email } })).status).toBe(201);
+    for (const email of ['a@example.com', 'b@example.com'])
+      expect((await app.request('POST', '/contacts', { token, body: { email } })).status).toBe(201);
     const third = await app.request('POST', '/contacts', { token, body: { email: 'c@example.com' } });
     expect(third.status).toBe(403);
     expect(third.body.name).toBe('plan_limit_reached');
-    expect((await app.request('PATCH', '/contacts/a@example.com', { token, body: { first_name: 'Ann' } })).status).toBe(200);
+    expect((await app.request('PATCH', '/contacts/a@example.com', { token, body: { first_name: 'Ann' } })).status).toBe(
+      200,
+    );
     await app.run(() => app.deps.orm.em.nativeUpdate(Team, teamId, { contactLimit: 3 }));
     expect((await app.request('POST', '/contacts', { token, body: { email: 'c@example.com' } })).status).toBe(201);
   });
@@ -182,14 +280,20 @@ describe('cloud plans', () => {
     expect((await app.request('POST', '/domains', { token, body: { name: 'one.example.com' } })).status).toBe(201);
     const second = await app.request('POST', '/domains', { token, body: { name: 'two.example.com' } });
     expect(second.status).toBe(403);
-    expect(second.body).toEqual({ statusCode: 403, name: 'plan_limit_reached', message: expect.stringContaining('limit of 1 domains') });
+    expect(second.body).toEqual({
+      statusCode: 403,
+      name: 'plan_limit_reached',
+      message: expect.stringContaining('limit of 1 domains'),
+    });
   });
 
   it('concurrent sends racing for the last unit: exactly one wins', async () => {
     now = new Date('2026-11-22T10:00:00Z');
     const { token, teamId } = await onPlan('pro');
     await app.request('POST', '/emails/batch', { token, body: [mail(), mail(), mail(), mail()] });
-    const results = await Promise.all(Array.from({ length: 12 }, () => app.request('POST', '/emails', { token, body: mail() })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => app.request('POST', '/emails', { token, body: mail() })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 429)).toHaveLength(11);
     expect(await app.run(() => app.deps.orm.em.count(Email, { team: teamId }))).toBe(5);
@@ -199,7 +303,9 @@ describe('cloud plans', () => {
 describe('rate limits', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '3', POSTLANE_RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    app = await startTestApp({
+      env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '3', POSTLANE_RATE_LIMIT_WINDOW_SECONDS: '60' },
+    });
   });
   afterAll(() => app.close());
 

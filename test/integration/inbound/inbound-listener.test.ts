@@ -28,11 +28,18 @@ beforeAll(async () => {
   dns = await startDnsServer();
   dns.set('TXT', SIGNER, ['v=spf1 ip4:192.0.2.1 -all']);
   dns.set('TXT', `_dmarc.${SIGNER}`, ['v=DMARC1; p=reject']);
-  dns.set('TXT', `sel._domainkey.${SIGNER}`, [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
+  dns.set('TXT', `sel._domainkey.${SIGNER}`, [
+    `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
+  ]);
   receiver = await startWebhookReceiver();
   app = await startTestApp({
     jobs: 'worker',
-    env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_AUTH_CACHE_SECONDS: '0', POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' },
+    env: {
+      POSTLANE_DNS_SERVERS: dns.address,
+      POSTLANE_DNS_TIMEOUT_MS: '2000',
+      POSTLANE_AUTH_CACHE_SECONDS: '0',
+      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    },
   });
   ({ teamId, token } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
@@ -51,52 +58,112 @@ const transport = (options: { dkim?: boolean } = {}) =>
     secure: false,
     ignoreTLS: true,
     name: 'client.test',
-    ...(options.dkim ? { dkim: { domainName: SIGNER, keySelector: 'sel', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } } : {}),
+    ...(options.dkim
+      ? {
+          dkim: {
+            domainName: SIGNER,
+            keySelector: 'sel',
+            privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          },
+        }
+      : {}),
   });
 
-const stored = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { id, team: teamId }, { populate: ['raw'] }));
+const stored = (id: string) =>
+  app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { id, team: teamId }, { populate: ['raw'] }));
 const acceptedId = (response: string) => /Accepted as ([0-9a-f-]{36})/.exec(response)![1]!;
 
 describe('inbound listener', () => {
   it('stores a message for a receiving domain before answering 250, with its parsed fields', async () => {
-    const info = await transport().sendMail({ from: 'Ann <ann@elsewhere.test>', to: `desk@${inbound}`, subject: 'Over SMTP', text: 'Hello by SMTP', html: '<p>Hello</p>', attachments: [{ filename: 'a.txt', content: 'attached' }] });
+    const info = await transport().sendMail({
+      from: 'Ann <ann@elsewhere.test>',
+      to: `desk@${inbound}`,
+      subject: 'Over SMTP',
+      text: 'Hello by SMTP',
+      html: '<p>Hello</p>',
+      attachments: [{ filename: 'a.txt', content: 'attached' }],
+    });
     const row = await stored(acceptedId(info.response));
-    expect(row).toMatchObject({ subject: 'Over SMTP', from: 'Ann <ann@elsewhere.test>', receivedFor: [`desk@${inbound}`], envelopeFrom: 'ann@elsewhere.test', helo: 'client.test', peerIp: '127.0.0.1', parseError: null });
+    expect(row).toMatchObject({
+      subject: 'Over SMTP',
+      from: 'Ann <ann@elsewhere.test>',
+      receivedFor: [`desk@${inbound}`],
+      envelopeFrom: 'ann@elsewhere.test',
+      helo: 'client.test',
+      peerIp: '127.0.0.1',
+      parseError: null,
+    });
     expect(row.text?.trim()).toBe('Hello by SMTP');
     expect(row.raw.unwrap()!.toString()).toContain('Subject: Over SMTP');
   });
 
-  it('delivers email.received in Resend\'s shape, signed, to the team\'s endpoints', async () => {
-    const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.received'] } });
+  it("delivers email.received in Resend's shape, signed, to the team's endpoints", async () => {
+    const hook = await app.request('POST', '/webhooks', {
+      token,
+      body: { endpoint: receiver.url, events: ['email.received'] },
+    });
     expect(hook.status).toBe(201);
     const before = receiver.received.length;
     const info = await transport().sendMail({
-      from: 'Ann <ann@elsewhere.test>', to: `Desk <desk@${inbound}>`, cc: 'cc@elsewhere.test', subject: 'Hook me', text: 'x',
+      from: 'Ann <ann@elsewhere.test>',
+      to: `Desk <desk@${inbound}>`,
+      cc: 'cc@elsewhere.test',
+      subject: 'Hook me',
+      text: 'x',
       attachments: [{ filename: 'logo.png', content: 'png', cid: 'logo@x' }],
     });
     const id = acceptedId(info.response);
     await receiver.waitFor(before + 1, 20_000);
     const request = receiver.received[before]!;
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
-    const event = new Webhook(hook.body.signing_secret).verify(request.body, headers) as { type: string; created_at: string; data: Record<string, unknown> };
+    const event = new Webhook(hook.body.signing_secret).verify(request.body, headers) as {
+      type: string;
+      created_at: string;
+      data: Record<string, unknown>;
+    };
     const row = await stored(id);
     expect(event).toEqual({
       type: 'email.received',
       created_at: row.createdAt.toISOString(),
       data: {
-        email_id: id, created_at: row.createdAt.toISOString(), from: 'Ann <ann@elsewhere.test>', to: [`Desk <desk@${inbound}>`], cc: ['cc@elsewhere.test'], bcc: [],
-        received_for: [`desk@${inbound}`], message_id: row.messageId, subject: 'Hook me',
-        attachments: [{ id: expect.any(String), filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo@x' }],
+        email_id: id,
+        created_at: row.createdAt.toISOString(),
+        from: 'Ann <ann@elsewhere.test>',
+        to: [`Desk <desk@${inbound}>`],
+        cc: ['cc@elsewhere.test'],
+        bcc: [],
+        received_for: [`desk@${inbound}`],
+        message_id: row.messageId,
+        subject: 'Hook me',
+        attachments: [
+          {
+            id: expect.any(String),
+            filename: 'logo.png',
+            content_type: 'image/png',
+            content_disposition: 'inline',
+            content_id: 'logo@x',
+          },
+        ],
       },
     });
   });
 
   it('refuses an unknown recipient at RCPT TO with 550 5.1.1, and accepts the rest of the envelope', async () => {
-    const info = await transport().sendMail({ from: 'ann@elsewhere.test', to: [`desk@${inbound}`, 'someone@not-served.test'], subject: 'Mixed', text: 'x' });
+    const info = await transport().sendMail({
+      from: 'ann@elsewhere.test',
+      to: [`desk@${inbound}`, 'someone@not-served.test'],
+      subject: 'Mixed',
+      text: 'x',
+    });
     expect(info.rejected).toEqual(['someone@not-served.test']);
     expect(info.rejectedErrors?.[0]?.response).toMatch(/^550 5\.1\.1 /);
     expect((await stored(acceptedId(info.response))).receivedFor).toEqual([`desk@${inbound}`]);
-    const only = transport().sendMail({ from: 'ann@elsewhere.test', to: 'someone@not-served.test', subject: 'x', text: 'x' });
+    const only = transport().sendMail({
+      from: 'ann@elsewhere.test',
+      to: 'someone@not-served.test',
+      subject: 'x',
+      text: 'x',
+    });
     await expect(only).rejects.toMatchObject({ code: 'EENVELOPE', responseCode: 550 });
   });
 
@@ -134,12 +201,45 @@ describe('inbound listener STARTTLS', () => {
   it('offers STARTTLS with the configured certificate, and not without one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'inbound-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=mx.inbound.test'], { stdio: 'ignore' });
-      const config = { ...app.deps.config, POSTLANE_INBOUND_TLS_CERT: join(dir, 'cert.pem'), POSTLANE_INBOUND_TLS_KEY: join(dir, 'key.pem') };
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '2',
+          '-subj',
+          '/CN=mx.inbound.test',
+        ],
+        { stdio: 'ignore' },
+      );
+      const config = {
+        ...app.deps.config,
+        POSTLANE_INBOUND_TLS_CERT: join(dir, 'cert.pem'),
+        POSTLANE_INBOUND_TLS_KEY: join(dir, 'key.pem'),
+      };
       const secure = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
       try {
-        const tls = nodemailer.createTransport({ host: '127.0.0.1', port: secure.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false, servername: 'mx.inbound.test' } });
-        const info = await tls.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'Over TLS', text: 'x' });
+        const tls = nodemailer.createTransport({
+          host: '127.0.0.1',
+          port: secure.port,
+          secure: false,
+          requireTLS: true,
+          tls: { rejectUnauthorized: false, servername: 'mx.inbound.test' },
+        });
+        const info = await tls.sendMail({
+          from: 'ann@elsewhere.test',
+          to: `desk@${inbound}`,
+          subject: 'Over TLS',
+          text: 'x',
+        });
         expect((await stored(acceptedId(info.response))).subject).toBe('Over TLS');
       } finally {
         await secure.close();
@@ -147,8 +247,15 @@ describe('inbound listener STARTTLS', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    const plain = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, requireTLS: true });
-    await expect(plain.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'x', text: 'x' })).rejects.toMatchObject({ code: 'ETLS' });
+    const plain = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: listener.port,
+      secure: false,
+      requireTLS: true,
+    });
+    await expect(
+      plain.sendMail({ from: 'ann@elsewhere.test', to: `desk@${inbound}`, subject: 'x', text: 'x' }),
+    ).rejects.toMatchObject({ code: 'ETLS' });
   });
 });
 
@@ -175,8 +282,15 @@ describe('inbound listener limits', () => {
 
   it('answers a flooding client 421 past its connections and 451 past its rate, and serves again after the minute', async () => {
     let now = new Date('2026-11-25T10:00:00Z');
-    const config = { ...app.deps.config, POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3, POSTLANE_INBOUND_RATE_PER_MINUTE: 5 };
-    const limited = await startInboundListener({ ...app.deps, config, clock: () => now }, { host: '127.0.0.1', port: 0 });
+    const config = {
+      ...app.deps.config,
+      POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3,
+      POSTLANE_INBOUND_RATE_PER_MINUTE: 5,
+    };
+    const limited = await startInboundListener(
+      { ...app.deps, config, clock: () => now },
+      { host: '127.0.0.1', port: 0 },
+    );
     try {
       const clients = await Promise.all(Array.from({ length: 6 }, () => smtpConnect(limited.port)));
       const greetings = await Promise.all(clients.map((client) => client.greeting));

@@ -7,36 +7,44 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 let app: TestApp;
 const domain = () => `in-${randomBytes(4).toString('hex')}.test`;
 const verdicts = { spf: { result: 'none' }, dkim: [], dmarc: { result: 'none' } };
-const envelope = (recipients: string[]) => ({ mailFrom: 'sender@elsewhere.test', recipients, peerIp: '127.0.0.1', helo: 'client.test' });
+const envelope = (recipients: string[]) => ({
+  mailFrom: 'sender@elsewhere.test',
+  recipients,
+  peerIp: '127.0.0.1',
+  helo: 'client.test',
+});
 
 beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(() => app?.close());
 
-const message = (to: string) => Buffer.from([
-  'From: Sender <sender@elsewhere.test>',
-  `To: ${to}`,
-  'Cc: other@elsewhere.test',
-  'Subject: Hello inbound',
-  'Message-ID: <m1@elsewhere.test>',
-  'MIME-Version: 1.0',
-  'Content-Type: multipart/mixed; boundary="b1"',
-  '',
-  '--b1',
-  'Content-Type: text/html; charset=utf-8',
-  '',
-  '<p>Hi <img src="cid:logo@x"></p>',
-  '--b1',
-  'Content-Type: image/png',
-  'Content-Disposition: inline; filename="logo.png"',
-  'Content-ID: <logo@x>',
-  'Content-Transfer-Encoding: base64',
-  '',
-  Buffer.from('PNGDATA').toString('base64'),
-  '--b1--',
-  '',
-].join('\r\n'));
+const message = (to: string) =>
+  Buffer.from(
+    [
+      'From: Sender <sender@elsewhere.test>',
+      `To: ${to}`,
+      'Cc: other@elsewhere.test',
+      'Subject: Hello inbound',
+      'Message-ID: <m1@elsewhere.test>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>Hi <img src="cid:logo@x"></p>',
+      '--b1',
+      'Content-Type: image/png',
+      'Content-Disposition: inline; filename="logo.png"',
+      'Content-ID: <logo@x>',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('PNGDATA').toString('base64'),
+      '--b1--',
+      '',
+    ].join('\r\n'),
+  );
 
 describe('storeReceivedEmail', () => {
   it('keeps one row per team, with only that team’s recipients, parsed fields and attachments', async () => {
@@ -44,22 +52,50 @@ describe('storeReceivedEmail', () => {
     const teamA = await app.createTeamWithKey('full_access', { receivingDomains: [a] });
     const teamB = await app.createTeamWithKey('full_access', { receivingDomains: [b] });
     const raw = message(`x@${a}`);
-    const stored = await storeReceivedEmail(app.deps, { envelope: envelope([`X@${a.toUpperCase()}`, `y@${b}`, 'z@unknown.test']), raw, verdicts });
+    const stored = await storeReceivedEmail(app.deps, {
+      envelope: envelope([`X@${a.toUpperCase()}`, `y@${b}`, 'z@unknown.test']),
+      raw,
+      verdicts,
+    });
     expect(stored.map((s) => s.teamId).sort()).toEqual([teamA.teamId, teamB.teamId].sort());
     expect(stored.every((s) => s.id.length === 36)).toBe(true);
-    const rowA = await app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { team: teamA.teamId }, { populate: ['raw'] }));
-    expect(rowA).toMatchObject({ receivedFor: [`x@${a}`], domain: a, subject: 'Hello inbound', from: 'Sender <sender@elsewhere.test>', to: [`x@${a}`], cc: ['other@elsewhere.test'], messageId: '<m1@elsewhere.test>', parseError: null, size: raw.length });
+    const rowA = await app.run(() =>
+      app.deps.orm.em.findOneOrFail(ReceivedEmail, { team: teamA.teamId }, { populate: ['raw'] }),
+    );
+    expect(rowA).toMatchObject({
+      receivedFor: [`x@${a}`],
+      domain: a,
+      subject: 'Hello inbound',
+      from: 'Sender <sender@elsewhere.test>',
+      to: [`x@${a}`],
+      cc: ['other@elsewhere.test'],
+      messageId: '<m1@elsewhere.test>',
+      parseError: null,
+      size: raw.length,
+    });
     expect(rowA.html).toContain('cid:logo@x');
     expect(Buffer.compare(rowA.raw.unwrap()!, raw)).toBe(0);
-    const [attachment] = await app.run(() => app.deps.orm.em.find(ReceivedAttachment, { email: rowA.id }, { populate: ['content'] }));
-    expect(attachment).toMatchObject({ filename: 'logo.png', contentType: 'image/png', contentDisposition: 'inline', contentId: 'logo@x', size: 7 });
+    const [attachment] = await app.run(() =>
+      app.deps.orm.em.find(ReceivedAttachment, { email: rowA.id }, { populate: ['content'] }),
+    );
+    expect(attachment).toMatchObject({
+      filename: 'logo.png',
+      contentType: 'image/png',
+      contentDisposition: 'inline',
+      contentId: 'logo@x',
+      size: 7,
+    });
     expect(attachment!.content.unwrap()!.toString()).toBe('PNGDATA');
     const rowB = await app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { team: teamB.teamId }));
     expect(rowB.receivedFor).toEqual([`y@${b}`]);
   });
 
   it('keeps nothing for a domain that does not receive (or was never verified)', async () => {
-    const stored = await storeReceivedEmail(app.deps, { envelope: envelope([`x@${domain()}`]), raw: message('x@nowhere.test'), verdicts });
+    const stored = await storeReceivedEmail(app.deps, {
+      envelope: envelope([`x@${domain()}`]),
+      raw: message('x@nowhere.test'),
+      verdicts,
+    });
     expect(stored).toEqual([]);
   });
 });

@@ -35,7 +35,10 @@ beforeAll(async () => {
     logDestination: { write: (line) => log.push(line) },
   });
   ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: [DOMAIN] }));
-  const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.bounced'] } });
+  const hook = await app.request('POST', '/webhooks', {
+    token,
+    body: { endpoint: receiver.url, events: ['email.bounced'] },
+  });
   expect(hook.status).toBe(201);
   signingSecret = hook.body.signing_secret;
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
@@ -49,12 +52,16 @@ afterAll(async () => {
 
 /** Sends through the API and waits (bounded) for the relay to have it and the send to be recorded, as a bounce would find it. */
 async function sendAndRelay(to: string[]) {
-  const sent = await app.request('POST', '/emails', { token, body: { from: `Shop <news@${DOMAIN}>`, to, subject: 'verp', text: 'hi' } });
+  const sent = await app.request('POST', '/emails', {
+    token,
+    body: { from: `Shop <news@${DOMAIN}>`, to, subject: 'verp', text: 'hi' },
+  });
   expect(sent.status).toBe(200);
   const deadline = Date.now() + 20_000;
   for (;;) {
     const mail = sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
-    if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent') return { id: sent.body.id as string, mail };
+    if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent')
+      return { id: sent.body.id as string, mail };
     if (Date.now() > deadline) throw new Error('the email was never relayed and recorded sent');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -77,11 +84,22 @@ async function deliver(to: string, message: string, port = listener.port) {
   }
 }
 
-const eventsOf = async (emailId: string) => (await queryDatabase<{ type: string }>(app.databaseUrl, `SELECT type FROM event WHERE email_id = $1 ORDER BY created_at, type`, [emailId])).map((e) => e.type);
+const eventsOf = async (emailId: string) =>
+  (
+    await queryDatabase<{ type: string }>(
+      app.databaseUrl,
+      `SELECT type FROM event WHERE email_id = $1 ORDER BY created_at, type`,
+      [emailId],
+    )
+  ).map((e) => e.type);
 
 const verpCount = async (outcome: string) => {
   const text = await (await fetch(`${app.url}/metrics`)).text();
-  return Number(new RegExp(`postlane_ingested_notifications_total\\{source="verp",outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return Number(
+    new RegExp(`postlane_ingested_notifications_total\\{source="verp",outcome="${outcome}"\\} (\\d+)`).exec(
+      text,
+    )?.[1] ?? 0,
+  );
 };
 
 describe('bounces through a VERP return path', () => {
@@ -92,19 +110,50 @@ describe('bounces through a VERP return path', () => {
     expect(mail.parsed.from?.value[0]?.address).toBe(`news@${DOMAIN}`);
 
     // No returned headers: the return path alone names the email.
-    const report = dsnReport(null, [{ address: 'gone@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 <gone@example.com>: User unknown' }], undefined, mail.envelope.from);
+    const report = dsnReport(
+      null,
+      [
+        {
+          address: 'gone@example.com',
+          action: 'failed',
+          status: '5.1.1',
+          diagnostic: '550 5.1.1 <gone@example.com>: User unknown',
+        },
+      ],
+      undefined,
+      mail.envelope.from,
+    );
     const before = { applied: await verpCount('applied'), duplicate: await verpCount('duplicate') };
     expect(await deliver(mail.envelope.from, report)).toEqual({ rcpt: 250, data: 250 });
     expect(await deliver(mail.envelope.from.toUpperCase(), report)).toEqual({ rcpt: 250, data: 250 });
-    expect({ applied: (await verpCount('applied')) - before.applied, duplicate: (await verpCount('duplicate')) - before.duplicate }).toEqual({ applied: 1, duplicate: 1 });
+    expect({
+      applied: (await verpCount('applied')) - before.applied,
+      duplicate: (await verpCount('duplicate')) - before.duplicate,
+    }).toEqual({ applied: 1, duplicate: 1 });
 
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
     const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
     await receiver.waitFor(1);
-    const [delivery] = receiver.received.map((r) => new Webhook(signingSecret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: { email_id: string; bounce: unknown } });
-    expect(delivery).toMatchObject({ type: 'email.bounced', data: { email_id: id, bounce: { type: 'Permanent', diagnosticCode: ['smtp; 550 5.1.1 <gone@example.com>: User unknown'] } } });
-    const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`, [id]);
+    const [delivery] = receiver.received.map(
+      (r) =>
+        new Webhook(signingSecret).verify(r.body, r.headers as Record<string, string>) as {
+          type: string;
+          data: { email_id: string; bounce: unknown };
+        },
+    );
+    expect(delivery).toMatchObject({
+      type: 'email.bounced',
+      data: {
+        email_id: id,
+        bounce: { type: 'Permanent', diagnosticCode: ['smtp; 550 5.1.1 <gone@example.com>: User unknown'] },
+      },
+    });
+    const [row] = await queryDatabase<{ n: number }>(
+      app.databaseUrl,
+      `SELECT count(*)::int AS n FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE e.email_id = $1`,
+      [id],
+    );
     expect(row!.n).toBe(1);
   });
 
@@ -116,19 +165,41 @@ describe('bounces through a VERP return path', () => {
     const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
     // Accepted either way: the sender is never told which tokens are good, and no bounce of a bounce goes out.
     expect(await deliver(forged, dsnReport(null, failure))).toEqual({ rcpt: 250, data: 250 });
-    expect(await deliver(ReturnPaths.from(app.deps)!.forEmail(newId()), dsnReport(null, failure))).toEqual({ rcpt: 250, data: 250 });
-    expect(await deliver(mail.envelope.from, 'From: someone@example.org\r\nSubject: Out of office\r\n\r\nAway until Monday.\r\n')).toEqual({ rcpt: 250, data: 250 });
-    expect({ dropped: (await verpCount('dropped')) - before.dropped, applied: (await verpCount('applied')) - before.applied }).toEqual({ dropped: 3, applied: 0 });
+    expect(await deliver(ReturnPaths.from(app.deps)!.forEmail(newId()), dsnReport(null, failure))).toEqual({
+      rcpt: 250,
+      data: 250,
+    });
+    expect(
+      await deliver(
+        mail.envelope.from,
+        'From: someone@example.org\r\nSubject: Out of office\r\n\r\nAway until Monday.\r\n',
+      ),
+    ).toEqual({ rcpt: 250, data: 250 });
+    expect({
+      dropped: (await verpCount('dropped')) - before.dropped,
+      applied: (await verpCount('applied')) - before.applied,
+    }).toEqual({ dropped: 3, applied: 0 });
     expect(await eventsOf(id)).toEqual(['email.sent']);
     const dropped = log.filter((line) => line.includes('bounce message dropped'));
-    expect(dropped.map((line) => JSON.parse(line).outcome)).toEqual(['forged or foreign return path', 'no matching email', 'not a delivery status notification']);
+    expect(dropped.map((line) => JSON.parse(line).outcome)).toEqual([
+      'forged or foreign return path',
+      'no matching email',
+      'not a delivery status notification',
+    ]);
     for (const line of dropped) expect(line).not.toMatch(/@/);
   });
 
   it('refuses at RCPT TO any other address of the bounce domain, and stores no report as received mail', async () => {
     expect(await deliver(`bounces@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({ rcpt: 550, data: null });
-    expect(await deliver(`bounces+${'a'.repeat(51)}@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({ rcpt: 550, data: null });
-    const [row] = await queryDatabase<{ n: number }>(app.databaseUrl, 'SELECT count(*)::int AS n FROM received_email', []);
+    expect(await deliver(`bounces+${'a'.repeat(51)}@${BOUNCE_DOMAIN}`, dsnReport(null, []))).toEqual({
+      rcpt: 550,
+      data: null,
+    });
+    const [row] = await queryDatabase<{ n: number }>(
+      app.databaseUrl,
+      'SELECT count(*)::int AS n FROM received_email',
+      [],
+    );
     expect(row!.n).toBe(0);
   });
 
@@ -136,7 +207,10 @@ describe('bounces through a VERP return path', () => {
     const { id, mail } = await sendAndRelay(['later@example.com']);
     const report = dsnReport(null, [{ address: 'later@example.com', action: 'failed', status: '5.1.1' }]);
     // The same listener over a database nothing answers for (connection refused).
-    const away = await initOrm({ ...app.config, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/postlane' }, { connect: false, pool: { min: 0, max: 1 } });
+    const away = await initOrm(
+      { ...app.config, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/postlane' },
+      { connect: false, pool: { min: 0, max: 1 } },
+    );
     const outage = await startInboundListener({ ...app.deps, orm: away }, { host: '127.0.0.1', port: 0 });
     try {
       expect(await deliver(mail.envelope.from, report, outage.port)).toEqual({ rcpt: 250, data: 451 });

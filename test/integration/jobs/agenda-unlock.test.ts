@@ -8,13 +8,21 @@ import { createTestDatabase } from '../../support/db.js';
 
 it('a lock Agenda releases without awaiting it cannot reject when the database is gone (it ended a worker in a failover)', async () => {
   const database = await createTestDatabase(inject('templateDatabase'));
-  const jobs = new AgendaJobs(loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: database.url }), createLogger('silent'), 'test');
+  const jobs = new AgendaJobs(
+    loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: database.url }),
+    createLogger('silent'),
+    'test',
+  );
   try {
     await jobs.ready();
     const internals = jobs as unknown as { agenda: Agenda; pool: pg.Pool };
     // Its pool closed: every query now fails, as each did while Patroni promoted the standby.
     await internals.pool.end();
-    await expect(internals.agenda.db.unlockJob({ _id: '01a210be-0000-7000-8000-000000000000', name: 'email.drain' } as Parameters<Agenda['db']['unlockJob']>[0])).resolves.toBeUndefined();
+    await expect(
+      internals.agenda.db.unlockJob({ _id: '01a210be-0000-7000-8000-000000000000', name: 'email.drain' } as Parameters<
+        Agenda['db']['unlockJob']
+      >[0]),
+    ).resolves.toBeUndefined();
   } finally {
     await jobs.stop(0).catch(() => {});
     await database.drop();

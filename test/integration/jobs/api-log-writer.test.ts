@@ -46,12 +46,15 @@ let keyId: string;
 let proxied: MikroORM;
 let outage: Outage;
 const lines: Record<string, unknown>[] = [];
-const logger = createLogger('info', new Writable({
+const logger = createLogger(
+  'info',
+  new Writable({
     write(chunk, _encoding, done) {
       lines.push(JSON.parse(String(chunk)));
       done();
     },
-  }));
+  }),
+);
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -82,9 +85,16 @@ const entry = (endpoint: string, team = teamId): ApiLogEntry => ({
 });
 
 const stored = async (prefix: string) =>
-  (await queryDatabase<{ endpoint: string }>(app.databaseUrl, 'SELECT endpoint FROM api_log WHERE endpoint LIKE $1 ORDER BY endpoint', [`${prefix}%`])).map((r) => r.endpoint);
+  (
+    await queryDatabase<{ endpoint: string }>(
+      app.databaseUrl,
+      'SELECT endpoint FROM api_log WHERE endpoint LIKE $1 ORDER BY endpoint',
+      [`${prefix}%`],
+    )
+  ).map((r) => r.endpoint);
 
-const dropped = async (reason: string) => (await app.deps.metrics.apiLogRowsDropped.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const dropped = async (reason: string) =>
+  (await app.deps.metrics.apiLogRowsDropped.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
 
 describe('ApiLogWriter', () => {
   it('a row PostgreSQL refuses costs only itself, and its log line names the request, never the body', async () => {
@@ -107,7 +117,9 @@ describe('ApiLogWriter', () => {
     for (let i = 0; i < 5; i += 1) writer.record(entry(`/outage/${i}`), `outage-${i}`);
     await expect(writer.flush()).resolves.toBeUndefined();
     await expect(writer.flush()).resolves.toBeUndefined();
-    expect(lines.some((l) => l.msg === 'cannot write API log rows: database unavailable; keeping them and retrying')).toBe(true);
+    expect(
+      lines.some((l) => l.msg === 'cannot write API log rows: database unavailable; keeping them and retrying'),
+    ).toBe(true);
     await outage.up();
     await writer.flush();
     expect(await stored('/outage/')).toEqual(['/outage/0', '/outage/1', '/outage/2', '/outage/3', '/outage/4']);

@@ -61,7 +61,11 @@ describe('DKIM signing', () => {
     // Long enough that folding it would be tempting (and would break the signature downstream).
     const unsubscribe = `<https://${domain.name}/unsubscribe/${'t'.repeat(90)}>, <mailto:unsubscribe@${domain.name}?subject=${'s'.repeat(40)}>`;
     const mail = await sendAndReceive(token, {
-      from: `Shop <news@${domain.name}>`, to: 'reader@example.com', subject: 'Signed', html: '<p>Hello</p>', text: 'Hello',
+      from: `Shop <news@${domain.name}>`,
+      to: 'reader@example.com',
+      subject: 'Signed',
+      html: '<p>Hello</p>',
+      text: 'Hello',
       headers: { 'List-Unsubscribe': unsubscribe, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
     });
     expect(mail.raw).toContain(`\r\nList-Unsubscribe: ${unsubscribe}\r\n`);
@@ -72,13 +76,20 @@ describe('DKIM signing', () => {
     expect(signature.signingDomain).toBe(domain.name);
     expect(signature.selector).toBe('postlane');
     const signed = signature.signingHeaders.keys.toLowerCase().split(': ');
-    expect(signed).toEqual(expect.arrayContaining(['from', 'subject', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']));
+    expect(signed).toEqual(
+      expect.arrayContaining(['from', 'subject', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']),
+    );
   });
 
   it('fails verification when DNS publishes another key: the signature really is checked against DNS', async () => {
     const { token } = await app.createTeamWithKey();
     const domain = await verifiedDomain(token);
-    const mail = await sendAndReceive(token, { from: `news@${domain.name}`, to: 'reader@example.com', subject: 'Checked', text: 'Hello' });
+    const mail = await sendAndReceive(token, {
+      from: `news@${domain.name}`,
+      to: 'reader@example.com',
+      subject: 'Checked',
+      text: 'Hello',
+    });
     const other = (await app.request('POST', '/domains', { token, body: { name: `other-${domain.name}` } })).body;
     const dkim = domain.records.find((r) => r.record === 'DKIM')!;
     dns.set('TXT', dkim.name, [other.records.find((r: { record: string }) => r.record === 'DKIM').value]);

@@ -7,14 +7,21 @@ import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
-const refusals = new Map([['busy@example.com', 452], ['gone@example.com', 550], ['gone2@example.com', 550], ['later@example.com', 452]]);
+const refusals = new Map([
+  ['busy@example.com', 452],
+  ['gone@example.com', 550],
+  ['gone2@example.com', 550],
+  ['later@example.com', 452],
+]);
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
   sink = await startSmtpSink({ reject: refusals });
-  app = await startTestApp({ env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) } });
+  app = await startTestApp({
+    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
+  });
   ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
 });
 afterAll(async () => {
@@ -31,11 +38,19 @@ const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, 
 /** One drain step limited to this email, as a run that claims it among others would treat it. */
 const deliver = (id: string) => app.run(() => deliverDue(app.deps, 'us-east-1', [id]));
 const drain = () => app.run(() => drainOutbox(app.deps, 'us-east-1'));
-const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
+const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
 /** The drain runs waiting (not running) for the region, earliest first. */
 const waitingDrains = async () =>
-  (await sql<{ next_run_at: Date }>(`SELECT next_run_at FROM agenda_jobs WHERE name = 'email.drain' AND data->>'region' = 'us-east-1' AND locked_at IS NULL ORDER BY next_run_at`)).map((r) => new Date(r.next_run_at));
-const eventTypes = async (id: string) => (await app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }))).map((e) => e.type);
+  (
+    await sql<{ next_run_at: Date }>(
+      `SELECT next_run_at FROM agenda_jobs WHERE name = 'email.drain' AND data->>'region' = 'us-east-1' AND locked_at IS NULL ORDER BY next_run_at`,
+    )
+  ).map((r) => new Date(r.next_run_at));
+const eventTypes = async (id: string) =>
+  (await app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }))).map(
+    (e) => e.type,
+  );
 const bySubject = (subject: string) => sink.received.filter((m) => m.parsed.subject === subject);
 
 describe('the drain', () => {
@@ -43,7 +58,8 @@ describe('the drain', () => {
     const ids = await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5'].map((name) => send(`${name}@example.com`, 'batched')));
     await drain();
     expect(bySubject('batched')).toHaveLength(5);
-    for (const id of ids) expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });
+    for (const id of ids)
+      expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });
   });
 
   it('sends once even when runs race for the same email (compare-and-set claim)', async () => {
@@ -80,11 +96,19 @@ describe('the drain', () => {
     expect(email).toMatchObject({ status: 'failed', lastEvent: 'bounced', attempts: 1 });
     const events = await app.run(() => app.deps.orm.em.find(Event, { email: id }));
     expect(events.map((e) => e.type)).toEqual(['email.bounced']);
-    expect(events[0]!.payload).toMatchObject({ email_id: id, to: ['gone@example.com'], bounce: { type: 'Permanent', subType: 'General', message: expect.stringMatching(/550/) } });
+    expect(events[0]!.payload).toMatchObject({
+      email_id: id,
+      to: ['gone@example.com'],
+      bounce: { type: 'Permanent', subType: 'General', message: expect.stringMatching(/550/) },
+    });
     expect(bySubject('never')).toHaveLength(0);
-    const suppressed = await app.run(() => app.deps.orm.em.find(Suppression, { team: email.team.id, email: 'gone@example.com' }));
+    const suppressed = await app.run(() =>
+      app.deps.orm.em.find(Suppression, { team: email.team.id, email: 'gone@example.com' }),
+    );
     expect(suppressed).toMatchObject([{ origin: 'bounce', sourceId: id }]);
-    const added = await sql<{ n: string }>(`SELECT count(*) AS n FROM event WHERE type = 'suppression.added' AND payload->>'email' = 'gone@example.com'`);
+    const added = await sql<{ n: string }>(
+      `SELECT count(*) AS n FROM event WHERE type = 'suppression.added' AND payload->>'email' = 'gone@example.com'`,
+    );
     expect(Number(added[0]!.n)).toBe(1);
   });
 
@@ -92,7 +116,9 @@ describe('the drain', () => {
     const id = await send(['ok@example.com', 'gone2@example.com'], 'mixed');
     await deliver(id);
     expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'bounced' });
-    const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }, { orderBy: { address: 'asc' } }));
+    const recipients = await app.run(() =>
+      app.deps.orm.em.find(EmailRecipient, { email: id }, { orderBy: { address: 'asc' } }),
+    );
     expect(recipients.map((r) => [r.address, r.status])).toEqual([
       ['gone2@example.com', 'rejected'],
       ['ok@example.com', 'accepted'],
@@ -143,7 +169,10 @@ describe('the outbox sweeper', () => {
 
   it('queues again an email whose sender died holding an expired lease, and it is sent', async () => {
     const id = await send('orphan@example.com', 'orphaned lease');
-    await sql(`UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = 1 WHERE id = ?`, [id]);
+    await sql(
+      `UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = 1 WHERE id = ?`,
+      [id],
+    );
     await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
     expect(await app.run(() => sweepOutbox(app.deps))).toEqual(['us-east-1']);
     expect(await load(id)).toMatchObject({ status: 'queued', leaseExpiresAt: null });
@@ -172,10 +201,21 @@ describe('a claim', () => {
     const small = await startTestApp({ env: { POSTLANE_SEND_BATCH_MB: '1' } });
     try {
       const { token: key } = await small.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
-      const attachment = (kb: number) => [{ filename: 'a.bin', content: Buffer.alloc(kb * 1024, 7).toString('base64') }];
+      const attachment = (kb: number) => [
+        { filename: 'a.bin', content: Buffer.alloc(kb * 1024, 7).toString('base64') },
+      ];
       const ids: string[] = [];
       for (const kb of [400, 400, 400, 1500, 10]) {
-        const res = await small.request('POST', '/emails', { token: key, body: { from: 'a@acme.test', to: 'big@example.com', subject: 'sized', text: 'x', attachments: attachment(kb) } });
+        const res = await small.request('POST', '/emails', {
+          token: key,
+          body: {
+            from: 'a@acme.test',
+            to: 'big@example.com',
+            subject: 'sized',
+            text: 'x',
+            attachments: attachment(kb),
+          },
+        });
         expect(res.status).toBe(200);
         ids.push(res.body.id as string);
       }
@@ -191,16 +231,25 @@ describe('a claim', () => {
 
 describe('a poison email', () => {
   const MAX = () => app.deps.config.POSTLANE_SEND_MAX_ATTEMPTS;
-  const events = (id: string) => app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }));
+  const events = (id: string) =>
+    app.run(() => app.deps.orm.em.find(Event, { email: id }, { orderBy: { createdAt: 'asc', id: 'asc' } }));
 
   it('whose sender domain’s DKIM key no longer opens fails alone: the rest of its batch goes, and it ends failed at its last attempt', async () => {
     const other = await app.createTeamWithKey('full_access', { verifiedDomains: ['sealed.test'] });
     // Sealed under another POSTLANE_SECRET_KEY, as after a restore or a changed key.
-    const [domain] = await sql<{ id: string }>(`SELECT id FROM domain WHERE team_id = ? AND name = 'sealed.test'`, [other.teamId]);
-    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal('-----BEGIN PRIVATE KEY-----', `dkim:${domain!.id}`);
+    const [domain] = await sql<{ id: string }>(`SELECT id FROM domain WHERE team_id = ? AND name = 'sealed.test'`, [
+      other.teamId,
+    ]);
+    const foreign = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }).seal(
+      '-----BEGIN PRIVATE KEY-----',
+      `dkim:${domain!.id}`,
+    );
     await sql(`UPDATE domain SET dkim_private_key = ? WHERE id = ?`, [foreign, domain!.id]);
     const good = await Promise.all(['p1', 'p2', 'p3'].map((name) => send(`${name}@example.com`, 'beside poison')));
-    const res = await app.request('POST', '/emails', { token: other.token, body: { from: 'a@sealed.test', to: 'x@example.com', subject: 'poison', text: 'x' } });
+    const res = await app.request('POST', '/emails', {
+      token: other.token,
+      body: { from: 'a@sealed.test', to: 'x@example.com', subject: 'poison', text: 'x' },
+    });
     const bad = res.body.id as string;
 
     // One claim holds all four.
@@ -208,14 +257,26 @@ describe('a poison email', () => {
     expect(bySubject('beside poison')).toHaveLength(3);
     for (const id of good) expect(await load(id)).toMatchObject({ status: 'sent', attempts: 1 });
     // Retried (the key may be restored), without an event.
-    expect(await load(bad)).toMatchObject({ status: 'queued', attempts: 1, lastError: expect.stringContaining('DKIM key of sealed.test cannot be opened') });
+    expect(await load(bad)).toMatchObject({
+      status: 'queued',
+      attempts: 1,
+      lastError: expect.stringContaining('DKIM key of sealed.test cannot be opened'),
+    });
 
     // Claimed at its last attempt, it fails for good, announced with the reason.
     await sql(`UPDATE email SET send_after = now(), attempts = ? WHERE id = ?`, [MAX() - 1, bad]);
     await deliver(bad);
-    expect(await load(bad)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: MAX(), leaseExpiresAt: null });
+    expect(await load(bad)).toMatchObject({
+      status: 'failed',
+      lastEvent: 'failed',
+      attempts: MAX(),
+      leaseExpiresAt: null,
+    });
     const [failed] = await events(bad);
-    expect(failed).toMatchObject({ type: 'email.failed', payload: { email_id: bad, error: expect.stringContaining('DKIM key of sealed.test') } });
+    expect(failed).toMatchObject({
+      type: 'email.failed',
+      payload: { email_id: bad, error: expect.stringContaining('DKIM key of sealed.test') },
+    });
     expect(bySubject('poison')).toHaveLength(0);
     expect(await deliver(bad)).toBe(0);
   });
@@ -228,7 +289,10 @@ describe('a poison email', () => {
     expect(bySubject('beside unbuildable')).toHaveLength(2);
     expect(await load(broken)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: 1 });
     const [failed] = await events(broken);
-    expect(failed).toMatchObject({ type: 'email.failed', payload: { error: expect.stringContaining('stored address') } });
+    expect(failed).toMatchObject({
+      type: 'email.failed',
+      payload: { error: expect.stringContaining('stored address') },
+    });
     // The reason is logged: it names no address.
     expect(failed!.payload.error).not.toContain('not an address');
   });
@@ -242,23 +306,40 @@ describe('a poison email', () => {
       type: 'smtp',
       regions: relay.regions,
       takesReturnPath: true,
-      send: (message, signal) => (message.emailId === thrower ? Promise.reject(new TypeError('cannot read properties of undefined')) : relay.send(message, signal)),
+      send: (message, signal) =>
+        message.emailId === thrower
+          ? Promise.reject(new TypeError('cannot read properties of undefined'))
+          : relay.send(message, signal),
       setUpDomain: (d) => relay.setUpDomain(d),
       tearDownDomain: (d) => relay.tearDownDomain(d),
       verify: () => relay.verify(),
       close: async () => {},
     };
-    await app.run(() => deliverDue({ ...app.deps, providers: new ProviderRegistry([flaky]) }, 'us-east-1', [...good, thrower]));
+    await app.run(() =>
+      deliverDue({ ...app.deps, providers: new ProviderRegistry([flaky]) }, 'us-east-1', [...good, thrower]),
+    );
     expect(bySubject('beside throwing')).toHaveLength(2);
     for (const id of good) expect(await load(id)).toMatchObject({ status: 'sent' });
-    expect(await load(thrower)).toMatchObject({ status: 'queued', attempts: 1, lastError: 'cannot read properties of undefined' });
+    expect(await load(thrower)).toMatchObject({
+      status: 'queued',
+      attempts: 1,
+      lastError: 'cannot read properties of undefined',
+    });
   });
 
   it('whose lease ran out at its last attempt (its worker died) ends failed instead of being claimed past the cap', async () => {
     const id = await send(['gasp@example.com', 'gasp2@example.com'], 'last gasp');
-    await sql(`UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = ? WHERE id = ?`, [MAX(), id]);
+    await sql(
+      `UPDATE email SET status = 'sending', lease_expires_at = now() - interval '1 second', attempts = ? WHERE id = ?`,
+      [MAX(), id],
+    );
     await app.run(() => releaseExpiredLeases(app.deps, 'us-east-1'));
-    expect(await load(id)).toMatchObject({ status: 'failed', lastEvent: 'failed', attempts: MAX(), leaseExpiresAt: null });
+    expect(await load(id)).toMatchObject({
+      status: 'failed',
+      lastEvent: 'failed',
+      attempts: MAX(),
+      leaseExpiresAt: null,
+    });
     expect(await eventTypes(id)).toEqual(['email.failed']);
     const recipients = await app.run(() => app.deps.orm.em.find(EmailRecipient, { email: id }));
     expect(recipients.map((r) => r.status)).toEqual(['rejected', 'rejected']);
@@ -269,9 +350,15 @@ describe('a poison email', () => {
 
 describe('an email whose lease ran out', () => {
   it('can be deleted or canceled; while the lease holds, it cannot', async () => {
-    const [gone, stopped] = await Promise.all([send('stuck1@example.com', 'stuck'), send('stuck2@example.com', 'stuck')]);
+    const [gone, stopped] = await Promise.all([
+      send('stuck1@example.com', 'stuck'),
+      send('stuck2@example.com', 'stuck'),
+    ]);
     const both = `{${gone},${stopped}}`;
-    await sql(`UPDATE email SET status = 'sending', attempts = 1, lease_expires_at = now() + interval '1 minute' WHERE id = ANY(?::uuid[])`, [both]);
+    await sql(
+      `UPDATE email SET status = 'sending', attempts = 1, lease_expires_at = now() + interval '1 minute' WHERE id = ANY(?::uuid[])`,
+      [both],
+    );
     expect((await app.request('DELETE', `/emails/${gone}`, { token })).status).toBe(422);
     expect((await app.request('POST', `/emails/${stopped}/cancel`, { token })).status).toBe(422);
 

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BatchOutcome, type EmailProvider, mapConcurrently, type OutboundMessage, ProviderError, sendBatch, Unrecorded } from '../../../server/providers/index.js';
+import {
+  type BatchOutcome,
+  type EmailProvider,
+  mapConcurrently,
+  type OutboundMessage,
+  ProviderError,
+  sendBatch,
+  Unrecorded,
+} from '../../../server/providers/index.js';
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/emails/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -34,14 +42,20 @@ describe('the capture provider', () => {
   it('stores a whole drained batch, one message per email, each email pointing at its own', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const res = await app.request('POST', '/emails', { token, body: { from: 'a@acme.test', to: `c${i}@example.com`, subject: `captured ${i}`, text: 'x' } });
+      const res = await app.request('POST', '/emails', {
+        token,
+        body: { from: 'a@acme.test', to: `c${i}@example.com`, subject: `captured ${i}`, text: 'x' },
+      });
       ids.push(res.body.id);
     }
     await app.run(() => drainOutbox(app.deps, 'us-east-1'));
-    const rows = await app.deps.orm.em.fork().getConnection().execute<{ id: string; provider_message_id: string; captured: string; subject: string }[]>(
-      `SELECT e.id, e.provider_message_id, c.id AS captured, c.subject FROM email e JOIN captured_message c ON c.message_id = e.message_id WHERE e.id = ANY(?::uuid[]) ORDER BY c.subject`,
-      [`{${ids.join(',')}}`],
-    );
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ id: string; provider_message_id: string; captured: string; subject: string }[]>(
+        `SELECT e.id, e.provider_message_id, c.id AS captured, c.subject FROM email e JOIN captured_message c ON c.message_id = e.message_id WHERE e.id = ANY(?::uuid[]) ORDER BY c.subject`,
+        [`{${ids.join(',')}}`],
+      );
     expect(rows.map((r) => r.subject)).toEqual(['captured 0', 'captured 1', 'captured 2']);
     for (const row of rows) expect(row.provider_message_id).toBe(row.captured);
   });
@@ -72,16 +86,23 @@ describe('a provider without a batch method', () => {
       return { providerMessageId: `p-${m.emailId}`, recipients: [] };
     });
     const reported: [number, BatchOutcome][] = [];
-    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), new AbortController().signal, (at, outcome) => void reported.push([at, outcome]));
+    const outcomes = await sendBatch(
+      provider,
+      Array.from({ length: 20 }, (_, i) => message(i)),
+      new AbortController().signal,
+      (at, outcome) => void reported.push([at, outcome]),
+    );
     expect(most).toBe(8);
     // Each outcome was reported once, as it came, and is the one returned.
     expect(reported.map(([at]) => at).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     for (const [at, outcome] of reported) expect(outcome).toBe(outcomes[at]);
     expect(outcomes).toHaveLength(20);
     expect(outcomes[3]).toBeInstanceOf(ProviderError);
-    expect(outcomes.filter((o) => !(o instanceof ProviderError)).map((o) => (o as { providerMessageId: string }).providerMessageId)).toEqual(
-      Array.from({ length: 20 }, (_, i) => `p-e${i}`).filter((id) => id !== 'p-e3'),
-    );
+    expect(
+      outcomes
+        .filter((o) => !(o instanceof ProviderError))
+        .map((o) => (o as { providerMessageId: string }).providerMessageId),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => `p-e${i}`).filter((id) => id !== 'p-e3'));
   });
 
   it('does not start what is left once the send timeout has passed: those are retried, not sent late', async () => {
@@ -92,7 +113,11 @@ describe('a provider without a batch method', () => {
       timeout.abort();
       return { providerMessageId: m.emailId, recipients: [] };
     });
-    const outcomes = await sendBatch(provider, Array.from({ length: 20 }, (_, i) => message(i)), timeout.signal);
+    const outcomes = await sendBatch(
+      provider,
+      Array.from({ length: 20 }, (_, i) => message(i)),
+      timeout.signal,
+    );
     expect(started).toEqual(['e0']);
     const skipped = outcomes.filter((o) => o instanceof ProviderError);
     expect(skipped).toHaveLength(19);
@@ -134,13 +159,22 @@ describe('messages taken and not yet recorded', () => {
 describe('the SMTP provider', () => {
   it('sends a batch over many pooled connections without piling listeners onto the batch’s abort signal', async () => {
     const sink = await startSmtpSink();
-    const provider = new SmtpProvider({ type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 10, rate_per_second: 10_000 }, 10_000, 'postlane');
+    const provider = new SmtpProvider(
+      { type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 10, rate_per_second: 10_000 },
+      10_000,
+      'postlane',
+    );
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on('warning', onWarning);
     try {
       const reported: number[] = [];
-      const outcomes = await sendBatch(provider, Array.from({ length: 60 }, (_, i) => message(i)), AbortSignal.timeout(30_000), (at) => void reported.push(at));
+      const outcomes = await sendBatch(
+        provider,
+        Array.from({ length: 60 }, (_, i) => message(i)),
+        AbortSignal.timeout(30_000),
+        (at) => void reported.push(at),
+      );
       expect(outcomes.every((o) => !(o instanceof ProviderError))).toBe(true);
       expect(reported).toHaveLength(60);
       expect(sink.received).toHaveLength(60);
@@ -168,7 +202,14 @@ describe('messages with the transport', () => {
       return { providerMessageId: m.emailId, recipients: [] };
     };
     const batch = (from: number) =>
-      mapConcurrently(Array.from({ length: 5 }, (_, i) => message(from + i)), 4, send, new AbortController().signal, () => undefined, unrecorded);
+      mapConcurrently(
+        Array.from({ length: 5 }, (_, i) => message(from + i)),
+        4,
+        send,
+        new AbortController().signal,
+        () => undefined,
+        unrecorded,
+      );
     expect((await Promise.all([batch(0), batch(5)])).flat()).toHaveLength(10);
     expect(most).toBe(2);
   });

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type IdempotencyRecord, IdempotencyKeyTaken, QueuedEmailWriter, type QueuedEmailRow } from '../../../server/services/emails/queued-email-writer.js';
+import {
+  type IdempotencyRecord,
+  IdempotencyKeyTaken,
+  QueuedEmailWriter,
+  type QueuedEmailRow,
+} from '../../../server/services/emails/queued-email-writer.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;
@@ -15,9 +20,25 @@ afterAll(() => app.close());
 const row = (team: string): QueuedEmailRow => {
   const id = randomUUID();
   return {
-    id, team_id: team, from: 'a@acme.test', to: ['b@example.com'], cc: [], bcc: [], reply_to: [], subject: 's', html: null, text: 't',
-    headers: {}, tags: [], attachments: [],
-    region: 'us-east-1', message_id: `<${id}@acme.test>`, created_at: new Date().toISOString(), scheduled_at: null, topic_id: null, park_until: null,
+    id,
+    team_id: team,
+    from: 'a@acme.test',
+    to: ['b@example.com'],
+    cc: [],
+    bcc: [],
+    reply_to: [],
+    subject: 's',
+    html: null,
+    text: 't',
+    headers: {},
+    tags: [],
+    attachments: [],
+    region: 'us-east-1',
+    message_id: `<${id}@acme.test>`,
+    created_at: new Date().toISOString(),
+    scheduled_at: null,
+    topic_id: null,
+    park_until: null,
     recipients: [{ kind: 'to', address: 'b@example.com' }],
   };
 };
@@ -26,13 +47,17 @@ describe('QueuedEmailWriter', () => {
   it('fails only the row that fails on its own when a shared statement fails', async () => {
     const rows = Array.from({ length: 30 }, () => row(teamId));
     const doomed = row(randomUUID()); // no such team: the foreign key refuses it
-    const results = await Promise.allSettled([...rows.slice(0, 15), doomed, ...rows.slice(15)].map((r) => app.deps.emailWriter.write(r)));
+    const results = await Promise.allSettled(
+      [...rows.slice(0, 15), doomed, ...rows.slice(15)].map((r) => app.deps.emailWriter.write(r)),
+    );
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect(results[15]!.status).toBe('rejected');
-    const stored = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(
-      'SELECT count(*) AS n FROM email WHERE id = ANY(?::uuid[])',
-      [`{${rows.map((r) => r.id).join(',')}}`],
-    );
+    const stored = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE id = ANY(?::uuid[])', [
+        `{${rows.map((r) => r.id).join(',')}}`,
+      ]);
     expect(Number(stored[0]!.n)).toBe(30);
   });
 
@@ -56,7 +81,9 @@ describe('QueuedEmailWriter', () => {
         }),
       ),
     ).rejects.toThrow('changed my mind');
-    expect(await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM email WHERE id = ?', [rolledBack.id])).toEqual([]);
+    expect(
+      await app.deps.orm.em.fork().getConnection().execute('SELECT 1 FROM email WHERE id = ?', [rolledBack.id]),
+    ).toEqual([]);
   });
 
   it('wakes the workers once the rows are committed', async () => {
@@ -67,8 +94,12 @@ describe('QueuedEmailWriter', () => {
   });
 
   it('books a drain run for the region due no later than its emails, unless one is already waiting', async () => {
-    const sql = (text: string) => app.deps.orm.em.fork().getConnection().execute<{ next_run_at: Date; locked_at: Date | null }[]>(text);
-    const drains = async () => (await sql(`SELECT next_run_at, locked_at FROM agenda_jobs WHERE name = 'email.drain' ORDER BY next_run_at`)).map((j) => [new Date(j.next_run_at).getTime(), j.locked_at !== null]);
+    const sql = (text: string) =>
+      app.deps.orm.em.fork().getConnection().execute<{ next_run_at: Date; locked_at: Date | null }[]>(text);
+    const drains = async () =>
+      (await sql(`SELECT next_run_at, locked_at FROM agenda_jobs WHERE name = 'email.drain' ORDER BY next_run_at`)).map(
+        (j) => [new Date(j.next_run_at).getTime(), j.locked_at !== null],
+      );
     await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
     const inAnHour = new Date(Date.now() + 3_600_000);
     await app.deps.emailWriter.write({ ...row(teamId), scheduled_at: inAnHour.toISOString() });
@@ -89,23 +120,48 @@ describe('QueuedEmailWriter', () => {
     // One statement at a time, the first busy: both keyed rows wait for the next one.
     const writer = new QueuedEmailWriter(app.deps.orm, { wake: () => {} }, 1);
     const key = randomUUID();
-    const record = (response: unknown): IdempotencyRecord => ({ teamId, key, requestHash: Buffer.alloc(32), statusCode: 200, response });
+    const record = (response: unknown): IdempotencyRecord => ({
+      teamId,
+      key,
+      requestHash: Buffer.alloc(32),
+      statusCode: 200,
+      response,
+    });
     const [first, second] = [row(teamId), row(teamId)];
-    const results = await Promise.allSettled([writer.write(row(teamId)), writer.write(first, record({ id: first.id })), writer.write(second, record({ id: second.id }))]);
+    const results = await Promise.allSettled([
+      writer.write(row(teamId)),
+      writer.write(first, record({ id: first.id })),
+      writer.write(second, record({ id: second.id })),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(IdempotencyKeyTaken);
     const sql = app.deps.orm.em.fork().getConnection();
-    expect(await sql.execute('SELECT id FROM email WHERE id IN (?, ?)', [first.id, second.id])).toEqual([{ id: first.id }]);
-    expect(await sql.execute('SELECT state, response FROM idempotency_key WHERE key = ?', [key])).toEqual([{ state: 'done', response: { id: first.id } }]);
+    expect(await sql.execute('SELECT id FROM email WHERE id IN (?, ?)', [first.id, second.id])).toEqual([
+      { id: first.id },
+    ]);
+    expect(await sql.execute('SELECT state, response FROM idempotency_key WHERE key = ?', [key])).toEqual([
+      { state: 'done', response: { id: first.id } },
+    ]);
   });
 
-  it('counts only the emails it wrote in the day\'s usage', async () => {
+  it("counts only the emails it wrote in the day's usage", async () => {
     const team = await app.createTeamWithKey();
     const key = randomUUID();
-    const record: IdempotencyRecord = { teamId: team.teamId, key, requestHash: Buffer.alloc(32), statusCode: 200, response: {} };
+    const record: IdempotencyRecord = {
+      teamId: team.teamId,
+      key,
+      requestHash: Buffer.alloc(32),
+      statusCode: 200,
+      response: {},
+    };
     await app.deps.emailWriter.writeTogether([row(team.teamId), row(team.teamId)], record);
-    await expect(app.deps.emailWriter.writeTogether([row(team.teamId)], record)).rejects.toBeInstanceOf(IdempotencyKeyTaken);
-    const [usage] = await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>('SELECT sum(accepted) AS n FROM team_daily_usage WHERE team_id = ?', [team.teamId]);
+    await expect(app.deps.emailWriter.writeTogether([row(team.teamId)], record)).rejects.toBeInstanceOf(
+      IdempotencyKeyTaken,
+    );
+    const [usage] = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: string }[]>('SELECT sum(accepted) AS n FROM team_daily_usage WHERE team_id = ?', [team.teamId]);
     expect(Number(usage!.n)).toBe(2);
   });
 });

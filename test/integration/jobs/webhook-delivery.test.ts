@@ -14,7 +14,9 @@ let now: number;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '1' } });
+  app = await startTestApp({
+    env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '1' },
+  });
   // The injectable clock: retry times are asserted without waiting for them.
   now = Date.now();
   app.deps.clock = () => new Date(now);
@@ -37,11 +39,17 @@ async function setup(script?: (index: number) => Reply, events: string[] = ['*']
   return { receiver, teamId, token, endpointId: res.body.id as string, secret: res.body.signing_secret as string };
 }
 
-const emit = (teamId: string, type = 'contact.created', data: Record<string, unknown> = { id: 'c1', email: 'jane@example.com' }, at = now) =>
-  app.run(() => em().transactional((tx) => emitEvent(tx, { teamId, type, data, createdAt: new Date(at) })));
+const emit = (
+  teamId: string,
+  type = 'contact.created',
+  data: Record<string, unknown> = { id: 'c1', email: 'jane@example.com' },
+  at = now,
+) => app.run(() => em().transactional((tx) => emitEvent(tx, { teamId, type, data, createdAt: new Date(at) })));
 const drain = (endpointId: string) => app.run(() => drainEndpoint(app.deps, endpointId));
-const deliveries = (endpointId: string) => app.run(() => em().find(WebhookDelivery, { endpoint: endpointId }, { orderBy: { createdAt: 'asc', id: 'asc' } }));
-const attempts = (deliveryId: string) => app.run(() => em().find(WebhookAttempt, { delivery: deliveryId }, { orderBy: { createdAt: 'asc' } }));
+const deliveries = (endpointId: string) =>
+  app.run(() => em().find(WebhookDelivery, { endpoint: endpointId }, { orderBy: { createdAt: 'asc', id: 'asc' } }));
+const attempts = (deliveryId: string) =>
+  app.run(() => em().find(WebhookAttempt, { delivery: deliveryId }, { orderBy: { createdAt: 'asc' } }));
 const endpoint = (id: string) => app.run(() => em().findOneOrFail(WebhookEndpoint, id));
 const advance = (ms: number) => (now += ms);
 
@@ -118,7 +126,13 @@ describe('the webhook delivery engine', () => {
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 204 });
     expect(receiver.received).toHaveLength(5);
     const history = await attempts(delivery!.id);
-    expect(history.map((a) => [a.statusCode, a.counted])).toEqual([[429, false], [429, false], [429, false], [429, true], [204, true]]);
+    expect(history.map((a) => [a.statusCode, a.counted])).toEqual([
+      [429, false],
+      [429, false],
+      [429, false],
+      [429, true],
+      [204, true],
+    ]);
     now = Date.now();
   });
 
@@ -179,7 +193,10 @@ describe('the webhook delivery engine', () => {
 
     // Both stamped with the frozen clock, so sorted by subject rather than time.
     const notices = await app.run(() => em().find(Email, { team: teamId }, { orderBy: { subject: 'asc' } }));
-    expect(notices.map((n) => n.subject)).toEqual([`Webhook deliveries to ${receiver.url} are failing`, `Webhook endpoint ${receiver.url} was disabled`]);
+    expect(notices.map((n) => n.subject)).toEqual([
+      `Webhook deliveries to ${receiver.url} are failing`,
+      `Webhook endpoint ${receiver.url} was disabled`,
+    ]);
     expect(notices[0]!.to).toEqual(['owner@acme.test']);
     expect(notices[0]!.from).toBe('Postlane <postlane@localhost.localdomain>');
 
@@ -187,7 +204,9 @@ describe('the webhook delivery engine', () => {
     await emit(teamId);
     expect(await deliveries(endpointId)).toHaveLength(25);
     const { token } = await app.createTeamWithKey();
-    expect((await app.request('PATCH', `/webhooks/${endpointId}`, { token, body: { status: 'enabled' } })).status).toBe(404);
+    expect((await app.request('PATCH', `/webhooks/${endpointId}`, { token, body: { status: 'enabled' } })).status).toBe(
+      404,
+    );
     await app.run(async () => {
       const { updateWebhook } = await import('../../../server/services/webhooks/update-webhook.js');
       await updateWebhook(app.deps, teamId, endpointId, { status: 'enabled' });
@@ -240,7 +259,9 @@ describe('the webhook delivery engine', () => {
     app.recorded.length = 0;
     await app.run(() =>
       em().transactional(async (outer) => {
-        await outer.transactional((inner) => emitEvent(inner, { teamId, type: 'contact.created', data: { id: 'c2' }, createdAt: new Date(now) }));
+        await outer.transactional((inner) =>
+          emitEvent(inner, { teamId, type: 'contact.created', data: { id: 'c2' }, createdAt: new Date(now) }),
+        );
         // Only a savepoint is released so far: waking now would find nothing to deliver.
         await new Promise((resolve) => setTimeout(resolve, 50));
         expect(app.recorded).toEqual([]);
@@ -255,8 +276,17 @@ describe('the webhook delivery engine', () => {
     await emit(teamId);
     // What a worker killed mid-request leaves: the endpoint lease held, the delivery claimed.
     await app.run(async () => {
-      await em().getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = now() + interval '1 hour' WHERE id = ?`, [endpointId]);
-      await em().getConnection().execute(`UPDATE webhook_delivery SET status = 'sending', lease_expires_at = ? WHERE endpoint_id = ?`, [new Date(now + 60_000), endpointId]);
+      await em()
+        .getConnection()
+        .execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = now() + interval '1 hour' WHERE id = ?`, [
+          endpointId,
+        ]);
+      await em()
+        .getConnection()
+        .execute(`UPDATE webhook_delivery SET status = 'sending', lease_expires_at = ? WHERE endpoint_id = ?`, [
+          new Date(now + 60_000),
+          endpointId,
+        ]);
     });
     await drain(endpointId);
     expect(receiver.received).toHaveLength(0);
@@ -265,7 +295,13 @@ describe('the webhook delivery engine', () => {
 
     // Time passes: both leases run out; the sweep wakes the endpoint and the next run delivers.
     advance(10 * 60_000);
-    await app.run(() => em().getConnection().execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = now() - interval '1 second' WHERE id = ?`, [endpointId]));
+    await app.run(() =>
+      em()
+        .getConnection()
+        .execute(`UPDATE webhook_endpoint SET drain_lease_expires_at = now() - interval '1 second' WHERE id = ?`, [
+          endpointId,
+        ]),
+    );
     await app.run(() => sweepWebhooks(app.deps));
     expect(app.recorded).toContainEqual({ name: 'webhook.deliver', data: { endpointId }, at: undefined });
     await drain(endpointId);
@@ -294,8 +330,12 @@ describe('the webhook delivery engine', () => {
     const during = receiver.received[0]!;
     const [newCandidate, oldCandidate] = String(during.headers['webhook-signature']).split(' ');
     const headers = during.headers as Record<string, string>;
-    expect(() => new Webhook(rotated.body.signing_secret).verify(during.body, { ...headers, 'webhook-signature': newCandidate! })).not.toThrow();
-    expect(() => new Webhook(first).verify(during.body, { ...headers, 'webhook-signature': oldCandidate! })).not.toThrow();
+    expect(() =>
+      new Webhook(rotated.body.signing_secret).verify(during.body, { ...headers, 'webhook-signature': newCandidate! }),
+    ).not.toThrow();
+    expect(() =>
+      new Webhook(first).verify(during.body, { ...headers, 'webhook-signature': oldCandidate! }),
+    ).not.toThrow();
 
     // The window ends: only the new secret signs.
     advance(3600_000 + 1000);
@@ -310,8 +350,12 @@ describe('the webhook delivery engine', () => {
     await drain(endpointId);
     const after = receiver.received[2]!;
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
-    expect(new Webhook(dropped.body.signing_secret).verify(after.body, after.headers as Record<string, string>)).toMatchObject({ type: 'contact.created' });
-    expect(() => new Webhook(rotated.body.signing_secret).verify(after.body, after.headers as Record<string, string>)).toThrow(/No matching signature/);
+    expect(
+      new Webhook(dropped.body.signing_secret).verify(after.body, after.headers as Record<string, string>),
+    ).toMatchObject({ type: 'contact.created' });
+    expect(() =>
+      new Webhook(rotated.body.signing_secret).verify(after.body, after.headers as Record<string, string>),
+    ).toThrow(/No matching signature/);
   });
 
   it('purges settled deliveries and their attempts after the retention period', async () => {

@@ -33,7 +33,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await terminal?.run('kill %1 2>/dev/null; wait').catch(() => {});
   // For a record of what a person sees: POSTLANE_JOURNEY_TRANSCRIPT=path npm test.
-  if (process.env.POSTLANE_JOURNEY_TRANSCRIPT && terminal) writeFileSync(process.env.POSTLANE_JOURNEY_TRANSCRIPT, terminal.transcript());
+  if (process.env.POSTLANE_JOURNEY_TRANSCRIPT && terminal)
+    writeFileSync(process.env.POSTLANE_JOURNEY_TRANSCRIPT, terminal.transcript());
   terminal?.close();
   await dns?.close();
   await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
@@ -42,7 +43,9 @@ afterAll(async () => {
 
 describe('a sysadmin’s first hour, in a real terminal', () => {
   it('install, keys, a domain and its DNS, a send through the SDK, a webhook rotation, usage, erasure, maintenance, doctor', async () => {
-    const install = await terminal.run(`postlane install --database-url ${databaseUrl(database)} --port 0 --team-name Journey`);
+    const install = await terminal.run(
+      `postlane install --database-url ${databaseUrl(database)} --port 0 --team-name Journey`,
+    );
     expect(install.code, install.output).toBe(0);
     expect(install.output).toContain('✔ Apply database migrations');
     expect(install.output).toMatch(/re_[A-Za-z0-9_]+/);
@@ -72,7 +75,12 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
     process.env.RESEND_BASE_URL = url;
     const resend = new Resend(token);
     delete process.env.RESEND_BASE_URL;
-    const sent = await resend.emails.send({ from: 'Journey <hello@journey.example.com>', to: 'reader@example.com', subject: 'Journey test', text: 'Hello' });
+    const sent = await resend.emails.send({
+      from: 'Journey <hello@journey.example.com>',
+      to: 'reader@example.com',
+      subject: 'Journey test',
+      text: 'Hello',
+    });
     expect(sent.error).toBeNull();
     expect((await resend.contacts.create({ email: 'leaving@example.com' })).error).toBeNull();
 
@@ -86,7 +94,8 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
     expect(rotated.output).toContain('http://127.0.0.1:9/hooks');
 
     let outbox = '';
-    for (let i = 0; i < 50 && !outbox.includes('Journey test'); i += 1) outbox = (await terminal.run('postlane outbox')).output;
+    for (let i = 0; i < 50 && !outbox.includes('Journey test'); i += 1)
+      outbox = (await terminal.run('postlane outbox')).output;
     expect(outbox).toContain('Journey test');
 
     const usage = await terminal.run('postlane usage --days 3');

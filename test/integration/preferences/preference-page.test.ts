@@ -18,17 +18,39 @@ afterAll(async () => {
 });
 
 const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-const sql = async <T>(query: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+const sql = async <T>(query: string, params: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
 
 async function setup() {
   const { token, teamId } = await app.createTeamWithKey();
-  const news = (await app.request('POST', '/topics', { token, body: { name: 'Newsletter', description: 'Monthly news', default_subscription: 'opt_in', visibility: 'public' } })).body.id as string;
-  const offers = (await app.request('POST', '/topics', { token, body: { name: 'Offers', default_subscription: 'opt_out', visibility: 'public' } })).body.id as string;
-  const hidden = (await app.request('POST', '/topics', { token, body: { name: 'Internal', default_subscription: 'opt_in' } })).body.id as string;
-  const link = (email: string, topicId: string | null = null) => createPreferenceToken(app.deps.secrets, { teamId, email, topicId });
+  const news = (
+    await app.request('POST', '/topics', {
+      token,
+      body: { name: 'Newsletter', description: 'Monthly news', default_subscription: 'opt_in', visibility: 'public' },
+    })
+  ).body.id as string;
+  const offers = (
+    await app.request('POST', '/topics', {
+      token,
+      body: { name: 'Offers', default_subscription: 'opt_out', visibility: 'public' },
+    })
+  ).body.id as string;
+  const hidden = (
+    await app.request('POST', '/topics', { token, body: { name: 'Internal', default_subscription: 'opt_in' } })
+  ).body.id as string;
+  const link = (email: string, topicId: string | null = null) =>
+    createPreferenceToken(app.deps.secrets, { teamId, email, topicId });
   const topicsOf = async (email: string) =>
-    Object.fromEntries((await app.request('GET', `/contacts/${email}/topics`, { token })).body.data.map((t: { name: string; subscription: string }) => [t.name, t.subscription]));
-  const events = (type: string) => sql<{ source: string }>(`SELECT payload->>'source' AS source FROM event WHERE team_id = ? AND type = ?`, [teamId, type]);
+    Object.fromEntries(
+      (await app.request('GET', `/contacts/${email}/topics`, { token })).body.data.map(
+        (t: { name: string; subscription: string }) => [t.name, t.subscription],
+      ),
+    );
+  const events = (type: string) =>
+    sql<{ source: string }>(`SELECT payload->>'source' AS source FROM event WHERE team_id = ? AND type = ?`, [
+      teamId,
+      type,
+    ]);
   return { token, teamId, news, offers, hidden, link, topicsOf, events };
 }
 
@@ -108,7 +130,12 @@ describe('hosted preference page over HTTP', () => {
 
 describe('one-click unsubscribe (RFC 8058)', () => {
   const oneClick = (token: string) =>
-    fetch(`${app.url}/unsubscribe/${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click', redirect: 'manual' });
+    fetch(`${app.url}/unsubscribe/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+      redirect: 'manual',
+    });
 
   it('with a topic opts the contact out of that topic, idempotently, recording one_click', async () => {
     const t = await setup();
@@ -130,7 +157,8 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     await app.request('POST', '/contacts', { token: t.token, body: { email: known } });
     const stranger = unique('stranger');
     for (const email of [known, stranger, known]) expect((await oneClick(t.link(email))).status).toBe(200);
-    for (const email of [known, stranger]) expect((await app.request('GET', `/contacts/${email}`, { token: t.token })).body.unsubscribed).toBe(true);
+    for (const email of [known, stranger])
+      expect((await app.request('GET', `/contacts/${email}`, { token: t.token })).body.unsubscribed).toBe(true);
     expect((await t.events('contact.unsubscribed')).map((e) => e.source)).toEqual(['one_click']);
   });
 });

@@ -8,14 +8,22 @@ let token: string;
 let teamId: string;
 const processes: PostlaneProcess[] = [];
 const apis: string[] = [];
-const PLANS = JSON.stringify({ pro: { quota: 'monthly', emails_per_month: 5, overage_usd_per_1k: 1, domains: null, contacts: null } });
+const PLANS = JSON.stringify({
+  pro: { quota: 'monthly', emails_per_month: 5, overage_usd_per_1k: 1, domains: null, contacts: null },
+});
 
 beforeAll(async () => {
   app = await startTestApp();
   ({ token, teamId } = await app.createTeamWithKey());
   await app.run(() => app.deps.orm.em.nativeUpdate(Team, teamId, { plan: 'pro' }));
   for (let i = 0; i < 2; i += 1) {
-    const proc = spawnPostlane(['serve', '--role', 'api'], { DATABASE_URL: app.databaseUrl, POSTLANE_PORT: '0', POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: PLANS });
+    const proc = spawnPostlane(['serve', '--role', 'api'], {
+      DATABASE_URL: app.databaseUrl,
+      POSTLANE_PORT: '0',
+      POSTLANE_CLOUD: 'true',
+      POSTLANE_RATE_LIMIT: '0',
+      POSTLANE_PLANS: PLANS,
+    });
     processes.push(proc);
   }
   for (const proc of processes) {

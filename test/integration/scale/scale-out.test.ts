@@ -48,13 +48,28 @@ afterAll(async () => {
 
 /** The status and JSON body, as the type the caller names. */
 const post = <T = unknown>(api: string, path: string, body: unknown) =>
-  fetch(`${api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
+  fetch(`${api}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
 
 describe('two API and two worker processes on one database', () => {
   it('send every email exactly once under concurrent load, and deliver every email.sent webhook', async () => {
-    const mail = (n: number) => ({ from: 'Load <load@acme.test>', to: `r${n}@example.com`, subject: `Load ${n}`, text: 'x' });
+    const mail = (n: number) => ({
+      from: 'Load <load@acme.test>',
+      to: `r${n}@example.com`,
+      subject: `Load ${n}`,
+      text: 'x',
+    });
     const singles = Array.from({ length: 200 }, (_, n) => post<{ id: string }>(apis[n % 2]!, '/emails', mail(n)));
-    const batches = Array.from({ length: 10 }, (_, b) => post<{ data: { id: string }[] }>(apis[b % 2]!, '/emails/batch', Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i))));
+    const batches = Array.from({ length: 10 }, (_, b) =>
+      post<{ data: { id: string }[] }>(
+        apis[b % 2]!,
+        '/emails/batch',
+        Array.from({ length: 10 }, (_, i) => mail(1000 + b * 10 + i)),
+      ),
+    );
     const responses = await Promise.all([...singles, ...batches]);
     expect(responses.every((r) => r.status === 200)).toBe(true);
     const ids = responses.flatMap((r) => ('data' in r.body ? r.body.data.map((d) => d.id) : [r.body.id]));
@@ -67,7 +82,10 @@ describe('two API and two worker processes on one database', () => {
     expect(messageIds).toHaveLength(300);
     expect(new Set(messageIds).size).toBe(300);
     expect(new Set(messageIds)).toEqual(new Set(ids.map((id) => `<${id}@acme.test>`)));
-    const statuses = await app.deps.orm.em.fork().getConnection().execute<{ status: string; n: string }[]>('SELECT status, count(*) AS n FROM email GROUP BY status');
+    const statuses = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ status: string; n: string }[]>('SELECT status, count(*) AS n FROM email GROUP BY status');
     expect(statuses).toEqual([{ status: 'sent', n: '300' }]);
 
     await receiver.waitFor(300, 60_000);

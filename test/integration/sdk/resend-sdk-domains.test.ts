@@ -25,7 +25,13 @@ describe('the official SDK, domains', () => {
     const created = await resend.domains.create({ name, region: 'us-east-1', openTracking: true });
     expect(created.error).toBeNull();
     const domain = created.data!;
-    expect(domain).toMatchObject({ name, region: 'us-east-1', status: 'pending', open_tracking: true, capabilities: { sending: 'enabled', receiving: 'disabled' } });
+    expect(domain).toMatchObject({
+      name,
+      region: 'us-east-1',
+      status: 'pending',
+      open_tracking: true,
+      capabilities: { sending: 'enabled', receiving: 'disabled' },
+    });
     expect(domain.records.map((r) => r.record).sort()).toEqual(['DKIM', 'DMARC', 'SPF', 'Tracking']);
 
     const got = await resend.domains.get(domain.id);
@@ -51,10 +57,19 @@ describe('the official SDK, domains', () => {
   });
 
   it('turns receiving on and off through capabilities, which brings and drops the Receiving MX record', async () => {
-    const created = await resend.domains.create({ name: `rx-${Math.random().toString(36).slice(2, 8)}.test`, capabilities: { receiving: 'enabled' } });
+    const created = await resend.domains.create({
+      name: `rx-${Math.random().toString(36).slice(2, 8)}.test`,
+      capabilities: { receiving: 'enabled' },
+    });
     expect(created.data).toMatchObject({ capabilities: { sending: 'enabled', receiving: 'enabled' } });
-    expect(created.data!.records.find((r) => r.record === 'Receiving')).toMatchObject({ type: 'MX', name: created.data!.name, priority: 10 });
-    expect((await resend.domains.update({ id: created.data!.id, capabilities: { receiving: 'disabled' } })).error).toBeNull();
+    expect(created.data!.records.find((r) => r.record === 'Receiving')).toMatchObject({
+      type: 'MX',
+      name: created.data!.name,
+      priority: 10,
+    });
+    expect(
+      (await resend.domains.update({ id: created.data!.id, capabilities: { receiving: 'disabled' } })).error,
+    ).toBeNull();
     const got = (await resend.domains.get(created.data!.id)).data!;
     expect(got.capabilities).toEqual({ sending: 'enabled', receiving: 'disabled' });
     expect(got.records.map((r) => r.record)).not.toContain('Receiving');
@@ -67,7 +82,12 @@ describe('the official SDK, domains', () => {
     const scoped = new Resend(key.data!.token);
     const sent = await scoped.emails.send({ from: `a@${domain.name}`, to: 'b@example.com', subject: 's', text: 't' });
     expect(sent.error).toBeNull();
-    const outside = await scoped.emails.send({ from: 'a@elsewhere.test', to: 'b@example.com', subject: 's', text: 't' });
+    const outside = await scoped.emails.send({
+      from: 'a@elsewhere.test',
+      to: 'b@example.com',
+      subject: 's',
+      text: 't',
+    });
     expect(outside.error).toMatchObject({ name: 'validation_error', statusCode: 403 });
   });
 });

@@ -63,7 +63,13 @@ describe('the official resend SDK', () => {
     expect(mail!.raw).not.toMatch(/^bcc:/im);
 
     const email = await waitForLastEvent(id, 'sent');
-    expect(email).toMatchObject({ object: 'email', id, subject: 'Welcome aboard', to: ['Jane Doe <jane@example.com>'], bcc: ['hidden@example.com'] });
+    expect(email).toMatchObject({
+      object: 'email',
+      id,
+      subject: 'Welcome aboard',
+      to: ['Jane Doe <jane@example.com>'],
+      bcc: ['hidden@example.com'],
+    });
 
     const list = await resend.emails.list();
     expect(list.error).toBeNull();
@@ -77,7 +83,11 @@ describe('the official resend SDK', () => {
       to: 'jane@example.com',
       subject: 'With extras',
       text: 'see attached',
-      headers: { 'X-Entity-Ref-ID': 'abc-123', 'List-Unsubscribe': '<https://acme.test/u/1>, <mailto:u@acme.test>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      headers: {
+        'X-Entity-Ref-ID': 'abc-123',
+        'List-Unsubscribe': '<https://acme.test/u/1>, <mailto:u@acme.test>',
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      },
       attachments: [
         { filename: 'invoice.pdf', content: pdf.toString('base64'), contentType: 'application/pdf' },
         { filename: 'notes.txt', content: Buffer.from('hello').toString('base64') },
@@ -104,7 +114,12 @@ describe('the official resend SDK', () => {
   it('works through a backlog far larger than one fetch of jobs without waiting for polls', async () => {
     const before = sink.received.length;
     const ids = await Promise.all(
-      Array.from({ length: 40 }, async (_, i) => (await resend.emails.send({ from: 'a@acme.test', to: `bulk${i}@example.com`, subject: 'bulk', text: 'x' })).data!.id),
+      Array.from(
+        { length: 40 },
+        async (_, i) =>
+          (await resend.emails.send({ from: 'a@acme.test', to: `bulk${i}@example.com`, subject: 'bulk', text: 'x' }))
+            .data!.id,
+      ),
     );
     await sink.waitFor(before + ids.length, 20_000);
     const arrived = sink.received.filter((m) => m.parsed.subject === 'bulk').map((m) => m.parsed.messageId);
@@ -123,7 +138,12 @@ describe('the official resend SDK', () => {
   });
 
   it('surfaces validation errors in the SDK error shape', async () => {
-    const { data, error } = await resend.emails.send({ from: 'not an address', to: 'x@example.com', subject: 's', text: 't' });
+    const { data, error } = await resend.emails.send({
+      from: 'not an address',
+      to: 'x@example.com',
+      subject: 's',
+      text: 't',
+    });
     expect(data).toBeNull();
     expect(error).toMatchObject({ name: 'validation_error', statusCode: 422 });
   });

@@ -16,20 +16,26 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhoo
 
 /** Browsers and mail clients as they identify themselves today, and the machines that fetch mail links. */
 const UA = {
-  chromeDesktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  chromeAndroid: 'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+  chromeDesktop:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  chromeAndroid:
+    'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
   firefoxDesktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0',
   firefoxAndroid: 'Mozilla/5.0 (Android 14; Mobile; rv:133.0) Gecko/133.0 Firefox/133.0',
-  safariMac: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
-  safariIphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
-  appleMailIphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148',
+  safariMac:
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+  safariIphone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  appleMailIphone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148',
   outlookDesktop: 'Mozilla/4.0 (compatible; ms-office; MSOffice 16)',
   appleMpp: 'Mozilla/5.0',
   googleImageProxy: 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
   yahooProxy: 'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html',
   officeDiscovery: 'Microsoft Office Existence Discovery',
   proofpoint: 'Mozilla/5.0 (compatible; Proofpoint URL Defense)',
-  headlessChrome: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36',
+  headlessChrome:
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36',
   curl: 'curl/8.5.0',
   chromeOnXp: 'Mozilla/5.0 (Windows NT 5.1) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
 };
@@ -66,16 +72,26 @@ afterAll(async () => {
   await dns.close();
 });
 
-const sql = async <T>(query: string, params: unknown[] = []) => app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
+const sql = async <T>(query: string, params: unknown[] = []) =>
+  app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);
 
 interface TrackingEvent {
   type: string;
   data: { email_id: string; open?: Record<string, string>; click?: Record<string, string> };
 }
 const eventsOf = async (emailId: string) =>
-  (await sql<{ type: string; payload: TrackingEvent['data'] }>(`SELECT type, payload FROM event WHERE email_id = ? AND type IN ('email.opened', 'email.clicked', 'email.prefetched') ORDER BY created_at, id`, [emailId])).map((e) => ({ type: e.type, data: e.payload }));
+  (
+    await sql<{ type: string; payload: TrackingEvent['data'] }>(
+      `SELECT type, payload FROM event WHERE email_id = ? AND type IN ('email.opened', 'email.clicked', 'email.prefetched') ORDER BY created_at, id`,
+      [emailId],
+    )
+  ).map((e) => ({ type: e.type, data: e.payload }));
 
-async function domainWith(token: string, tracking: { open_tracking?: boolean; click_tracking?: boolean }, { publishCname = true } = {}) {
+async function domainWith(
+  token: string,
+  tracking: { open_tracking?: boolean; click_tracking?: boolean },
+  { publishCname = true } = {},
+) {
   const name = `tracked-${Math.random().toString(36).slice(2, 8)}.test`;
   const domain = (await app.request('POST', '/domains', { token, body: { name, ...tracking } })).body;
   for (const r of domain.records as { record: string; type: 'TXT' | 'CNAME'; name: string; value: string }[]) {
@@ -89,7 +105,10 @@ async function teamWithWebhook() {
   const { token, teamId } = await app.createTeamWithKey();
   const receiver = await startWebhookReceiver();
   receivers.push(receiver);
-  const endpoint = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['email.opened', 'email.clicked', 'email.prefetched'] } });
+  const endpoint = await app.request('POST', '/webhooks', {
+    token,
+    body: { endpoint: receiver.url, events: ['email.opened', 'email.clicked', 'email.prefetched'] },
+  });
   expect(endpoint.status).toBe(201);
   return { token, teamId, receiver, secret: endpoint.body.signing_secret as string };
 }
@@ -102,12 +121,18 @@ const LINKS_HTML = (domain: string) =>
 /** Sends through the app and returns the HTML and text as the capture provider stored the MIME. */
 async function send(token: string, from: string, html: string, text = 'Plain https://shop.example/a') {
   clockOffset = 0;
-  const sent = await app.request('POST', '/emails', { token, body: { from, to: 'reader@example.com', subject: 'Tracked', html, text } });
+  const sent = await app.request('POST', '/emails', {
+    token,
+    body: { from, to: 'reader@example.com', subject: 'Tracked', html, text },
+  });
   expect(sent.status).toBe(200);
   const id = sent.body.id as string;
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const [row] = await sql<{ raw: string }>(`SELECT c.raw FROM captured_message c JOIN email e ON e.message_id = c.message_id WHERE e.id = ? AND e.status = 'sent'`, [id]);
+    const [row] = await sql<{ raw: string }>(
+      `SELECT c.raw FROM captured_message c JOIN email e ON e.message_id = c.message_id WHERE e.id = ? AND e.status = 'sent'`,
+      [id],
+    );
     if (row) {
       const parsed = await simpleParser(row.raw);
       clockOffset = LATER;
@@ -118,7 +143,8 @@ async function send(token: string, from: string, html: string, text = 'Plain htt
   }
 }
 
-const hrefs = (html: string) => [...html.matchAll(/<a [^>]*?href\s*=\s*["']?([^"' >]+)/gi)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+const hrefs = (html: string) =>
+  [...html.matchAll(/<a [^>]*?href\s*=\s*["']?([^"' >]+)/gi)].map((m) => m[1]!.replace(/&amp;/g, '&'));
 const pixelOf = (html: string) => /<img src="([^"]+)" width="1" height="1"/.exec(html)?.[1];
 
 /** A tracking URL fetched as a client reaching the tracking host would: same path, that Host, through this app. */
@@ -126,7 +152,10 @@ async function fetchTracking(url: string, headers: Record<string, string> = {}, 
   const { pathname, host } = new URL(url);
   return fetch(`${base}${pathname}`, { method, headers: { host, ...headers }, redirect: 'manual' });
 }
-const as = (userAgent: string | null, extra: Record<string, string> = {}) => ({ ...(userAgent === null ? {} : { 'user-agent': userAgent }), ...extra });
+const as = (userAgent: string | null, extra: Record<string, string> = {}) => ({
+  ...(userAgent === null ? {} : { 'user-agent': userAgent }),
+  ...extra,
+});
 
 describe('open and click tracking', () => {
   it('adds a pixel and signed redirects on the tracking host, and records opens, clicks and their webhooks', async () => {
@@ -161,13 +190,29 @@ describe('open and click tracking', () => {
     const events = await eventsOf(email.id);
     expect(events.map((e) => e.type)).toEqual(['email.opened', 'email.clicked', 'email.opened']);
     const [clickOpen, clicked, opened] = events;
-    expect(clicked!.data.click).toEqual({ link: 'https://shop.example/a?x=1&y=2', ipAddress: '203.0.113.7', userAgent: UA.chromeAndroid, timestamp: expect.any(String) });
-    expect(clickOpen!.data.open).toEqual({ ipAddress: '203.0.113.7', userAgent: UA.chromeAndroid, timestamp: new Date(Date.parse(clicked!.data.click!.timestamp!) - 1).toISOString(), reason: 'click' });
-    expect(opened!.data.open).toEqual({ ipAddress: '127.0.0.1', userAgent: UA.safariMac, timestamp: expect.any(String) });
+    expect(clicked!.data.click).toEqual({
+      link: 'https://shop.example/a?x=1&y=2',
+      ipAddress: '203.0.113.7',
+      userAgent: UA.chromeAndroid,
+      timestamp: expect.any(String),
+    });
+    expect(clickOpen!.data.open).toEqual({
+      ipAddress: '203.0.113.7',
+      userAgent: UA.chromeAndroid,
+      timestamp: new Date(Date.parse(clicked!.data.click!.timestamp!) - 1).toISOString(),
+      reason: 'click',
+    });
+    expect(opened!.data.open).toEqual({
+      ipAddress: '127.0.0.1',
+      userAgent: UA.safariMac,
+      timestamp: expect.any(String),
+    });
     expect((await app.request('GET', `/emails/${email.id}`, { token })).body.last_event).toBe('opened');
 
     await receiver.waitFor(3);
-    const delivered = receiver.received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent);
+    const delivered = receiver.received.map(
+      (r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent,
+    );
     expect(delivered.map((d) => d.type).sort()).toEqual(['email.clicked', 'email.opened', 'email.opened']);
     expect(delivered.find((d) => d.type === 'email.clicked')!.data.click!.link).toBe('https://shop.example/a?x=1&y=2');
   });
@@ -179,7 +224,16 @@ describe('open and click tracking', () => {
     const pixel = pixelOf(email.html)!;
     const [link] = hrefs(email.html);
 
-    const people = [UA.chromeDesktop, UA.chromeAndroid, UA.firefoxDesktop, UA.firefoxAndroid, UA.safariMac, UA.safariIphone, UA.appleMailIphone, UA.outlookDesktop];
+    const people = [
+      UA.chromeDesktop,
+      UA.chromeAndroid,
+      UA.firefoxDesktop,
+      UA.firefoxAndroid,
+      UA.safariMac,
+      UA.safariIphone,
+      UA.appleMailIphone,
+      UA.outlookDesktop,
+    ];
     for (const ua of people) expect((await fetchTracking(pixel, as(ua))).status).toBe(200);
     const machines: [Record<string, string>, string][] = [
       [as(UA.appleMpp), 'privacy_proxy'],
@@ -201,8 +255,12 @@ describe('open and click tracking', () => {
 
     const events = await eventsOf(email.id);
     expect(events.filter((e) => e.type === 'email.opened').map((e) => e.data.open!.userAgent)).toEqual(people);
-    const prefetchedOpens = events.filter((e) => e.type === 'email.prefetched' && e.data.open).map((e) => e.data.open!.reason);
-    const prefetchedClicks = events.filter((e) => e.type === 'email.prefetched' && e.data.click).map((e) => e.data.click!.reason);
+    const prefetchedOpens = events
+      .filter((e) => e.type === 'email.prefetched' && e.data.open)
+      .map((e) => e.data.open!.reason);
+    const prefetchedClicks = events
+      .filter((e) => e.type === 'email.prefetched' && e.data.click)
+      .map((e) => e.data.click!.reason);
     expect(prefetchedOpens).toEqual(machines.map(([, reason]) => reason));
     expect(prefetchedClicks).toEqual([...machines.map(([, reason]) => reason), 'prefetch']);
     expect(events.filter((e) => e.type === 'email.clicked')).toEqual([]);
@@ -242,7 +300,8 @@ describe('open and click tracking', () => {
     frozenAt = null;
 
     const events = await eventsOf(email.id);
-    const clickedAt = (link: string) => events.find((e) => e.type === 'email.clicked' && e.data.click!.link === link)!.data.click!.timestamp!;
+    const clickedAt = (link: string) =>
+      events.find((e) => e.type === 'email.clicked' && e.data.click!.link === link)!.data.click!.timestamp!;
     const first = clickedAt('https://shop.example/a?x=1&y=2');
     const second = clickedAt('https://shop.example/b');
     const openAt = events.find((e) => e.type === 'email.opened')!.data.open!.timestamp!;
@@ -260,7 +319,9 @@ describe('open and click tracking', () => {
     // The webhook engine's clock past the burst: its deliveries are due from the events' (future) times.
     clockOffset = LATER + 1_000;
     await receiver.waitFor(7);
-    const types = receiver.received.map((r) => (new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent).type);
+    const types = receiver.received.map(
+      (r) => (new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent).type,
+    );
     expect(types.filter((t) => t === 'email.prefetched')).toHaveLength(4);
     const lastEvent = async () => (await app.request('GET', `/emails/${email.id}`, { token })).body.last_event;
     expect(await lastEvent()).toBe('sent');
@@ -269,7 +330,9 @@ describe('open and click tracking', () => {
     frozenAt = start + 5_000;
     await fetchTracking(b!, as(UA.firefoxDesktop));
     frozenAt = null;
-    const later = (await eventsOf(email.id)).filter((e) => e.data.open?.userAgent === UA.firefoxDesktop || e.data.click?.userAgent === UA.firefoxDesktop);
+    const later = (await eventsOf(email.id)).filter(
+      (e) => e.data.open?.userAgent === UA.firefoxDesktop || e.data.click?.userAgent === UA.firefoxDesktop,
+    );
     expect(later.map((e) => [e.type, e.data.open?.reason ?? e.data.click?.reason])).toEqual([
       ['email.opened', 'click'],
       ['email.clicked', undefined],
@@ -293,14 +356,19 @@ describe('open and click tracking', () => {
 
     clockOffset = LATER + 1_000;
     await receiver.waitFor(8);
-    const delivered = receiver.received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent);
-    const reasons = (type: string) => delivered.filter((d) => d.type === type).map((d) => (d.data.open ?? d.data.click)!.reason);
+    const delivered = receiver.received.map(
+      (r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as TrackingEvent,
+    );
+    const reasons = (type: string) =>
+      delivered.filter((d) => d.type === type).map((d) => (d.data.open ?? d.data.click)!.reason);
     expect(reasons('email.opened').sort()).toEqual(['click', undefined]);
     expect(reasons('email.clicked')).toEqual([undefined, undefined]);
     expect(reasons('email.prefetched')).toEqual(['burst', 'burst', 'burst', 'burst']);
     // The pixel's open was never retracted, and it is the newest event standing.
     const pixelOpen = delivered.find((d) => d.type === 'email.opened' && !d.data.open!.reason)!;
-    expect(delivered.filter((d) => d.type === 'email.prefetched').map((d) => (d.data.open ?? d.data.click)!.timestamp)).not.toContain(pixelOpen.data.open!.timestamp);
+    expect(
+      delivered.filter((d) => d.type === 'email.prefetched').map((d) => (d.data.open ?? d.data.click)!.timestamp),
+    ).not.toContain(pixelOpen.data.open!.timestamp);
     const read = (await app.request('GET', `/emails/${email.id}`, { token })).body;
     expect(read.last_event).toBe('opened');
 
@@ -308,7 +376,9 @@ describe('open and click tracking', () => {
     frozenAt = start + 5_000;
     await fetchTracking(b!, as(UA.firefoxDesktop));
     frozenAt = null;
-    const later = (await eventsOf(email.id)).filter((e) => e.data.click?.userAgent === UA.firefoxDesktop || e.data.open?.userAgent === UA.firefoxDesktop);
+    const later = (await eventsOf(email.id)).filter(
+      (e) => e.data.click?.userAgent === UA.firefoxDesktop || e.data.open?.userAgent === UA.firefoxDesktop,
+    );
     expect(later.map((e) => e.type)).toEqual(['email.clicked']);
   });
 
@@ -322,12 +392,23 @@ describe('open and click tracking', () => {
         const links = hrefs(email.html).filter((l) => l.includes('/c/'));
         // The same instant for every request, however the machine schedules them.
         frozenAt = Date.now() + LATER;
-        const responses = await Promise.all(links.flatMap((l) => [fetchTracking(l, as(UA.chromeDesktop)), fetchTracking(l, as(UA.chromeDesktop), 'GET', second.url)]));
+        const responses = await Promise.all(
+          links.flatMap((l) => [
+            fetchTracking(l, as(UA.chromeDesktop)),
+            fetchTracking(l, as(UA.chromeDesktop), 'GET', second.url),
+          ]),
+        );
         frozenAt = null;
         expect(responses.map((r) => r.status)).toEqual(links.flatMap(() => [302, 302]));
         const events = await eventsOf(email.id);
-        const retracted = new Set(events.filter((e) => e.type === 'email.prefetched').map((e) => `${(e.data.click ?? e.data.open)!.timestamp}`));
-        const standing = events.filter((e) => (e.type === 'email.clicked' ? !retracted.has(e.data.click!.timestamp!) : e.type === 'email.opened' && !retracted.has(e.data.open!.timestamp!)));
+        const retracted = new Set(
+          events.filter((e) => e.type === 'email.prefetched').map((e) => `${(e.data.click ?? e.data.open)!.timestamp}`),
+        );
+        const standing = events.filter((e) =>
+          e.type === 'email.clicked'
+            ? !retracted.has(e.data.click!.timestamp!)
+            : e.type === 'email.opened' && !retracted.has(e.data.open!.timestamp!),
+        );
         expect(standing).toEqual([]);
         expect(events.filter((e) => e.type === 'email.prefetched' && e.data.click)).toHaveLength(links.length * 2);
       }
@@ -346,7 +427,11 @@ describe('open and click tracking', () => {
 
     const token64 = new URL(link).pathname.slice('/c/'.length);
     const raw = Buffer.from(token64, 'base64url');
-    const pointedElsewhere = Buffer.concat([raw.subarray(0, 19), Buffer.from('https://evil.example/'), raw.subarray(raw.length - 16)]).toString('base64url');
+    const pointedElsewhere = Buffer.concat([
+      raw.subarray(0, 19),
+      Buffer.from('https://evil.example/'),
+      raw.subarray(raw.length - 16),
+    ]).toString('base64url');
     const flipped = Buffer.from(raw.map((byte, i) => (i === raw.length - 1 ? byte ^ 1 : byte))).toString('base64url');
     const openAsClick = new URL(pixel).pathname.slice('/o/'.length);
     for (const bad of [pointedElsewhere, flipped, openAsClick, 'x', `${token64}x`]) {
@@ -368,13 +453,20 @@ describe('open and click tracking', () => {
     const other = await app.createTeamWithKey();
     const domain = await domainWith(token, { open_tracking: true, click_tracking: true });
     const mine = await send(token, `news@${domain}`, LINKS_HTML(domain));
-    const theirs = await send(other.token, `news@${await domainWith(other.token, { open_tracking: true })}`, '<p>Hi</p>');
+    const theirs = await send(
+      other.token,
+      `news@${await domainWith(other.token, { open_tracking: true })}`,
+      '<p>Hi</p>',
+    );
     const idBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
     for (const url of [pixelOf(mine.html)!, hrefs(mine.html).find((l) => l.includes('/c/'))!]) {
       const { pathname } = new URL(url);
       const raw = Buffer.from(pathname.slice(3), 'base64url');
       idBytes(theirs.id).copy(raw, 1);
-      const response = await fetchTracking(`https://links.${domain}${pathname.slice(0, 3)}${raw.toString('base64url')}`, as(UA.chromeDesktop));
+      const response = await fetchTracking(
+        `https://links.${domain}${pathname.slice(0, 3)}${raw.toString('base64url')}`,
+        as(UA.chromeDesktop),
+      );
       expect([200, 404]).toContain(response.status);
       expect(response.headers.get('location')).toBeNull();
     }
@@ -386,8 +478,16 @@ describe('open and click tracking', () => {
     const { token } = await app.createTeamWithKey();
     const html = LINKS_HTML('plain.test').replace('{{{UNSUBSCRIBE_URL}}}', 'https://shop.example/u');
     const untracked = await send(token, `news@${await domainWith(token, {})}`, html);
-    const noCname = await send(token, `news@${await domainWith(token, { open_tracking: true, click_tracking: true }, { publishCname: false })}`, html);
-    const tracked = await send(token, `news@${await domainWith(token, { open_tracking: true, click_tracking: true })}`, html);
+    const noCname = await send(
+      token,
+      `news@${await domainWith(token, { open_tracking: true, click_tracking: true }, { publishCname: false })}`,
+      html,
+    );
+    const tracked = await send(
+      token,
+      `news@${await domainWith(token, { open_tracking: true, click_tracking: true })}`,
+      html,
+    );
     expect(untracked.html).toBe(html);
     expect(noCname.html).toBe(html);
     expect(tracked.html).not.toBe(html);

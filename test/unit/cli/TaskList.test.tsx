@@ -20,18 +20,39 @@ describe('TaskList', () => {
 
 describe('Table', () => {
   it('aligns columns and says when there is nothing', () => {
-    expect(render(<Table columns={['ID', 'NAME']} rows={[['1', 'alpha'], ['22', 'b']]} />).lastFrame()).toBe('ID  NAME\n1   alpha\n22  b');
+    expect(
+      render(
+        <Table
+          columns={['ID', 'NAME']}
+          rows={[
+            ['1', 'alpha'],
+            ['22', 'b'],
+          ]}
+        />,
+      ).lastFrame(),
+    ).toBe('ID  NAME\n1   alpha\n22  b');
     expect(render(<Table columns={['ID']} rows={[]} empty="No keys." />).lastFrame()).toBe('No keys.');
   });
 
   it('narrows the widest column to fit a width, wrapping its cells inside it', () => {
     const verdict = 'A TXT record is there, but it holds another key: replace it with the expected value.';
-    const frame = render(<Table columns={['RECORD', 'NAME', 'VERDICT']} rows={[['DKIM', 'postlane._domainkey.acme.test', verdict]]} width={60} />).lastFrame()!;
+    const frame = render(
+      <Table
+        columns={['RECORD', 'NAME', 'VERDICT']}
+        rows={[['DKIM', 'postlane._domainkey.acme.test', verdict]]}
+        width={60}
+      />,
+    ).lastFrame()!;
     const lines = frame.split('\n');
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(60);
     expect(lines[1]).toMatch(/^DKIM    postlane\._domainkey\.\S*\s+A TXT record is/);
     const column = lines[0]!.indexOf('VERDICT');
-    expect(lines.slice(1).map((line) => line.slice(column).trim()).join(' ')).toBe(verdict);
+    expect(
+      lines
+        .slice(1)
+        .map((line) => line.slice(column).trim())
+        .join(' '),
+    ).toBe(verdict);
   });
 
   it('keeps every row on one line without a width (piped output)', () => {

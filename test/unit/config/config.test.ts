@@ -17,7 +17,9 @@ describe('loadConfig', () => {
   });
 
   it('defaults the public URL to where the API listens, loopback for every interface', () => {
-    expect(loadConfig({ ...base, POSTLANE_HOST: '0.0.0.0', POSTLANE_PORT: '8080' }).POSTLANE_PUBLIC_URL).toBe('http://127.0.0.1:8080');
+    expect(loadConfig({ ...base, POSTLANE_HOST: '0.0.0.0', POSTLANE_PORT: '8080' }).POSTLANE_PUBLIC_URL).toBe(
+      'http://127.0.0.1:8080',
+    );
     expect(loadConfig({ ...base, POSTLANE_HOST: '::1' }).POSTLANE_PUBLIC_URL).toBe('http://[::1]:3000');
     expect(loadConfig({ ...base, POSTLANE_HOST: '10.0.0.5' }).POSTLANE_PUBLIC_URL).toBe('http://10.0.0.5:3000');
   });
@@ -25,7 +27,12 @@ describe('loadConfig', () => {
   it('lists every problem at once', () => {
     let error: ConfigError | undefined;
     try {
-      loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', POSTLANE_PORT: 'eighty', POSTLANE_PROVIDERS: '[{"type":"smtp"}]', POSTLANE_LOG_LEVEL: 'loud' });
+      loadConfig({
+        POSTLANE_CONFIG: '/nonexistent/postlane.json',
+        POSTLANE_PORT: 'eighty',
+        POSTLANE_PROVIDERS: '[{"type":"smtp"}]',
+        POSTLANE_LOG_LEVEL: 'loud',
+      });
     } catch (err) {
       error = err as ConfigError;
     }
@@ -43,28 +50,47 @@ describe('loadConfig', () => {
       { type: 'capture', regions: ['us-east-1'] },
     ]);
     expect(loadConfig({ ...base, POSTLANE_PROVIDERS: providers }).POSTLANE_DEFAULT_REGION).toBe('eu-west-1');
-    const twice = JSON.stringify([{ type: 'capture', regions: ['a-1'] }, { type: 'capture', regions: ['a-1'] }]);
+    const twice = JSON.stringify([
+      { type: 'capture', regions: ['a-1'] },
+      { type: 'capture', regions: ['a-1'] },
+    ]);
     expect(() => loadConfig({ ...base, POSTLANE_PROVIDERS: twice })).toThrow(/one provider only/);
     expect(() => loadConfig({ ...base, POSTLANE_DEFAULT_REGION: 'mars-1' })).toThrow(/POSTLANE_DEFAULT_REGION/);
   });
 
   it('parses an SES provider: a configuration set is required, keys come in pairs, the default chain otherwise', () => {
-    const ses = (fields: Record<string, unknown>) => ({ ...base, POSTLANE_PROVIDERS: JSON.stringify([{ type: 'ses', regions: ['eu-west-1', 'us-east-1'], ...fields }]) });
+    const ses = (fields: Record<string, unknown>) => ({
+      ...base,
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'ses', regions: ['eu-west-1', 'us-east-1'], ...fields }]),
+    });
     expect(loadConfig(ses({ configuration_set: 'postlane' })).POSTLANE_PROVIDERS).toEqual([
-      { type: 'ses', regions: ['eu-west-1', 'us-east-1'], configuration_set: 'postlane', rate_per_second: 14, max_attempts: 3 },
+      {
+        type: 'ses',
+        regions: ['eu-west-1', 'us-east-1'],
+        configuration_set: 'postlane',
+        rate_per_second: 14,
+        max_attempts: 3,
+      },
     ]);
     expect(() => loadConfig(ses({}))).toThrow(/configuration_set/);
-    expect(() => loadConfig(ses({ configuration_set: 'postlane', access_key_id: 'AKIDEXAMPLE000000' }))).toThrow(/go together/);
+    expect(() => loadConfig(ses({ configuration_set: 'postlane', access_key_id: 'AKIDEXAMPLE000000' }))).toThrow(
+      /go together/,
+    );
     expect(() => loadConfig(ses({ configuration_set: 'has space' }))).toThrow(/configuration set name/);
   });
 
   it('takes SNS topics for the ingestion webhook as ARNs', () => {
     const topics = 'arn:aws:sns:us-east-1:123456789012:ses-events, arn:aws-cn:sns:cn-north-1:123456789012:ses';
-    expect(loadConfig({ ...base, POSTLANE_SNS_TOPIC_ARNS: topics }).POSTLANE_SNS_TOPIC_ARNS).toEqual(['arn:aws:sns:us-east-1:123456789012:ses-events', 'arn:aws-cn:sns:cn-north-1:123456789012:ses']);
+    expect(loadConfig({ ...base, POSTLANE_SNS_TOPIC_ARNS: topics }).POSTLANE_SNS_TOPIC_ARNS).toEqual([
+      'arn:aws:sns:us-east-1:123456789012:ses-events',
+      'arn:aws-cn:sns:cn-north-1:123456789012:ses',
+    ]);
     expect(() => loadConfig({ ...base, POSTLANE_SNS_TOPIC_ARNS: 'ses-events' })).toThrow(/POSTLANE_SNS_TOPIC_ARNS/);
   });
 
   it('insists the job lock outlives the send lease', () => {
-    expect(() => loadConfig({ ...base, POSTLANE_SEND_LEASE_SECONDS: '60', POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '30' })).toThrow(/POSTLANE_JOB_LOCK_LIFETIME_SECONDS/);
+    expect(() =>
+      loadConfig({ ...base, POSTLANE_SEND_LEASE_SECONDS: '60', POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '30' }),
+    ).toThrow(/POSTLANE_JOB_LOCK_LIFETIME_SECONDS/);
   });
 });

@@ -23,7 +23,11 @@ describe('errorHandler', () => {
     server.close();
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(body)).toEqual({ statusCode: 500, name: 'application_error', message: 'An unexpected error occurred, please try again later.' });
+    expect(JSON.parse(body)).toEqual({
+      statusCode: 500,
+      name: 'application_error',
+      message: 'An unexpected error occurred, please try again later.',
+    });
     expect(body).not.toContain('hunter2');
     expect(lines.join('')).toContain('request failed');
   });
@@ -36,7 +40,10 @@ describe('errorHandler', () => {
     app.use(errorHandler(logger));
     app.use(() => {
       // knex prefixes a connection error with the statement and its bound values.
-      throw Object.assign(new Error("insert into contact (email) values ('ada@example.com') - Connection terminated unexpectedly"), { code: 'ECONNRESET' });
+      throw Object.assign(
+        new Error("insert into contact (email) values ('ada@example.com') - Connection terminated unexpectedly"),
+        { code: 'ECONNRESET' },
+      );
     });
     const server = createServer(app.callback()).listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -17,14 +17,19 @@ describe('process logs hold no address', () => {
     expect(maskPath('/contacts/erin%40example.com/topics')).toBe('/contacts/[address]/topics');
     expect(maskPath('/contacts/%65%72%69%6e%40%65%78%61%6d%70%6c%65%2e%63%6f%6d')).toBe('/contacts/[address]');
     expect(maskPath('/downloads/YQAAAAFp4ZfxQYDLS6O0TbqZvUJp')).toBe('/downloads/[token]');
-    expect(maskPath('/contacts/0190a2b4-7c1e-7000-8000-000000000000')).toBe('/contacts/0190a2b4-7c1e-7000-8000-000000000000');
+    expect(maskPath('/contacts/0190a2b4-7c1e-7000-8000-000000000000')).toBe(
+      '/contacts/0190a2b4-7c1e-7000-8000-000000000000',
+    );
     expect(maskPath('/contacts/%E0%A4%A')).toBe('/contacts/%E0%A4%A');
   });
 
   it('masks messages, fields and errors of every level as lines are written', () => {
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => lines.push(line) });
-    logger.warn({ err: new Error('relay refused <ann@example.com>'), to: ['Ann <ANN%40example.com>'] }, 'could not send to ann@example.com');
+    logger.warn(
+      { err: new Error('relay refused <ann@example.com>'), to: ['Ann <ANN%40example.com>'] },
+      'could not send to ann@example.com',
+    );
     logger.error({ detail: { nested: 'bob+x@example.org' } }, 'failed');
     const text = lines.join('');
     expect(text).not.toMatch(/example\.(com|org)/i);

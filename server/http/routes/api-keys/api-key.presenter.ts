@@ -14,4 +14,8 @@ export function presentApiKey(apiKey: IApiKey) {
   };
 }
 
-export const presentDeletedApiKey = (apiKey: IApiKey) => ({ object: 'api_key' as const, id: apiKey.id, deleted: true as const });
+export const presentDeletedApiKey = (apiKey: IApiKey) => ({
+  object: 'api_key' as const,
+  id: apiKey.id,
+  deleted: true as const,
+});

@@ -7,32 +7,62 @@ import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
 import { API_KEY_LIST_ITEM } from './api-keys.examples.js';
 import { presentApiKey, presentCreatedApiKey, presentDeletedApiKey } from './api-key.presenter.js';
-import { ApiKeyListItemSchema, CreateApiKeyBodySchema, CreatedApiKeySchema, DeletedApiKeySchema } from './api-keys.schemas.js';
+import {
+  ApiKeyListItemSchema,
+  CreateApiKeyBodySchema,
+  CreatedApiKeySchema,
+  DeletedApiKeySchema,
+} from './api-keys.schemas.js';
 
 export const apiKeyRoutes = [
   defineRoute(
     {
-      method: 'post', path: '/api-keys', operationId: 'createApiKey', summary: 'Create an API key', tags: ['API keys'],
-      permission: 'full_access', body: CreateApiKeyBodySchema, responses: { 201: CreatedApiKeySchema },
-      examples: { request: { name: 'Production (sending only)', permission: 'sending_access', domain_id: ID.domain }, response: { id: ID.apiKey, token: 're_9Kp4dT7wLmQz2RbXy8vNcH3sJfA6gE1uVo5iWk0tYx2Qa' } },
+      method: 'post',
+      path: '/api-keys',
+      operationId: 'createApiKey',
+      summary: 'Create an API key',
+      tags: ['API keys'],
+      permission: 'full_access',
+      body: CreateApiKeyBodySchema,
+      responses: { 201: CreatedApiKeySchema },
+      examples: {
+        request: { name: 'Production (sending only)', permission: 'sending_access', domain_id: ID.domain },
+        response: { id: ID.apiKey, token: 're_9Kp4dT7wLmQz2RbXy8vNcH3sJfA6gE1uVo5iWk0tYx2Qa' },
+      },
     },
     async ({ input: { body }, auth, deps }) => {
-      const { apiKey, token } = await createApiKey(deps, auth.teamId, { name: body.name, permission: body.permission, domainId: body.domain_id });
+      const { apiKey, token } = await createApiKey(deps, auth.teamId, {
+        name: body.name,
+        permission: body.permission,
+        domainId: body.domain_id,
+      });
       return presentCreatedApiKey(apiKey, token);
     },
   ),
   defineRoute(
     {
-      method: 'get', path: '/api-keys', operationId: 'listApiKeys', summary: 'List API keys', tags: ['API keys'],
-      permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(ApiKeyListItemSchema) },
+      method: 'get',
+      path: '/api-keys',
+      operationId: 'listApiKeys',
+      summary: 'List API keys',
+      tags: ['API keys'],
+      permission: 'full_access',
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(ApiKeyListItemSchema) },
       examples: { response: exampleList(API_KEY_LIST_ITEM) },
     },
     async ({ input: { query }, auth, deps }) => presentList(await listApiKeys(deps, auth.teamId, query), presentApiKey),
   ),
   defineRoute(
     {
-      method: 'delete', path: '/api-keys/:id', operationId: 'deleteApiKey', summary: 'Revoke an API key', tags: ['API keys'],
-      permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedApiKeySchema },
+      method: 'delete',
+      path: '/api-keys/:id',
+      operationId: 'deleteApiKey',
+      summary: 'Revoke an API key',
+      tags: ['API keys'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: DeletedApiKeySchema },
       examples: { response: { object: 'api_key', id: ID.apiKey, deleted: true } },
     },
     async ({ input: { params }, auth, deps }) => presentDeletedApiKey(await revokeApiKey(deps, auth.teamId, params.id)),

@@ -4,7 +4,12 @@ import { LineSchema, TimestampSchema, UuidSchema } from '../../schemas/common.sc
 
 export const CreateApiKeyBodySchema = v.pipe(
   v.strictObject({
-    name: v.pipe(LineSchema, v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(50, 'must be at most 50 characters')),
+    name: v.pipe(
+      LineSchema,
+      v.trim(),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(50, 'must be at most 50 characters'),
+    ),
     permission: v.optional(v.picklist(API_KEY_PERMISSIONS, 'must be full_access or sending_access'), 'full_access'),
     domain_id: v.optional(v.nullable(UuidSchema)),
   }),

@@ -1,6 +1,11 @@
 import type * as v from 'valibot';
 import { CREATED_AT, ID, LATER_AT, SENDER, SUPPORT } from '../../examples.js';
-import type { BroadcastListItemSchema, BroadcastSchema, BroadcastSentSchema, CreateBroadcastBodySchema } from './broadcasts.schemas.js';
+import type {
+  BroadcastListItemSchema,
+  BroadcastSchema,
+  BroadcastSentSchema,
+  CreateBroadcastBodySchema,
+} from './broadcasts.schemas.js';
 
 const CONTENT = {
   name: 'November product update',
@@ -20,7 +25,12 @@ export const CREATE_BROADCAST_REQUEST: v.InferInput<typeof CreateBroadcastBodySc
   send: true,
 };
 
-export const BROADCAST_SENT: v.InferInput<typeof BroadcastSentSchema> = { object: 'broadcast', id: ID.broadcast, finishes_at: '2026-11-02T14:21:05.000Z', estimated: true };
+export const BROADCAST_SENT: v.InferInput<typeof BroadcastSentSchema> = {
+  object: 'broadcast',
+  id: ID.broadcast,
+  finishes_at: '2026-11-02T14:21:05.000Z',
+  estimated: true,
+};
 
 export const BROADCAST_LIST_ITEM: v.InferInput<typeof BroadcastListItemSchema> = {
   id: ID.broadcast,

@@ -1,16 +1,34 @@
 import type * as v from 'valibot';
-import { createBroadcast, deleteBroadcast, duplicateBroadcast, updateBroadcast } from '../../../services/broadcasts/save-broadcast.js';
+import {
+  createBroadcast,
+  deleteBroadcast,
+  duplicateBroadcast,
+  updateBroadcast,
+} from '../../../services/broadcasts/save-broadcast.js';
 import { getBroadcast, listBroadcasts } from '../../../services/broadcasts/find-broadcasts.js';
 import { cancelBroadcast, sendBroadcast } from '../../../services/broadcasts/send-broadcast.js';
 import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { BROADCAST, BROADCAST_LIST_ITEM, BROADCAST_REF, BROADCAST_SENT, CREATE_BROADCAST_REQUEST } from './broadcasts.examples.js';
+import {
+  BROADCAST,
+  BROADCAST_LIST_ITEM,
+  BROADCAST_REF,
+  BROADCAST_SENT,
+  CREATE_BROADCAST_REQUEST,
+} from './broadcasts.examples.js';
 import { presentBroadcast, presentBroadcastListItem, presentBroadcastSent } from './broadcast.presenter.js';
 import {
-  BroadcastListItemSchema, BroadcastRefSchema, BroadcastSchema, BroadcastSentSchema, CanceledBroadcastSchema, CreateBroadcastBodySchema,
-  DeletedBroadcastSchema, SendBroadcastBodySchema, UpdateBroadcastBodySchema,
+  BroadcastListItemSchema,
+  BroadcastRefSchema,
+  BroadcastSchema,
+  BroadcastSentSchema,
+  CanceledBroadcastSchema,
+  CreateBroadcastBodySchema,
+  DeletedBroadcastSchema,
+  SendBroadcastBodySchema,
+  UpdateBroadcastBodySchema,
 } from './broadcasts.schemas.js';
 
 const tags = ['Broadcasts'];
@@ -31,13 +49,31 @@ const fieldsOf = (body: ContentBody) => ({
 
 export const broadcastRoutes = [
   defineRoute(
-    { method: 'post', path: '/broadcasts', operationId: 'createBroadcast', summary: 'Create a broadcast (a draft, or sent at once with `send`)', tags, permission: 'full_access', body: CreateBroadcastBodySchema, responses: { 201: BroadcastSentSchema }, examples: { request: CREATE_BROADCAST_REQUEST, response: BROADCAST_SENT } },
+    {
+      method: 'post',
+      path: '/broadcasts',
+      operationId: 'createBroadcast',
+      summary: 'Create a broadcast (a draft, or sent at once with `send`)',
+      tags,
+      permission: 'full_access',
+      body: CreateBroadcastBodySchema,
+      responses: { 201: BroadcastSentSchema },
+      examples: { request: CREATE_BROADCAST_REQUEST, response: BROADCAST_SENT },
+    },
     async ({ input: { body }, auth, deps }) => {
       const fields = fieldsOf(body);
-      const broadcast = await createBroadcast(deps, auth, { ...fields, segmentId: fields.segmentId!, from: fields.from!, subject: fields.subject! });
+      const broadcast = await createBroadcast(deps, auth, {
+        ...fields,
+        segmentId: fields.segmentId!,
+        from: fields.from!,
+        subject: fields.subject!,
+      });
       if (!body.send) return presentBroadcastSent(broadcast.id, null);
       try {
-        return presentBroadcastSent(broadcast.id, await sendBroadcast(deps, auth, broadcast.id, body.scheduled_at ?? null));
+        return presentBroadcastSent(
+          broadcast.id,
+          await sendBroadcast(deps, auth, broadcast.id, body.scheduled_at ?? null),
+        );
       } catch (err) {
         // Refused sends (too large, no body) leave nothing behind.
         await deleteBroadcast(deps, auth.teamId, broadcast.id);
@@ -46,34 +82,118 @@ export const broadcastRoutes = [
     },
   ),
   defineRoute(
-    { method: 'get', path: '/broadcasts', operationId: 'listBroadcasts', summary: 'List broadcasts, newest first', tags, permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(BroadcastListItemSchema) }, examples: { response: exampleList(BROADCAST_LIST_ITEM) } },
-    async ({ input: { query }, auth, deps }) => presentList(await listBroadcasts(deps, auth.teamId, query), presentBroadcastListItem),
+    {
+      method: 'get',
+      path: '/broadcasts',
+      operationId: 'listBroadcasts',
+      summary: 'List broadcasts, newest first',
+      tags,
+      permission: 'full_access',
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(BroadcastListItemSchema) },
+      examples: { response: exampleList(BROADCAST_LIST_ITEM) },
+    },
+    async ({ input: { query }, auth, deps }) =>
+      presentList(await listBroadcasts(deps, auth.teamId, query), presentBroadcastListItem),
   ),
   defineRoute(
-    { method: 'get', path: '/broadcasts/:id', operationId: 'getBroadcast', summary: 'Retrieve a broadcast with its progress', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: BroadcastSchema }, examples: { response: BROADCAST } },
+    {
+      method: 'get',
+      path: '/broadcasts/:id',
+      operationId: 'getBroadcast',
+      summary: 'Retrieve a broadcast with its progress',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: BroadcastSchema },
+      examples: { response: BROADCAST },
+    },
     async ({ input: { params }, auth, deps }) => presentBroadcast(await getBroadcast(deps, auth.teamId, params.id)),
   ),
   defineRoute(
-    { method: 'patch', path: '/broadcasts/:id', operationId: 'updateBroadcast', summary: 'Change a draft broadcast', tags, permission: 'full_access', params: IdParamSchema, body: UpdateBroadcastBodySchema, responses: { 200: BroadcastRefSchema }, examples: { request: { subject: 'What shipped in November at Acme' }, response: BROADCAST_REF } },
-    async ({ input: { params, body }, auth, deps }) => ({ object: 'broadcast' as const, id: (await updateBroadcast(deps, auth, params.id, fieldsOf(body))).id }),
+    {
+      method: 'patch',
+      path: '/broadcasts/:id',
+      operationId: 'updateBroadcast',
+      summary: 'Change a draft broadcast',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      body: UpdateBroadcastBodySchema,
+      responses: { 200: BroadcastRefSchema },
+      examples: { request: { subject: 'What shipped in November at Acme' }, response: BROADCAST_REF },
+    },
+    async ({ input: { params, body }, auth, deps }) => ({
+      object: 'broadcast' as const,
+      id: (await updateBroadcast(deps, auth, params.id, fieldsOf(body))).id,
+    }),
   ),
   defineRoute(
-    { method: 'delete', path: '/broadcasts/:id', operationId: 'deleteBroadcast', summary: 'Delete a draft or finished broadcast (its emails stay)', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedBroadcastSchema }, examples: { response: { ...BROADCAST_REF, deleted: true } } },
+    {
+      method: 'delete',
+      path: '/broadcasts/:id',
+      operationId: 'deleteBroadcast',
+      summary: 'Delete a draft or finished broadcast (its emails stay)',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: DeletedBroadcastSchema },
+      examples: { response: { ...BROADCAST_REF, deleted: true } },
+    },
     async ({ input: { params }, auth, deps }) => {
       await deleteBroadcast(deps, auth.teamId, params.id);
       return { object: 'broadcast' as const, id: params.id, deleted: true as const };
     },
   ),
   defineRoute(
-    { method: 'post', path: '/broadcasts/:id/send', operationId: 'sendBroadcast', summary: 'Send a draft broadcast now or at `scheduled_at`', tags, permission: 'full_access', params: IdParamSchema, body: SendBroadcastBodySchema, responses: { 200: BroadcastSentSchema }, examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: BROADCAST_SENT } },
-    async ({ input: { params, body }, auth, deps }) => presentBroadcastSent(params.id, await sendBroadcast(deps, auth, params.id, body.scheduled_at ?? null)),
+    {
+      method: 'post',
+      path: '/broadcasts/:id/send',
+      operationId: 'sendBroadcast',
+      summary: 'Send a draft broadcast now or at `scheduled_at`',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      body: SendBroadcastBodySchema,
+      responses: { 200: BroadcastSentSchema },
+      examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: BROADCAST_SENT },
+    },
+    async ({ input: { params, body }, auth, deps }) =>
+      presentBroadcastSent(params.id, await sendBroadcast(deps, auth, params.id, body.scheduled_at ?? null)),
   ),
   defineRoute(
-    { method: 'post', path: '/broadcasts/:id/cancel', operationId: 'cancelBroadcast', summary: 'Cancel a scheduled or sending broadcast', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: CanceledBroadcastSchema }, examples: { response: { ...BROADCAST_REF, canceled_remaining: 469 } } },
-    async ({ input: { params }, auth, deps }) => ({ object: 'broadcast' as const, id: params.id, canceled_remaining: (await cancelBroadcast(deps, auth.teamId, params.id)).canceledRemaining }),
+    {
+      method: 'post',
+      path: '/broadcasts/:id/cancel',
+      operationId: 'cancelBroadcast',
+      summary: 'Cancel a scheduled or sending broadcast',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: CanceledBroadcastSchema },
+      examples: { response: { ...BROADCAST_REF, canceled_remaining: 469 } },
+    },
+    async ({ input: { params }, auth, deps }) => ({
+      object: 'broadcast' as const,
+      id: params.id,
+      canceled_remaining: (await cancelBroadcast(deps, auth.teamId, params.id)).canceledRemaining,
+    }),
   ),
   defineRoute(
-    { method: 'post', path: '/broadcasts/:id/duplicate', operationId: 'duplicateBroadcast', summary: 'Copy a broadcast into a new draft', tags, permission: 'full_access', params: IdParamSchema, responses: { 200: BroadcastRefSchema }, examples: { response: { object: 'broadcast', id: ID.copiedBroadcast } } },
-    async ({ input: { params }, auth, deps }) => ({ object: 'broadcast' as const, id: (await duplicateBroadcast(deps, auth.teamId, params.id)).id }),
+    {
+      method: 'post',
+      path: '/broadcasts/:id/duplicate',
+      operationId: 'duplicateBroadcast',
+      summary: 'Copy a broadcast into a new draft',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: BroadcastRefSchema },
+      examples: { response: { object: 'broadcast', id: ID.copiedBroadcast } },
+    },
+    async ({ input: { params }, auth, deps }) => ({
+      object: 'broadcast' as const,
+      id: (await duplicateBroadcast(deps, auth.teamId, params.id)).id,
+    }),
   ),
 ];

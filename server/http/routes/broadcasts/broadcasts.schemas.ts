@@ -16,7 +16,9 @@ const contentEntries = {
   segment_id: v.optional(UuidSchema),
   audience_id: v.optional(UuidSchema),
   from: v.optional(MailboxSchema),
-  subject: v.optional(v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(998, 'must be at most 998 characters'))),
+  subject: v.optional(
+    v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(998, 'must be at most 998 characters')),
+  ),
   reply_to: v.optional(v.nullable(ReplyToSchema)),
   preview_text: v.optional(v.nullable(v.pipe(LineSchema, v.maxLength(500, 'must be at most 500 characters')))),
   html: v.optional(v.nullable(TextSchema)),
@@ -24,11 +26,18 @@ const contentEntries = {
   topic_id: v.optional(v.nullable(UuidSchema)),
 };
 
-const CreateBroadcastObjectSchema = v.strictObject({ ...contentEntries, send: v.optional(v.boolean()), scheduled_at: v.optional(v.nullable(ScheduledAtSchema)) });
+const CreateBroadcastObjectSchema = v.strictObject({
+  ...contentEntries,
+  send: v.optional(v.boolean()),
+  scheduled_at: v.optional(v.nullable(ScheduledAtSchema)),
+});
 const UpdateBroadcastObjectSchema = v.strictObject(contentEntries);
 
 const oneSegment = <B extends { segment_id?: string; audience_id?: string }>() =>
-  v.check((body: B) => !(body.segment_id && body.audience_id && body.segment_id !== body.audience_id), 'segment_id and audience_id name the same field; give one');
+  v.check(
+    (body: B) => !(body.segment_id && body.audience_id && body.segment_id !== body.audience_id),
+    'segment_id and audience_id name the same field; give one',
+  );
 
 export const CreateBroadcastBodySchema = v.pipe(
   CreateBroadcastObjectSchema,
@@ -40,9 +49,16 @@ export const CreateBroadcastBodySchema = v.pipe(
   v.metadata({ title: 'CreateBroadcastRequest' }),
 );
 
-export const UpdateBroadcastBodySchema = v.pipe(UpdateBroadcastObjectSchema, oneSegment<v.InferOutput<typeof UpdateBroadcastObjectSchema>>(), v.metadata({ title: 'UpdateBroadcastRequest' }));
+export const UpdateBroadcastBodySchema = v.pipe(
+  UpdateBroadcastObjectSchema,
+  oneSegment<v.InferOutput<typeof UpdateBroadcastObjectSchema>>(),
+  v.metadata({ title: 'UpdateBroadcastRequest' }),
+);
 
-export const SendBroadcastBodySchema = v.optional(v.strictObject({ scheduled_at: v.optional(v.nullable(ScheduledAtSchema)) }), {});
+export const SendBroadcastBodySchema = v.optional(
+  v.strictObject({ scheduled_at: v.optional(v.nullable(ScheduledAtSchema)) }),
+  {},
+);
 
 const WarningSchema = v.object({ code: v.picklist(['paced', 'queued_behind']), days: v.number(), message: v.string() });
 
@@ -84,5 +100,13 @@ export const BroadcastSchema = v.object({
 });
 
 export const BroadcastRefSchema = v.object({ object: v.literal('broadcast'), id: UuidSchema });
-export const DeletedBroadcastSchema = v.object({ object: v.literal('broadcast'), id: UuidSchema, deleted: v.literal(true) });
-export const CanceledBroadcastSchema = v.object({ object: v.literal('broadcast'), id: UuidSchema, canceled_remaining: v.number() });
+export const DeletedBroadcastSchema = v.object({
+  object: v.literal('broadcast'),
+  id: UuidSchema,
+  deleted: v.literal(true),
+});
+export const CanceledBroadcastSchema = v.object({
+  object: v.literal('broadcast'),
+  id: UuidSchema,
+  canceled_remaining: v.number(),
+});

@@ -10,6 +10,9 @@ export const CONTACT_PROPERTY_LIST_ITEM: v.InferInput<typeof ContactPropertyList
   created_at: CREATED_AT,
 };
 
-export const CONTACT_PROPERTY: v.InferInput<typeof ContactPropertySchema> = { object: 'contact_property', ...CONTACT_PROPERTY_LIST_ITEM };
+export const CONTACT_PROPERTY: v.InferInput<typeof ContactPropertySchema> = {
+  object: 'contact_property',
+  ...CONTACT_PROPERTY_LIST_ITEM,
+};
 
 export const CONTACT_PROPERTY_REF = { object: 'contact_property', id: ID.contactProperty } as const;

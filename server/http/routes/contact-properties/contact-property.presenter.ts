@@ -8,4 +8,7 @@ export const presentContactPropertyListItem = (property: IContactProperty) => ({
   created_at: property.createdAt.toISOString(),
 });
 
-export const presentContactProperty = (property: IContactProperty) => ({ object: 'contact_property' as const, ...presentContactPropertyListItem(property) });
+export const presentContactProperty = (property: IContactProperty) => ({
+  object: 'contact_property' as const,
+  ...presentContactPropertyListItem(property),
+});

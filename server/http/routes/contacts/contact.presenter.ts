@@ -3,7 +3,12 @@ import type { ContactRecord } from '../../../services/contacts/contact-records.j
 
 export const presentContactRef = (id: string) => ({ object: 'contact' as const, id });
 
-export const presentDeletedContact = (id: string) => ({ object: 'contact' as const, id, contact: id, deleted: true as const });
+export const presentDeletedContact = (id: string) => ({
+  object: 'contact' as const,
+  id,
+  contact: id,
+  deleted: true as const,
+});
 
 export const presentContactTopic = (topic: ContactTopicState) => ({
   id: topic.id,
@@ -28,9 +33,18 @@ export function presentContactListItem(contact: ContactWithFacets) {
   };
 }
 
-export const presentContact = (contact: ContactWithFacets) => ({ object: 'contact' as const, ...presentContactListItem(contact), properties: contact.propertyValues ?? {} });
+export const presentContact = (contact: ContactWithFacets) => ({
+  object: 'contact' as const,
+  ...presentContactListItem(contact),
+  properties: contact.propertyValues ?? {},
+});
 
-export const presentContactSegment = (contactId: string, segmentId: string) => ({ object: 'contact_segment' as const, id: segmentId, contact_id: contactId, segment_id: segmentId });
+export const presentContactSegment = (contactId: string, segmentId: string) => ({
+  object: 'contact_segment' as const,
+  id: segmentId,
+  contact_id: contactId,
+  segment_id: segmentId,
+});
 
 export const presentContactTopics = (contact: ContactRecord, topics: ContactTopicState[]) => ({
   object: 'contact_topics' as const,

@@ -10,7 +10,10 @@ export function presentDomainListItem(domain: IDomain) {
     open_tracking: domain.openTracking,
     click_tracking: domain.clickTracking,
     tracking_subdomain: domain.trackingSubdomain,
-    capabilities: { sending: 'enabled' as const, receiving: domain.receiving ? ('enabled' as const) : ('disabled' as const) },
+    capabilities: {
+      sending: 'enabled' as const,
+      receiving: domain.receiving ? ('enabled' as const) : ('disabled' as const),
+    },
   };
 }
 
@@ -19,10 +22,22 @@ export function presentDomainRecord({ required: _required, ...record }: DomainRe
   return record;
 }
 
-export const presentDomain = (domain: IDomain) => ({ object: 'domain' as const, ...presentDomainListItem(domain), records: domain.records.map(presentDomainRecord) });
+export const presentDomain = (domain: IDomain) => ({
+  object: 'domain' as const,
+  ...presentDomainListItem(domain),
+  records: domain.records.map(presentDomainRecord),
+});
 
 export const presentDomainRef = (domain: Pick<IDomain, 'id'>) => ({ object: 'domain' as const, id: domain.id });
 
-export const presentVerifiedDomain = (domain: Pick<IDomain, 'id' | 'status'>) => ({ object: 'domain' as const, id: domain.id, status: domain.status });
+export const presentVerifiedDomain = (domain: Pick<IDomain, 'id' | 'status'>) => ({
+  object: 'domain' as const,
+  id: domain.id,
+  status: domain.status,
+});
 
-export const presentDeletedDomain = (domain: Pick<IDomain, 'id'>) => ({ object: 'domain' as const, id: domain.id, deleted: true as const });
+export const presentDeletedDomain = (domain: Pick<IDomain, 'id'>) => ({
+  object: 'domain' as const,
+  id: domain.id,
+  deleted: true as const,
+});

@@ -22,10 +22,31 @@ export const NEW_DOMAIN: v.InferInput<typeof DomainSchema> = {
   ...DOMAIN_LIST_ITEM,
   status: 'pending',
   records: [
-    { record: 'DKIM', name: 'postlane._domainkey.acme.dev', type: 'TXT', ttl: 'Auto', status: 'not_started', value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAw3x…IDAQAB' },
+    {
+      record: 'DKIM',
+      name: 'postlane._domainkey.acme.dev',
+      type: 'TXT',
+      ttl: 'Auto',
+      status: 'not_started',
+      value: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAw3x…IDAQAB',
+    },
     { record: 'SPF', name: 'acme.dev', type: 'TXT', ttl: 'Auto', status: 'not_started', value: 'v=spf1 a ~all' },
-    { record: 'DMARC', name: '_dmarc.acme.dev', type: 'TXT', ttl: 'Auto', status: 'not_started', value: 'v=DMARC1; p=none;' },
-    { record: 'Tracking', name: 'links.acme.dev', type: 'CNAME', ttl: 'Auto', status: 'not_started', value: 'mail.acme.dev' },
+    {
+      record: 'DMARC',
+      name: '_dmarc.acme.dev',
+      type: 'TXT',
+      ttl: 'Auto',
+      status: 'not_started',
+      value: 'v=DMARC1; p=none;',
+    },
+    {
+      record: 'Tracking',
+      name: 'links.acme.dev',
+      type: 'CNAME',
+      ttl: 'Auto',
+      status: 'not_started',
+      value: 'mail.acme.dev',
+    },
   ],
 };
 

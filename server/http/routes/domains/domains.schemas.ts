@@ -4,8 +4,13 @@ import { LineSchema, TimestampSchema, UuidSchema } from '../../schemas/common.sc
 
 const TrackingSubdomainSchema = v.pipe(
   v.string(),
-  v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label of lower-case letters, digits and hyphens, like `links`'),
-  v.metadata({ description: 'Subdomain that tracked links and the open pixel use; its CNAME is required while tracking is on.' }),
+  v.regex(
+    /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/,
+    'must be one DNS label of lower-case letters, digits and hyphens, like `links`',
+  ),
+  v.metadata({
+    description: 'Subdomain that tracked links and the open pixel use; its CNAME is required while tracking is on.',
+  }),
 );
 
 const CapabilityStatusSchema = v.picklist(['enabled', 'disabled']);
@@ -13,7 +18,15 @@ const CapabilityStatusSchema = v.picklist(['enabled', 'disabled']);
 /** `sending` is always on (other values are refused); `receiving` turns the inbound listener's acceptance and the `Receiving` MX record on or off. */
 const CapabilitiesInputSchema = v.strictObject({
   sending: v.optional(v.picklist(['enabled'], 'sending is always enabled')),
-  receiving: v.optional(v.pipe(CapabilityStatusSchema, v.metadata({ description: 'Receive mail for this domain (once verified) through the inbound SMTP listener; adds the `Receiving` MX record.' }))),
+  receiving: v.optional(
+    v.pipe(
+      CapabilityStatusSchema,
+      v.metadata({
+        description:
+          'Receive mail for this domain (once verified) through the inbound SMTP listener; adds the `Receiving` MX record.',
+      }),
+    ),
+  ),
 });
 
 /** What can be set at creation and changed later. */
@@ -27,14 +40,24 @@ const settingsFields = {
 export const CreateDomainBodySchema = v.pipe(
   v.strictObject({
     name: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(253, 'must be at most 253 characters')),
-    region: v.optional(v.pipe(v.string(), v.metadata({ description: 'A region some configured provider serves; defaults to POSTLANE_DEFAULT_REGION. One per domain.' }))),
+    region: v.optional(
+      v.pipe(
+        v.string(),
+        v.metadata({
+          description: 'A region some configured provider serves; defaults to POSTLANE_DEFAULT_REGION. One per domain.',
+        }),
+      ),
+    ),
     ...settingsFields,
   }),
   v.metadata({ title: 'CreateDomainRequest' }),
 );
 
 /** Only tracking and receiving can change; `tls`, `region` and anything else are refused with 422. */
-export const UpdateDomainBodySchema = v.pipe(v.strictObject(settingsFields), v.metadata({ title: 'UpdateDomainRequest' }));
+export const UpdateDomainBodySchema = v.pipe(
+  v.strictObject(settingsFields),
+  v.metadata({ title: 'UpdateDomainRequest' }),
+);
 
 export const DomainRecordSchema = v.pipe(
   v.object({
@@ -45,7 +68,14 @@ export const DomainRecordSchema = v.pipe(
     status: v.picklist(RECORD_STATUSES),
     value: v.string(),
     priority: v.optional(v.number()),
-    live: v.optional(v.pipe(v.string(), v.metadata({ description: '`found`, or what DNS answers instead: `missing`, `no answer`, or the values published.' }))),
+    live: v.optional(
+      v.pipe(
+        v.string(),
+        v.metadata({
+          description: '`found`, or what DNS answers instead: `missing`, `no answer`, or the values published.',
+        }),
+      ),
+    ),
     detail: v.optional(v.string()),
     inherited_from: v.optional(v.string()),
     policy: v.optional(v.string()),
@@ -69,10 +99,17 @@ const domainFields = {
 
 export const DomainListItemSchema = v.pipe(v.object(domainFields), v.metadata({ title: 'DomainListItem' }));
 
-export const DomainSchema = v.pipe(v.object({ object: v.literal('domain'), ...domainFields, records: v.array(DomainRecordSchema) }), v.metadata({ title: 'Domain' }));
+export const DomainSchema = v.pipe(
+  v.object({ object: v.literal('domain'), ...domainFields, records: v.array(DomainRecordSchema) }),
+  v.metadata({ title: 'Domain' }),
+);
 
 export const DomainRefSchema = v.object({ object: v.literal('domain'), id: UuidSchema });
 
-export const VerifiedDomainSchema = v.object({ object: v.literal('domain'), id: UuidSchema, status: v.picklist(DOMAIN_STATUSES) });
+export const VerifiedDomainSchema = v.object({
+  object: v.literal('domain'),
+  id: UuidSchema,
+  status: v.picklist(DOMAIN_STATUSES),
+});
 
 export const DeletedDomainSchema = v.object({ object: v.literal('domain'), id: UuidSchema, deleted: v.literal(true) });

@@ -1,7 +1,10 @@
 import type { SignedDownload } from '../../../services/downloads/download-token.js';
 import type { DownloadableAttachment } from '../../../services/downloads/downloadable.js';
 
-export const presentDownload = (download: SignedDownload) => ({ download_url: download.url, expires_at: download.expiresAt.toISOString() });
+export const presentDownload = (download: SignedDownload) => ({
+  download_url: download.url,
+  expires_at: download.expiresAt.toISOString(),
+});
 
 export function presentAttachmentListItem(attachment: DownloadableAttachment) {
   return {
@@ -15,4 +18,7 @@ export function presentAttachmentListItem(attachment: DownloadableAttachment) {
   };
 }
 
-export const presentAttachment = (attachment: DownloadableAttachment) => ({ object: 'attachment' as const, ...presentAttachmentListItem(attachment) });
+export const presentAttachment = (attachment: DownloadableAttachment) => ({
+  object: 'attachment' as const,
+  ...presentAttachmentListItem(attachment),
+});

@@ -24,5 +24,11 @@ export function presentEmailListItem(email: IEmail) {
 }
 
 export function presentEmail(email: IEmail) {
-  return { object: 'email' as const, ...presentEmailListItem(email), html: email.html ?? null, text: email.text ?? null, tags: email.tags };
+  return {
+    object: 'email' as const,
+    ...presentEmailListItem(email),
+    html: email.html ?? null,
+    text: email.text ?? null,
+    tags: email.tags,
+  };
 }

@@ -1,6 +1,12 @@
 import type * as v from 'valibot';
 import { CREATED_AT, ID, RECIPIENT, SENDER, SUPPORT } from '../../examples.js';
-import type { AttachmentListItemSchema, BatchEmailSchema, EmailListItemSchema, EmailSchema, SendEmailBodySchema } from './emails.schemas.js';
+import type {
+  AttachmentListItemSchema,
+  BatchEmailSchema,
+  EmailListItemSchema,
+  EmailSchema,
+  SendEmailBodySchema,
+} from './emails.schemas.js';
 
 const SUBJECT = 'Your order #1042 has shipped';
 const HTML = '<p>Hi Jane, your order <strong>#1042</strong> is on its way.</p>';
@@ -20,7 +26,11 @@ export const SEND_EMAIL_REQUEST: v.InferInput<typeof SendEmailBodySchema> = {
 /** A batch item: the same shape without attachments; the second one uses a published template. */
 export const BATCH_EMAILS: v.InferInput<typeof BatchEmailSchema>[] = [
   { from: SENDER, to: RECIPIENT.email, subject: SUBJECT, html: HTML },
-  { from: SENDER, to: 'sam.lee@example.com', template: { id: 'order-shipped', variables: { first_name: 'Sam', order_number: 1043 } } },
+  {
+    from: SENDER,
+    to: 'sam.lee@example.com',
+    template: { id: 'order-shipped', variables: { first_name: 'Sam', order_number: 1043 } },
+  },
 ];
 
 export const EMAIL_LIST_ITEM: v.InferInput<typeof EmailListItemSchema> = {
@@ -37,7 +47,13 @@ export const EMAIL_LIST_ITEM: v.InferInput<typeof EmailListItemSchema> = {
   message_id: `<${ID.email}@acme.dev>`,
 };
 
-export const EMAIL: v.InferInput<typeof EmailSchema> = { object: 'email', ...EMAIL_LIST_ITEM, html: HTML, text: TEXT, tags: TAGS };
+export const EMAIL: v.InferInput<typeof EmailSchema> = {
+  object: 'email',
+  ...EMAIL_LIST_ITEM,
+  html: HTML,
+  text: TEXT,
+  tags: TAGS,
+};
 
 export const EMAIL_REF = { object: 'email', id: ID.email } as const;
 

@@ -7,7 +7,13 @@ import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmailAttachments } from '../../../services/emails/list-email-attachments.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
-import { type BatchItem, type SendEmailInput, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
+import {
+  type BatchItem,
+  type SendEmailInput,
+  type SentEmails,
+  sendEmail,
+  sendEmails,
+} from '../../../services/emails/send-email.js';
 import { idempotentAnswer } from '../../middleware/idempotency.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { exampleList, ID } from '../../examples.js';
@@ -15,8 +21,21 @@ import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
 import { presentAttachment, presentAttachmentListItem } from './attachment.presenter.js';
-import { BATCH_EMAILS, EMAIL, EMAIL_ATTACHMENT, EMAIL_LIST_ITEM, EMAIL_REF, SEND_EMAIL_REQUEST } from './emails.examples.js';
-import { presentDeletedEmail, presentEmail, presentEmailListItem, presentEmailObjectRef, presentEmailRef } from './email.presenter.js';
+import {
+  BATCH_EMAILS,
+  EMAIL,
+  EMAIL_ATTACHMENT,
+  EMAIL_LIST_ITEM,
+  EMAIL_REF,
+  SEND_EMAIL_REQUEST,
+} from './emails.examples.js';
+import {
+  presentDeletedEmail,
+  presentEmail,
+  presentEmailListItem,
+  presentEmailObjectRef,
+  presentEmailRef,
+} from './email.presenter.js';
 import {
   AttachmentListItemSchema,
   AttachmentObjectSchema,
@@ -40,10 +59,24 @@ import {
 /** The wire's snake_case request, as the sending service takes it. */
 function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
   return {
-    from: body.from, to: body.to, cc: body.cc ?? [], bcc: body.bcc ?? [], replyTo: body.reply_to ?? [],
-    subject: body.subject ?? null, html: body.html, text: body.text, headers: body.headers ?? {}, tags: body.tags ?? [], scheduledAt: body.scheduled_at ?? null,
-    topicId: body.topic_id ?? null, template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
-    attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({ filename: a.filename, contentType: a.content_type ?? null, content: a.content })),
+    from: body.from,
+    to: body.to,
+    cc: body.cc ?? [],
+    bcc: body.bcc ?? [],
+    replyTo: body.reply_to ?? [],
+    subject: body.subject ?? null,
+    html: body.html,
+    text: body.text,
+    headers: body.headers ?? {},
+    tags: body.tags ?? [],
+    scheduledAt: body.scheduled_at ?? null,
+    topicId: body.topic_id ?? null,
+    template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
+    attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({
+      filename: a.filename,
+      contentType: a.content_type ?? null,
+      content: a.content,
+    })),
   };
 }
 
@@ -63,16 +96,33 @@ function validateBatch(items: unknown[], mode: 'strict' | 'permissive') {
 export const emailRoutes = [
   defineRoute(
     {
-      method: 'post', path: '/emails', operationId: 'sendEmail', summary: 'Send an email', tags: ['Emails'],
-      permission: 'sending_access', body: SendEmailBodySchema, largeBody: true, idempotent: true, responses: { 200: EmailRefSchema },
+      method: 'post',
+      path: '/emails',
+      operationId: 'sendEmail',
+      summary: 'Send an email',
+      tags: ['Emails'],
+      permission: 'sending_access',
+      body: SendEmailBodySchema,
+      largeBody: true,
+      idempotent: true,
+      responses: { 200: EmailRefSchema },
       examples: { request: SEND_EMAIL_REQUEST, response: { id: ID.email } },
     },
-    async ({ input: { body }, auth, deps, ctx }) => presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body), idempotentAnswer(ctx, presentEmailRef))),
+    async ({ input: { body }, auth, deps, ctx }) =>
+      presentEmailRef(await sendEmail(deps, auth, toSendEmailInput(body), idempotentAnswer(ctx, presentEmailRef))),
   ),
   defineRoute(
     {
-      method: 'post', path: '/emails/batch', operationId: 'sendBatch', summary: 'Send up to 100 emails at once, all or none', tags: ['Emails'],
-      permission: 'sending_access', body: SendBatchBodySchema, largeBody: true, idempotent: true, responses: { 200: SentBatchSchema },
+      method: 'post',
+      path: '/emails/batch',
+      operationId: 'sendBatch',
+      summary: 'Send up to 100 emails at once, all or none',
+      tags: ['Emails'],
+      permission: 'sending_access',
+      body: SendBatchBodySchema,
+      largeBody: true,
+      idempotent: true,
+      responses: { 200: SentBatchSchema },
       examples: { request: BATCH_EMAILS, response: { data: [{ id: ID.email }, { id: ID.otherEmail }] } },
     },
     async ({ input: { body }, auth, deps, ctx }) => {
@@ -81,7 +131,9 @@ export const emailRoutes = [
       const { accepted, errors } = validateBatch(body, mode.output);
       const present = ({ sent, refused }: SentEmails) => {
         if (mode.output === 'strict') return { data: sent.map(presentEmailRef) };
-        const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort((a, b) => a.index - b.index);
+        const allErrors = [...errors, ...refused.map(({ index, error }) => ({ index, message: error.message }))].sort(
+          (a, b) => a.index - b.index,
+        );
         return { data: sent.map(presentEmailRef), errors: allErrors };
       };
       return present(await sendEmails(deps, auth, accepted, mode.output, idempotentAnswer(ctx, present)));
@@ -89,8 +141,15 @@ export const emailRoutes = [
   ),
   defineRoute(
     {
-      method: 'patch', path: '/emails/:id', operationId: 'updateEmail', summary: 'Reschedule a scheduled email', tags: ['Emails'],
-      permission: 'sending_access', params: IdParamSchema, body: RescheduleEmailBodySchema, responses: { 200: EmailObjectRefSchema },
+      method: 'patch',
+      path: '/emails/:id',
+      operationId: 'updateEmail',
+      summary: 'Reschedule a scheduled email',
+      tags: ['Emails'],
+      permission: 'sending_access',
+      params: IdParamSchema,
+      body: RescheduleEmailBodySchema,
+      responses: { 200: EmailObjectRefSchema },
       examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: EMAIL_REF },
     },
     async ({ input: { params, body }, auth, deps }) => {
@@ -100,8 +159,14 @@ export const emailRoutes = [
   ),
   defineRoute(
     {
-      method: 'post', path: '/emails/:id/cancel', operationId: 'cancelEmail', summary: 'Cancel a scheduled email', tags: ['Emails'],
-      permission: 'sending_access', params: IdParamSchema, responses: { 200: EmailObjectRefSchema },
+      method: 'post',
+      path: '/emails/:id/cancel',
+      operationId: 'cancelEmail',
+      summary: 'Cancel a scheduled email',
+      tags: ['Emails'],
+      permission: 'sending_access',
+      params: IdParamSchema,
+      responses: { 200: EmailObjectRefSchema },
       examples: { response: EMAIL_REF },
     },
     async ({ input: { params }, auth, deps }) => {
@@ -111,24 +176,43 @@ export const emailRoutes = [
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails', operationId: 'listEmails', summary: 'List sent emails, newest first', tags: ['Emails'],
-      permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(EmailListItemSchema) },
+      method: 'get',
+      path: '/emails',
+      operationId: 'listEmails',
+      summary: 'List sent emails, newest first',
+      tags: ['Emails'],
+      permission: 'full_access',
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(EmailListItemSchema) },
       examples: { response: exampleList(EMAIL_LIST_ITEM) },
     },
-    async ({ input: { query }, auth, deps }) => presentList(await listEmails(deps, auth.teamId, query), presentEmailListItem),
+    async ({ input: { query }, auth, deps }) =>
+      presentList(await listEmails(deps, auth.teamId, query), presentEmailListItem),
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/:id', operationId: 'getEmail', summary: 'Retrieve a single email', tags: ['Emails'],
-      permission: 'full_access', params: IdParamSchema, responses: { 200: EmailSchema },
+      method: 'get',
+      path: '/emails/:id',
+      operationId: 'getEmail',
+      summary: 'Retrieve a single email',
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: EmailSchema },
       examples: { response: EMAIL },
     },
     async ({ input: { params }, auth, deps }) => presentEmail(await getEmail(deps, auth.teamId, params.id)),
   ),
   defineRoute(
     {
-      method: 'delete', path: '/emails/:id', operationId: 'deleteEmail', summary: 'Delete an email and everything stored with it', tags: ['Emails'],
-      permission: 'full_access', params: IdParamSchema, responses: { 200: DeletedEmailSchema },
+      method: 'delete',
+      path: '/emails/:id',
+      operationId: 'deleteEmail',
+      summary: 'Delete an email and everything stored with it',
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: DeletedEmailSchema },
       examples: { response: { ...EMAIL_REF, deleted: true } },
     },
     async ({ input: { params }, auth, deps }) => {
@@ -138,18 +222,33 @@ export const emailRoutes = [
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/:email_id/attachments', operationId: 'listEmailAttachments', summary: "List a sent email's attachments, with download URLs", tags: ['Emails'],
-      permission: 'full_access', params: EmailIdParamSchema, query: PaginationQuerySchema, responses: { 200: listOf(AttachmentListItemSchema) },
+      method: 'get',
+      path: '/emails/:email_id/attachments',
+      operationId: 'listEmailAttachments',
+      summary: "List a sent email's attachments, with download URLs",
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: EmailIdParamSchema,
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(AttachmentListItemSchema) },
       examples: { response: exampleList(EMAIL_ATTACHMENT) },
     },
-    async ({ input: { params, query }, auth, deps }) => presentList(await listEmailAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
+    async ({ input: { params, query }, auth, deps }) =>
+      presentList(await listEmailAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/:email_id/attachments/:id', operationId: 'getEmailAttachment', summary: "Retrieve one of a sent email's attachments, with a download URL", tags: ['Emails'],
-      permission: 'full_access', params: EmailAttachmentParamSchema, responses: { 200: AttachmentObjectSchema },
+      method: 'get',
+      path: '/emails/:email_id/attachments/:id',
+      operationId: 'getEmailAttachment',
+      summary: "Retrieve one of a sent email's attachments, with a download URL",
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: EmailAttachmentParamSchema,
+      responses: { 200: AttachmentObjectSchema },
       examples: { response: { object: 'attachment', ...EMAIL_ATTACHMENT } },
     },
-    async ({ input: { params }, auth, deps }) => presentAttachment(await getEmailAttachment(deps, auth.teamId, params.email_id, params.id)),
+    async ({ input: { params }, auth, deps }) =>
+      presentAttachment(await getEmailAttachment(deps, auth.teamId, params.email_id, params.id)),
   ),
 ];

@@ -47,7 +47,9 @@ export const HeadersSchema = v.pipe(
     const pair = refuseUnsubscribePair(dataset.value);
     if (pair) addIssue({ message: pair });
   }),
-  v.metadata({ description: 'Custom headers: any `X-` header (but `X-Resend-*` and `X-Postlane-*`), and a few named ones.' }),
+  v.metadata({
+    description: 'Custom headers: any `X-` header (but `X-Resend-*` and `X-Postlane-*`), and a few named ones.',
+  }),
 );
 
 /** Decoded bytes across all attachments of one email; the request body limit applies too. */
@@ -61,7 +63,9 @@ const AttachmentSchema = v.strictObject({
   content_id: v.optional(v.never('inline attachments (`content_id`) are not supported')),
   filename: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')),
   content: v.pipe(v.string(), v.regex(BASE64, 'must be standard base64')),
-  content_type: v.optional(v.pipe(v.string(), v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type like `application/pdf`'))),
+  content_type: v.optional(
+    v.pipe(v.string(), v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type like `application/pdf`')),
+  ),
 });
 
 const AttachmentsSchema = v.pipe(
@@ -93,7 +97,8 @@ const ISO_TIMESTAMP = v.pipe(v.string(), v.isoTimestamp());
 function isoDateOrNull(value: string): Date | null {
   const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, day));
-  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return null;
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day)
+    return null;
   return new Date(value);
 }
 
@@ -111,19 +116,31 @@ export const ScheduledAtSchema = v.pipe(
       : chrono.parseDate(dataset.value, { instant: new Date(), timezone: 'UTC' }, { forwardDate: true });
     // Before 1970 is no schedule anyone means (and year 0 is not a date Postgres stores).
     if (!at || Number.isNaN(at.getTime()) || at.getTime() < 0) {
-      addIssue({ message: 'must be an ISO 8601 date and time with a time zone (2026-12-01T09:00:00Z) or a phrase like "in 1 hour"' });
+      addIssue({
+        message:
+          'must be an ISO 8601 date and time with a time zone (2026-12-01T09:00:00Z) or a phrase like "in 1 hour"',
+      });
       return NEVER;
     }
     return at;
   }),
-  v.check((at) => at.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`),
+  v.check(
+    (at) => at.getTime() <= Date.now() + MAX_SCHEDULE_DAYS * 86_400_000,
+    `must be at most ${MAX_SCHEDULE_DAYS} days ahead`,
+  ),
 );
 
 const TemplateRefSchema = v.strictObject({
   id: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(256, 'must be at most 256 characters')),
   variables: v.optional(
     v.pipe(
-      v.record(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,49}$/, 'variable names are letters, digits and underscores')), v.union([v.string(), v.number()], 'variable values are strings or numbers')),
+      v.record(
+        v.pipe(
+          v.string(),
+          v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,49}$/, 'variable names are letters, digits and underscores'),
+        ),
+        v.union([v.string(), v.number()], 'variable values are strings or numbers'),
+      ),
       v.check((variables) => Object.keys(variables).length <= 50, 'must hold at most 50 variables'),
     ),
     {},
@@ -131,21 +148,21 @@ const TemplateRefSchema = v.strictObject({
 });
 
 const sendEmailEntries = {
-    from: MailboxSchema,
-    to: MailboxListSchema,
-    cc: optionalList(),
-    bcc: optionalList(),
-    reply_to: optionalList(),
-    /** Required, unless a template gives it (as Resend). */
-    subject: v.optional(v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters'))),
-    html: v.optional(v.nullable(TextSchema), null),
-    text: v.optional(v.nullable(TextSchema), null),
-    headers: v.optional(v.nullable(HeadersSchema), null),
-    attachments: v.optional(v.nullable(AttachmentsSchema), null),
-    tags: v.optional(v.nullable(TagsSchema), null),
-    scheduled_at: v.optional(v.nullable(ScheduledAtSchema), null),
-    topic_id: v.optional(v.nullable(UuidSchema), null),
-    template: v.optional(v.nullable(TemplateRefSchema), null),
+  from: MailboxSchema,
+  to: MailboxListSchema,
+  cc: optionalList(),
+  bcc: optionalList(),
+  reply_to: optionalList(),
+  /** Required, unless a template gives it (as Resend). */
+  subject: v.optional(v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters'))),
+  html: v.optional(v.nullable(TextSchema), null),
+  text: v.optional(v.nullable(TextSchema), null),
+  headers: v.optional(v.nullable(HeadersSchema), null),
+  attachments: v.optional(v.nullable(AttachmentsSchema), null),
+  tags: v.optional(v.nullable(TagsSchema), null),
+  scheduled_at: v.optional(v.nullable(ScheduledAtSchema), null),
+  topic_id: v.optional(v.nullable(UuidSchema), null),
+  template: v.optional(v.nullable(TemplateRefSchema), null),
 };
 
 interface Sendable {
@@ -162,24 +179,47 @@ interface Sendable {
 const sendRules = <T extends Sendable>() =>
   [
     v.check<T, string>((b) => b.to.length > 0, 'to: must name at least one recipient'),
-    v.check<T, string>((b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS, `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`),
+    v.check<T, string>(
+      (b) => b.to.length + (b.cc?.length ?? 0) + (b.bcc?.length ?? 0) <= MAX_RECIPIENTS,
+      `to, cc and bcc together hold at most ${MAX_RECIPIENTS} recipients`,
+    ),
     v.check<T, string>((b) => Boolean(b.html || b.text || b.template), 'provide `html`, `text` or `template`'),
     // Reported as the missing field it is, the way a required one would be.
     v.rawCheck<T>(({ dataset, addIssue }) => {
       if (dataset.typed && dataset.value.subject === undefined && !dataset.value.template) {
-        addIssue({ message: 'required', input: undefined, path: [{ type: 'object', origin: 'value', input: dataset.value as Record<string, unknown>, key: 'subject', value: undefined }] });
+        addIssue({
+          message: 'required',
+          input: undefined,
+          path: [
+            {
+              type: 'object',
+              origin: 'value',
+              input: dataset.value as Record<string, unknown>,
+              key: 'subject',
+              value: undefined,
+            },
+          ],
+        });
       }
     }),
   ] as const;
 
 const SendEmailObjectSchema = v.strictObject(sendEmailEntries);
-export const SendEmailBodySchema = v.pipe(SendEmailObjectSchema, ...sendRules<v.InferOutput<typeof SendEmailObjectSchema>>(), v.metadata({ title: 'SendEmailRequest' }));
+export const SendEmailBodySchema = v.pipe(
+  SendEmailObjectSchema,
+  ...sendRules<v.InferOutput<typeof SendEmailObjectSchema>>(),
+  v.metadata({ title: 'SendEmailRequest' }),
+);
 export type SendEmailBodyOutput = v.InferOutput<typeof SendEmailBodySchema>;
 
 /** One email of a batch: as a single send, without attachments (as Resend's batch). */
 const { attachments: _noAttachments, ...batchEntries } = sendEmailEntries;
 const BatchEmailObjectSchema = v.strictObject(batchEntries);
-export const BatchEmailSchema = v.pipe(BatchEmailObjectSchema, ...sendRules<v.InferOutput<typeof BatchEmailObjectSchema>>(), v.metadata({ title: 'BatchEmail' }));
+export const BatchEmailSchema = v.pipe(
+  BatchEmailObjectSchema,
+  ...sendRules<v.InferOutput<typeof BatchEmailObjectSchema>>(),
+  v.metadata({ title: 'BatchEmail' }),
+);
 export type BatchEmailOutput = v.InferOutput<typeof BatchEmailSchema>;
 
 export const MAX_BATCH = 100;
@@ -189,10 +229,16 @@ export const SendBatchBodySchema = v.pipe(
   v.array(v.unknown(), 'must be an array of emails'),
   v.minLength(1, 'must hold at least one email'),
   v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} emails`),
-  v.metadata({ title: 'SendBatchRequest', description: 'An array of 1 to 100 emails, each shaped like SendEmailRequest without attachments.' }),
+  v.metadata({
+    title: 'SendBatchRequest',
+    description: 'An array of 1 to 100 emails, each shaped like SendEmailRequest without attachments.',
+  }),
 );
 
-export const BatchValidationHeaderSchema = v.optional(v.picklist(['strict', 'permissive'], 'must be strict or permissive'), 'strict');
+export const BatchValidationHeaderSchema = v.optional(
+  v.picklist(['strict', 'permissive'], 'must be strict or permissive'),
+  'strict',
+);
 
 export const SentBatchSchema = v.pipe(
   v.object({
@@ -204,7 +250,10 @@ export const SentBatchSchema = v.pipe(
 
 export const EmailRefSchema = v.object({ id: UuidSchema });
 
-export const RescheduleEmailBodySchema = v.pipe(v.strictObject({ scheduled_at: ScheduledAtSchema }), v.metadata({ title: 'RescheduleEmailRequest' }));
+export const RescheduleEmailBodySchema = v.pipe(
+  v.strictObject({ scheduled_at: ScheduledAtSchema }),
+  v.metadata({ title: 'RescheduleEmailRequest' }),
+);
 
 export const EmailObjectRefSchema = v.object({ object: v.literal('email'), id: UuidSchema });
 
@@ -254,7 +303,13 @@ export const AttachmentListItemSchema = v.pipe(
     content_type: v.string(),
     content_disposition: v.picklist(['inline', 'attachment']),
     content_id: v.optional(v.string()),
-    download_url: v.pipe(v.string(), v.metadata({ description: 'Downloads the bytes without an API key until `expires_at`; afterwards, and for a URL altered in any way, it answers 404. Ask again for a fresh one.' })),
+    download_url: v.pipe(
+      v.string(),
+      v.metadata({
+        description:
+          'Downloads the bytes without an API key until `expires_at`; afterwards, and for a URL altered in any way, it answers 404. Ask again for a fresh one.',
+      }),
+    ),
     expires_at: TimestampSchema,
   }),
   v.metadata({ title: 'AttachmentListItem' }),

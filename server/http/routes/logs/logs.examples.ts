@@ -13,4 +13,9 @@ export const LOG_LIST_ITEM: v.InferInput<typeof LogListItemSchema> = {
   user_agent: 'resend-node:6.4.0',
 };
 
-export const LOG: v.InferInput<typeof LogSchema> = { object: 'log', ...LOG_LIST_ITEM, request_body: SEND_EMAIL_REQUEST, response_body: { id: ID.email } };
+export const LOG: v.InferInput<typeof LogSchema> = {
+  object: 'log',
+  ...LOG_LIST_ITEM,
+  request_body: SEND_EMAIL_REQUEST,
+  response_body: { id: ID.email },
+};

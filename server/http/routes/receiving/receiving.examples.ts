@@ -19,7 +19,16 @@ export const RECEIVED_EMAIL_LIST_ITEM: v.InferInput<typeof ReceivedEmailListItem
   reply_to: [],
   received_for: ['support@acme.dev'],
   message_id: '<CAF3kq1+parcel@mail.example.com>',
-  attachments: [{ id: ID.receivedAttachment, filename: 'parcel.jpg', size: 81234, content_type: 'image/jpeg', content_id: 'parcel-photo', content_disposition: 'inline' }],
+  attachments: [
+    {
+      id: ID.receivedAttachment,
+      filename: 'parcel.jpg',
+      size: 81234,
+      content_type: 'image/jpeg',
+      content_id: 'parcel-photo',
+      content_disposition: 'inline',
+    },
+  ],
 };
 
 export const RECEIVED_EMAIL: v.InferInput<typeof ReceivedEmailSchema> = {
@@ -27,7 +36,13 @@ export const RECEIVED_EMAIL: v.InferInput<typeof ReceivedEmailSchema> = {
   ...RECEIVED_EMAIL_LIST_ITEM,
   html: '<p>The box arrived damaged:</p><img src="data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ…">',
   text: 'The box arrived damaged.',
-  headers: { from: FROM, to: 'support@acme.dev', subject: 'Re: Your order #1042 has shipped', 'in-reply-to': `<${ID.email}@acme.dev>`, date: 'Mon, 2 Nov 2026 14:09:50 +0000' },
+  headers: {
+    from: FROM,
+    to: 'support@acme.dev',
+    subject: 'Re: Your order #1042 has shipped',
+    'in-reply-to': `<${ID.email}@acme.dev>`,
+    date: 'Mon, 2 Nov 2026 14:09:50 +0000',
+  },
   raw: { download_url: 'https://postlane.acme.dev/downloads/dwAAAAFp4Zf_D05sGmsdSj6aUTwtHo9…', expires_at: EXPIRES_AT },
   authentication: {
     spf: { result: 'pass', domain: 'example.com', detail: '192.0.2.10' },
@@ -47,4 +62,3 @@ export const RECEIVED_ATTACHMENT: v.InferInput<typeof AttachmentListItemSchema> 
   download_url: 'https://postlane.acme.dev/downloads/cgAAAAFp4Zf_D05sGmsdSj6aUTwtHo9…',
   expires_at: EXPIRES_AT,
 };
-

@@ -7,7 +7,12 @@ import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
 import { presentAttachment, presentAttachmentListItem } from '../emails/attachment.presenter.js';
-import { AttachmentListItemSchema, AttachmentObjectSchema, EmailAttachmentParamSchema, EmailIdParamSchema } from '../emails/emails.schemas.js';
+import {
+  AttachmentListItemSchema,
+  AttachmentObjectSchema,
+  EmailAttachmentParamSchema,
+  EmailIdParamSchema,
+} from '../emails/emails.schemas.js';
 import { presentReceivedEmail, presentReceivedEmailListItem } from './received-email.presenter.js';
 import { RECEIVED_ATTACHMENT, RECEIVED_EMAIL, RECEIVED_EMAIL_LIST_ITEM } from './receiving.examples.js';
 import { ReceivedEmailListItemSchema, ReceivedEmailQuerySchema, ReceivedEmailSchema } from './receiving.schemas.js';
@@ -16,34 +21,64 @@ import { ReceivedEmailListItemSchema, ReceivedEmailQuerySchema, ReceivedEmailSch
 export const receivingRoutes = [
   defineRoute(
     {
-      method: 'get', path: '/emails/receiving', operationId: 'listReceivedEmails', summary: 'List received emails, newest first', tags: ['Receiving'],
-      permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(ReceivedEmailListItemSchema) },
+      method: 'get',
+      path: '/emails/receiving',
+      operationId: 'listReceivedEmails',
+      summary: 'List received emails, newest first',
+      tags: ['Receiving'],
+      permission: 'full_access',
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(ReceivedEmailListItemSchema) },
       examples: { response: exampleList(RECEIVED_EMAIL_LIST_ITEM) },
     },
-    async ({ input: { query }, auth, deps }) => presentList(await listReceivedEmails(deps, auth.teamId, query), presentReceivedEmailListItem),
+    async ({ input: { query }, auth, deps }) =>
+      presentList(await listReceivedEmails(deps, auth.teamId, query), presentReceivedEmailListItem),
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/receiving/:id', operationId: 'getReceivedEmail', summary: 'Retrieve a received email', tags: ['Receiving'],
-      permission: 'full_access', params: IdParamSchema, query: ReceivedEmailQuerySchema, responses: { 200: ReceivedEmailSchema },
+      method: 'get',
+      path: '/emails/receiving/:id',
+      operationId: 'getReceivedEmail',
+      summary: 'Retrieve a received email',
+      tags: ['Receiving'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      query: ReceivedEmailQuerySchema,
+      responses: { 200: ReceivedEmailSchema },
       examples: { response: RECEIVED_EMAIL },
     },
-    async ({ input: { params, query }, auth, deps }) => presentReceivedEmail(await getReceivedEmail(deps, auth.teamId, params.id, query.html_format)),
+    async ({ input: { params, query }, auth, deps }) =>
+      presentReceivedEmail(await getReceivedEmail(deps, auth.teamId, params.id, query.html_format)),
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/receiving/:email_id/attachments', operationId: 'listReceivedAttachments', summary: "List a received email's attachments, with download URLs", tags: ['Receiving'],
-      permission: 'full_access', params: EmailIdParamSchema, query: PaginationQuerySchema, responses: { 200: listOf(AttachmentListItemSchema) },
+      method: 'get',
+      path: '/emails/receiving/:email_id/attachments',
+      operationId: 'listReceivedAttachments',
+      summary: "List a received email's attachments, with download URLs",
+      tags: ['Receiving'],
+      permission: 'full_access',
+      params: EmailIdParamSchema,
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(AttachmentListItemSchema) },
       examples: { response: exampleList(RECEIVED_ATTACHMENT) },
     },
-    async ({ input: { params, query }, auth, deps }) => presentList(await listReceivedAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
+    async ({ input: { params, query }, auth, deps }) =>
+      presentList(await listReceivedAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
   ),
   defineRoute(
     {
-      method: 'get', path: '/emails/receiving/:email_id/attachments/:id', operationId: 'getReceivedAttachment', summary: "Retrieve one of a received email's attachments, with a download URL", tags: ['Receiving'],
-      permission: 'full_access', params: EmailAttachmentParamSchema, responses: { 200: AttachmentObjectSchema },
+      method: 'get',
+      path: '/emails/receiving/:email_id/attachments/:id',
+      operationId: 'getReceivedAttachment',
+      summary: "Retrieve one of a received email's attachments, with a download URL",
+      tags: ['Receiving'],
+      permission: 'full_access',
+      params: EmailAttachmentParamSchema,
+      responses: { 200: AttachmentObjectSchema },
       examples: { response: { object: 'attachment', ...RECEIVED_ATTACHMENT } },
     },
-    async ({ input: { params }, auth, deps }) => presentAttachment(await getReceivedAttachment(deps, auth.teamId, params.email_id, params.id)),
+    async ({ input: { params }, auth, deps }) =>
+      presentAttachment(await getReceivedAttachment(deps, auth.teamId, params.email_id, params.id)),
   ),
 ];

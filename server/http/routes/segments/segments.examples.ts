@@ -2,7 +2,13 @@ import type * as v from 'valibot';
 import { CREATED_AT, ID } from '../../examples.js';
 import type { CreateSegmentBodySchema, SegmentFilterSchema, segmentSchemas } from './segments.schemas.js';
 
-const FILTER: v.InferOutput<typeof SegmentFilterSchema> = { match: 'all', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { field: 'unsubscribed', op: 'eq', value: false }] };
+const FILTER: v.InferOutput<typeof SegmentFilterSchema> = {
+  match: 'all',
+  conditions: [
+    { field: 'properties.plan', op: 'eq', value: 'pro' },
+    { field: 'unsubscribed', op: 'eq', value: false },
+  ],
+};
 
 export const CREATE_SEGMENT_REQUEST: v.InferInput<typeof CreateSegmentBodySchema> = {
   name: 'Pro customers',

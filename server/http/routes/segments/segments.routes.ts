@@ -28,26 +28,81 @@ function segmentRoutesAt(object: 'segment' | 'audience') {
   const schemas = segmentSchemas(object);
   return [
     defineRoute(
-      { method: 'post', path: base, operationId: `create${name}`, summary: `Create ${a} ${object}`, tags, permission: 'full_access', body: CreateSegmentBodySchema, responses: { 201: schemas.created }, examples: { request: CREATE_SEGMENT_REQUEST, response: { object, ...SEGMENT_LIST_ITEM } } },
+      {
+        method: 'post',
+        path: base,
+        operationId: `create${name}`,
+        summary: `Create ${a} ${object}`,
+        tags,
+        permission: 'full_access',
+        body: CreateSegmentBodySchema,
+        responses: { 201: schemas.created },
+        examples: { request: CREATE_SEGMENT_REQUEST, response: { object, ...SEGMENT_LIST_ITEM } },
+      },
       async ({ input: { body }, auth, deps }) => presentSegment(object, await createSegment(deps, auth.teamId, body)),
     ),
     defineRoute(
-      { method: 'get', path: base, operationId: `list${name}s`, summary: `List ${object}s, newest first`, tags, permission: 'full_access', query: PaginationQuerySchema, responses: { 200: listOf(schemas.item) }, examples: { response: exampleList(SEGMENT_LIST_ITEM) } },
-      async ({ input: { query }, auth, deps }) => presentList(await listSegments(deps, auth.teamId, query), presentSegmentListItem),
+      {
+        method: 'get',
+        path: base,
+        operationId: `list${name}s`,
+        summary: `List ${object}s, newest first`,
+        tags,
+        permission: 'full_access',
+        query: PaginationQuerySchema,
+        responses: { 200: listOf(schemas.item) },
+        examples: { response: exampleList(SEGMENT_LIST_ITEM) },
+      },
+      async ({ input: { query }, auth, deps }) =>
+        presentList(await listSegments(deps, auth.teamId, query), presentSegmentListItem),
     ),
     defineRoute(
-      { method: 'get', path: `${base}/:id`, operationId: `get${name}`, summary: `Retrieve ${a} ${object} with its contact count`, tags, permission: 'full_access', params: IdParamSchema, responses: { 200: schemas.full }, examples: { response: { object, ...SEGMENT_LIST_ITEM, contact_count: 1284 } } },
+      {
+        method: 'get',
+        path: `${base}/:id`,
+        operationId: `get${name}`,
+        summary: `Retrieve ${a} ${object} with its contact count`,
+        tags,
+        permission: 'full_access',
+        params: IdParamSchema,
+        responses: { 200: schemas.full },
+        examples: { response: { object, ...SEGMENT_LIST_ITEM, contact_count: 1284 } },
+      },
       async ({ input: { params }, auth, deps }) => {
         const { segment, contactCount } = await getSegment(deps, auth.teamId, params.id);
         return presentSegmentWithCount(object, segment, contactCount);
       },
     ),
     defineRoute(
-      { method: 'patch', path: `${base}/:id`, operationId: `update${name}`, summary: `Rename ${a} ${object} or change its filter`, tags, permission: 'full_access', params: IdParamSchema, body: UpdateSegmentBodySchema, responses: { 200: schemas.ref }, examples: { request: { name: 'Pro and Scale customers' }, response: { object, id: ID.segment } } },
-      async ({ input: { params, body }, auth, deps }) => ({ object, id: (await updateSegment(deps, auth.teamId, params.id, body)).id }),
+      {
+        method: 'patch',
+        path: `${base}/:id`,
+        operationId: `update${name}`,
+        summary: `Rename ${a} ${object} or change its filter`,
+        tags,
+        permission: 'full_access',
+        params: IdParamSchema,
+        body: UpdateSegmentBodySchema,
+        responses: { 200: schemas.ref },
+        examples: { request: { name: 'Pro and Scale customers' }, response: { object, id: ID.segment } },
+      },
+      async ({ input: { params, body }, auth, deps }) => ({
+        object,
+        id: (await updateSegment(deps, auth.teamId, params.id, body)).id,
+      }),
     ),
     defineRoute(
-      { method: 'delete', path: `${base}/:id`, operationId: `delete${name}`, summary: `Delete ${a} ${object} (its contacts stay)`, tags, permission: 'full_access', params: IdParamSchema, responses: { 200: schemas.deleted }, examples: { response: { object, id: ID.segment, deleted: true } } },
+      {
+        method: 'delete',
+        path: `${base}/:id`,
+        operationId: `delete${name}`,
+        summary: `Delete ${a} ${object} (its contacts stay)`,
+        tags,
+        permission: 'full_access',
+        params: IdParamSchema,
+        responses: { 200: schemas.deleted },
+        examples: { response: { object, id: ID.segment, deleted: true } },
+      },
       async ({ input: { params }, auth, deps }) => {
         await deleteSegment(deps, auth.teamId, params.id);
         return { object, id: params.id, deleted: true as const };
@@ -60,12 +115,22 @@ export const segmentRoutes = [
   ...segmentRoutesAt('segment'),
   defineRoute(
     {
-      method: 'get', path: '/segments/:id/contacts', operationId: 'listSegmentContacts', summary: "List a segment's contacts, newest first", tags: ['Segments'],
-      permission: 'full_access', params: v.object({ id: IdParamSchema.entries.id }), query: ListContactsQuerySchema, responses: { 200: ContactListSchema },
+      method: 'get',
+      path: '/segments/:id/contacts',
+      operationId: 'listSegmentContacts',
+      summary: "List a segment's contacts, newest first",
+      tags: ['Segments'],
+      permission: 'full_access',
+      params: v.object({ id: IdParamSchema.entries.id }),
+      query: ListContactsQuerySchema,
+      responses: { 200: ContactListSchema },
       examples: { response: exampleList(CONTACT_LIST_ITEM) },
     },
     async ({ input: { params, query }, auth, deps }) =>
-      presentList(await listContacts(deps, auth.teamId, { ...query, segmentId: params.id, include: query.include }), presentContactListItem),
+      presentList(
+        await listContacts(deps, auth.teamId, { ...query, segmentId: params.id, include: query.include }),
+        presentContactListItem,
+      ),
   ),
 ];
 

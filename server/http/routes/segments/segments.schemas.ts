@@ -7,11 +7,19 @@ const OPS = [...new Set([...TEXT_OPS, ...NUMBER_OPS, ...BOOLEAN_OPS, ...TIME_OPS
 const ConditionSchema = v.strictObject({
   field: v.pipe(
     v.string(),
-    v.regex(FIELD, 'must be email, first_name, last_name, unsubscribed, created_at, properties.<key> or topics.<topic id>'),
+    v.regex(
+      FIELD,
+      'must be email, first_name, last_name, unsubscribed, created_at, properties.<key> or topics.<topic id>',
+    ),
     v.metadata({ examples: ['email', 'properties.plan', 'topics.4a1b…'] }),
   ),
   op: v.picklist(OPS, `must be one of ${OPS.join(', ')}`),
-  value: v.optional(v.union([v.pipe(v.string(), v.maxLength(1000, 'must be at most 1000 characters')), v.number(), v.boolean()], 'must be a string, a number or a boolean')),
+  value: v.optional(
+    v.union(
+      [v.pipe(v.string(), v.maxLength(1000, 'must be at most 1000 characters')), v.number(), v.boolean()],
+      'must be a string, a number or a boolean',
+    ),
+  ),
 });
 
 export const SegmentFilterSchema = v.pipe(
@@ -26,15 +34,27 @@ export const SegmentFilterSchema = v.pipe(
   }),
 );
 
-const SegmentNameSchema = v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
+const SegmentNameSchema = v.pipe(
+  LineSchema,
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+);
 
-export const CreateSegmentBodySchema = v.strictObject({ name: SegmentNameSchema, filter: v.optional(SegmentFilterSchema) });
+export const CreateSegmentBodySchema = v.strictObject({
+  name: SegmentNameSchema,
+  filter: v.optional(SegmentFilterSchema),
+});
 export const UpdateSegmentBodySchema = v.pipe(
   v.strictObject({ name: v.optional(SegmentNameSchema), filter: v.optional(SegmentFilterSchema) }),
   v.check((body) => body.name !== undefined || body.filter !== undefined, 'name or filter is required'),
 );
 
-const FilterOutputSchema = v.object({ match: v.picklist(['all', 'any']), conditions: v.array(v.object({ field: v.string(), op: v.string(), value: v.optional(v.union([v.string(), v.number(), v.boolean()])) })) });
+const FilterOutputSchema = v.object({
+  match: v.picklist(['all', 'any']),
+  conditions: v.array(
+    v.object({ field: v.string(), op: v.string(), value: v.optional(v.union([v.string(), v.number(), v.boolean()])) }),
+  ),
+});
 
 export const segmentSchemas = (object: 'segment' | 'audience') => {
   const entries = { id: UuidSchema, name: v.string(), filter: FilterOutputSchema, created_at: TimestampSchema };

@@ -2,7 +2,11 @@ import type { ISuppression } from '../../../entities/index.js';
 
 export const presentSuppressionRef = (entry: ISuppression) => ({ object: 'suppression' as const, id: entry.id });
 
-export const presentDeletedSuppression = (entry: ISuppression) => ({ object: 'suppression' as const, id: entry.id, deleted: true as const });
+export const presentDeletedSuppression = (entry: ISuppression) => ({
+  object: 'suppression' as const,
+  id: entry.id,
+  deleted: true as const,
+});
 
 export function presentSuppressionListItem(entry: ISuppression) {
   return {
@@ -14,4 +18,7 @@ export function presentSuppressionListItem(entry: ISuppression) {
   };
 }
 
-export const presentSuppression = (entry: ISuppression) => ({ object: 'suppression' as const, ...presentSuppressionListItem(entry) });
+export const presentSuppression = (entry: ISuppression) => ({
+  object: 'suppression' as const,
+  ...presentSuppressionListItem(entry),
+});

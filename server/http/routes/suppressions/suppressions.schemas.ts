@@ -9,7 +9,9 @@ const AddressSchema = v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const parsed = parseMailbox(dataset.value);
     if (typeof parsed === 'string' || parsed.name !== null) {
-      addIssue({ message: typeof parsed === 'string' ? parsed : 'must be a bare email address, without a display name' });
+      addIssue({
+        message: typeof parsed === 'string' ? parsed : 'must be a bare email address, without a display name',
+      });
       return NEVER;
     }
     return parsed.address.toLowerCase();
@@ -18,7 +20,11 @@ const AddressSchema = v.pipe(
 
 const MAX_BATCH = 1000;
 const batchOf = <S extends v.GenericSchema>(item: S) =>
-  v.pipe(v.array(item), v.minLength(1, 'must hold at least one entry'), v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} entries`));
+  v.pipe(
+    v.array(item),
+    v.minLength(1, 'must hold at least one entry'),
+    v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} entries`),
+  );
 
 export const OriginSchema = v.picklist(SUPPRESSION_ORIGINS, `must be one of ${SUPPRESSION_ORIGINS.join(', ')}`);
 
@@ -26,9 +32,15 @@ export const ListSuppressionsQuerySchema = paginatedQuery({ origin: v.optional(O
 
 export const IdOrEmailParamSchema = v.object({ idOrEmail: v.pipe(v.string(), v.minLength(1), v.maxLength(998)) });
 
-export const AddSuppressionBodySchema = v.pipe(v.strictObject({ email: AddressSchema }), v.metadata({ title: 'AddSuppressionRequest' }));
+export const AddSuppressionBodySchema = v.pipe(
+  v.strictObject({ email: AddressSchema }),
+  v.metadata({ title: 'AddSuppressionRequest' }),
+);
 
-export const BatchAddSuppressionsBodySchema = v.pipe(v.strictObject({ emails: batchOf(AddressSchema) }), v.metadata({ title: 'BatchAddSuppressionsRequest' }));
+export const BatchAddSuppressionsBodySchema = v.pipe(
+  v.strictObject({ emails: batchOf(AddressSchema) }),
+  v.metadata({ title: 'BatchAddSuppressionsRequest' }),
+);
 
 export const BatchRemoveSuppressionsBodySchema = v.pipe(
   v.strictObject({ emails: v.optional(batchOf(AddressSchema)), ids: v.optional(batchOf(UuidSchema)) }),
@@ -38,7 +50,11 @@ export const BatchRemoveSuppressionsBodySchema = v.pipe(
 
 export const SuppressionRefSchema = v.object({ object: v.literal('suppression'), id: UuidSchema });
 
-export const DeletedSuppressionSchema = v.object({ object: v.literal('suppression'), id: UuidSchema, deleted: v.literal(true) });
+export const DeletedSuppressionSchema = v.object({
+  object: v.literal('suppression'),
+  id: UuidSchema,
+  deleted: v.literal(true),
+});
 
 export const SuppressionListItemSchema = v.pipe(
   v.object({

@@ -23,9 +23,20 @@ export function systemRoutes(documented: Route[]): Route[] {
   const routes: Route[] = [
     defineRoute(
       {
-        method: 'get', path: '/health', operationId: 'getHealth', summary: 'Database and job runner status (no API key)', tags: ['System'],
-        permission: 'public', responses: { 200: HealthSchema },
-        examples: { response: { ok: true, database: { ok: true }, jobs: { ok: true, backlog: [], last_sweep_at: '2026-11-02T14:03:00.000Z' } } },
+        method: 'get',
+        path: '/health',
+        operationId: 'getHealth',
+        summary: 'Database and job runner status (no API key)',
+        tags: ['System'],
+        permission: 'public',
+        responses: { 200: HealthSchema },
+        examples: {
+          response: {
+            ok: true,
+            database: { ok: true },
+            jobs: { ok: true, backlog: [], last_sweep_at: '2026-11-02T14:03:00.000Z' },
+          },
+        },
       },
       async ({ deps, ctx }) => {
         const health = await checkHealth(deps);
@@ -39,9 +50,20 @@ export function systemRoutes(documented: Route[]): Route[] {
   routes.push(
     defineRoute(
       {
-        method: 'get', path: '/openapi.json', operationId: 'getOpenApi', summary: 'This OpenAPI 3.1 document (no API key; it describes routes, never data)', tags: ['System'],
-        permission: 'public', responses: { 200: OpenApiDocumentSchema },
-        examples: { response: { openapi: '3.1.0', info: { title: 'Postlane API', version: '1.0.0' }, paths: { '/emails': { post: { operationId: 'sendEmail', summary: 'Send an email' } } } } },
+        method: 'get',
+        path: '/openapi.json',
+        operationId: 'getOpenApi',
+        summary: 'This OpenAPI 3.1 document (no API key; it describes routes, never data)',
+        tags: ['System'],
+        permission: 'public',
+        responses: { 200: OpenApiDocumentSchema },
+        examples: {
+          response: {
+            openapi: '3.1.0',
+            info: { title: 'Postlane API', version: '1.0.0' },
+            paths: { '/emails': { post: { operationId: 'sendEmail', summary: 'Send an email' } } },
+          },
+        },
       },
       ({ deps }) => (document ??= buildOpenApi([...documented, ...routes], deps.config.POSTLANE_PUBLIC_URL)),
     ),

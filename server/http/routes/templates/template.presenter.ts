@@ -1,13 +1,18 @@
 import type { ITemplate, TemplateVersion } from '../../../entities/index.js';
 
 // Field by field: jsonb does not keep key order, so the stored copy cannot be compared as a string.
-const variablesKey = (version: TemplateVersion) => JSON.stringify(version.variables.map((v) => [v.key, v.type, v.fallbackValue]));
+const variablesKey = (version: TemplateVersion) =>
+  JSON.stringify(version.variables.map((v) => [v.key, v.type, v.fallbackValue]));
 const sameVersion = (a: TemplateVersion, b: TemplateVersion) =>
   a.subject === b.subject && a.html === b.html && a.text === b.text && variablesKey(a) === variablesKey(b);
 
 export const presentTemplateRef = (template: ITemplate) => ({ object: 'template' as const, id: template.id });
 
-export const presentDeletedTemplate = (template: ITemplate) => ({ object: 'template' as const, id: template.id, deleted: true as const });
+export const presentDeletedTemplate = (template: ITemplate) => ({
+  object: 'template' as const,
+  id: template.id,
+  deleted: true as const,
+});
 
 export function presentTemplateListItem(template: ITemplate) {
   return {
@@ -24,7 +29,12 @@ export function presentTemplateListItem(template: ITemplate) {
 /** The draft as last edited; `has_unpublished_versions` says whether sends still use an older one. */
 export function presentTemplate(template: ITemplate) {
   const { published } = template;
-  const draft = { subject: template.subject ?? null, html: template.html, text: template.text ?? null, variables: template.variables };
+  const draft = {
+    subject: template.subject ?? null,
+    html: template.html,
+    text: template.text ?? null,
+    variables: template.variables,
+  };
   const updatedAt = template.updatedAt.toISOString();
   return {
     object: 'template' as const,

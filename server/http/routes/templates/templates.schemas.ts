@@ -6,7 +6,15 @@ import { LineSchema, TextSchema, TimestampSchema, UuidSchema } from '../../schem
 export const MAX_TEMPLATE_VARIABLES = 50;
 
 /** Names the send path fills itself (contact fields, links) or Resend keeps for its own syntax. */
-export const RESERVED_VARIABLE_KEYS = ['FIRST_NAME', 'LAST_NAME', 'EMAIL', 'UNSUBSCRIBE_URL', 'ALT_UNSUBSCRIBE_URL', 'contact', 'this'];
+export const RESERVED_VARIABLE_KEYS = [
+  'FIRST_NAME',
+  'LAST_NAME',
+  'EMAIL',
+  'UNSUBSCRIBE_URL',
+  'ALT_UNSUBSCRIBE_URL',
+  'contact',
+  'this',
+];
 
 /** URL-safe characters only, so the SDK's unencoded paths and encodeURIComponent-ed ones read the same. */
 const AliasSchema = v.pipe(
@@ -19,13 +27,22 @@ const VariableSchema = v.pipe(
   v.strictObject({
     key: v.pipe(
       v.string(),
-      v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,49}$/, 'must be 1 to 50 letters, digits and underscores, not starting with a digit'),
+      v.regex(
+        /^[A-Za-z_][A-Za-z0-9_]{0,49}$/,
+        'must be 1 to 50 letters, digits and underscores, not starting with a digit',
+      ),
       v.check((key) => !RESERVED_VARIABLE_KEYS.includes(key), `is reserved (${RESERVED_VARIABLE_KEYS.join(', ')})`),
     ),
     type: v.picklist(TEMPLATE_VARIABLE_TYPES, 'must be string or number'),
-    fallback_value: v.optional(v.nullable(v.union([TextSchema, v.pipe(v.number(), v.finite())], 'must be a string or a number')), null),
+    fallback_value: v.optional(
+      v.nullable(v.union([TextSchema, v.pipe(v.number(), v.finite())], 'must be a string or a number')),
+      null,
+    ),
   }),
-  v.check((variable) => variable.fallback_value === null || typeof variable.fallback_value === variable.type, 'fallback_value: must have the variable\'s type'),
+  v.check(
+    (variable) => variable.fallback_value === null || typeof variable.fallback_value === variable.type,
+    "fallback_value: must have the variable's type",
+  ),
 );
 
 /**
@@ -34,17 +51,29 @@ const VariableSchema = v.pipe(
  */
 const VariablesSchema = v.nullable(
   v.pipe(
-    v.array(VariableSchema, 'cannot store values on a template: declare an array of {key, type, fallback_value}, and give values in `template.variables` when sending'),
+    v.array(
+      VariableSchema,
+      'cannot store values on a template: declare an array of {key, type, fallback_value}, and give values in `template.variables` when sending',
+    ),
     v.maxLength(MAX_TEMPLATE_VARIABLES, `must declare at most ${MAX_TEMPLATE_VARIABLES} variables`),
-    v.check((list) => new Set(list.map((variable) => variable.key)).size === list.length, 'must not declare a key twice'),
+    v.check(
+      (list) => new Set(list.map((variable) => variable.key)).size === list.length,
+      'must not declare a key twice',
+    ),
   ),
 );
 
 /** Refused, never dropped: the spec says a template cannot store them. */
 const notStored = (field: string) =>
-  v.optional(v.custom<null>((value) => value === null, `cannot be stored on a template: give \`${field}\` in each send`));
+  v.optional(
+    v.custom<null>((value) => value === null, `cannot be stored on a template: give \`${field}\` in each send`),
+  );
 
-const NameSchema = v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(256, 'must be at most 256 characters'));
+const NameSchema = v.pipe(
+  LineSchema,
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(256, 'must be at most 256 characters'),
+);
 const HtmlSchema = v.pipe(TextSchema, v.minLength(1, 'must not be empty'));
 const SubjectSchema = v.pipe(LineSchema, v.maxLength(998, 'must be at most 998 characters'));
 
@@ -70,11 +99,21 @@ export const UpdateTemplateBodySchema = v.pipe(
 export type TemplateBodyOutput = v.InferOutput<typeof UpdateTemplateBodySchema>;
 
 /** An id or an alias (the router has already decoded it). */
-export const IdOrAliasParamSchema = v.object({ idOrAlias: v.pipe(TextSchema, v.minLength(1), v.maxLength(256, 'must be a template id or alias (at most 256 characters)')) });
+export const IdOrAliasParamSchema = v.object({
+  idOrAlias: v.pipe(
+    TextSchema,
+    v.minLength(1),
+    v.maxLength(256, 'must be a template id or alias (at most 256 characters)'),
+  ),
+});
 
 export const TemplateRefSchema = v.object({ object: v.literal('template'), id: UuidSchema });
 
-export const DeletedTemplateSchema = v.object({ object: v.literal('template'), id: UuidSchema, deleted: v.literal(true) });
+export const DeletedTemplateSchema = v.object({
+  object: v.literal('template'),
+  id: UuidSchema,
+  deleted: v.literal(true),
+});
 
 const StatusSchema = v.picklist(['draft', 'published']);
 

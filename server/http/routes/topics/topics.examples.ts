@@ -11,7 +11,11 @@ const TOPIC_FIELDS = {
 
 export const CREATE_TOPIC_REQUEST: v.InferInput<typeof CreateTopicBodySchema> = TOPIC_FIELDS;
 
-export const TOPIC_LIST_ITEM: v.InferInput<typeof TopicListSchema>['data'][number] = { id: ID.topic, ...TOPIC_FIELDS, created_at: CREATED_AT };
+export const TOPIC_LIST_ITEM: v.InferInput<typeof TopicListSchema>['data'][number] = {
+  id: ID.topic,
+  ...TOPIC_FIELDS,
+  created_at: CREATED_AT,
+};
 
 export const TOPIC: v.InferInput<typeof TopicSchema> = { object: 'topic', ...TOPIC_LIST_ITEM };
 

@@ -3,7 +3,11 @@ import { LineSchema, listOf, TextSchema, TimestampSchema, UuidSchema } from '../
 
 const SubscriptionSchema = v.picklist(['opt_in', 'opt_out'], 'must be opt_in or opt_out');
 const VisibilitySchema = v.picklist(['public', 'private'], 'must be public or private');
-const TopicNameSchema = v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
+const TopicNameSchema = v.pipe(
+  LineSchema,
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+);
 const DescriptionSchema = v.nullable(v.pipe(TextSchema, v.maxLength(1000, 'must be at most 1000 characters')));
 
 export const CreateTopicBodySchema = v.strictObject({
@@ -30,7 +34,10 @@ const topicEntries = {
   visibility: VisibilitySchema,
   created_at: TimestampSchema,
 };
-export const TopicSchema = v.pipe(v.object({ object: v.literal('topic'), ...topicEntries }), v.metadata({ title: 'Topic' }));
+export const TopicSchema = v.pipe(
+  v.object({ object: v.literal('topic'), ...topicEntries }),
+  v.metadata({ title: 'Topic' }),
+);
 export const TopicListSchema = listOf(v.object(topicEntries));
 export const TopicRefSchema = v.object({ object: v.literal('topic'), id: UuidSchema });
 export const DeletedTopicSchema = v.object({ object: v.literal('topic'), id: UuidSchema, deleted: v.literal(true) });

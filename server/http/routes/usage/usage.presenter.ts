@@ -7,7 +7,9 @@ export function presentUsage(usage: TeamUsage, cloud: boolean) {
     plan: usage.plan?.name ?? null,
     limits: plan
       ? {
-          ...(plan.quota === 'daily' ? { emails_per_day: plan.emails_per_day } : { emails_per_month: plan.emails_per_month }),
+          ...(plan.quota === 'daily'
+            ? { emails_per_day: plan.emails_per_day }
+            : { emails_per_month: plan.emails_per_month }),
           domains: plan.domains,
           contacts: plan.contacts,
         }

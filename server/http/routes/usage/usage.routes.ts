@@ -7,8 +7,13 @@ import { UsageSchema } from './usage.schemas.js';
 export const usageRoutes = [
   defineRoute(
     {
-      method: 'get', path: '/usage', operationId: 'getUsage', summary: "The team's plan, limits and usage", tags: ['Usage'],
-      permission: 'full_access', responses: { 200: UsageSchema },
+      method: 'get',
+      path: '/usage',
+      operationId: 'getUsage',
+      summary: "The team's plan, limits and usage",
+      tags: ['Usage'],
+      permission: 'full_access',
+      responses: { 200: UsageSchema },
       examples: { response: USAGE },
     },
     async ({ auth, deps }) => presentUsage(await getUsage(deps, auth.teamId), deps.config.POSTLANE_CLOUD),

@@ -29,5 +29,8 @@ export const UsageSchema = v.pipe(
       }),
     ),
   }),
-  v.metadata({ title: 'Usage', description: 'On a self-hosted instance plan, limits and period are null and cloud is false.' }),
+  v.metadata({
+    title: 'Usage',
+    description: 'On a self-hosted instance plan, limits and period are null and cloud is false.',
+  }),
 );

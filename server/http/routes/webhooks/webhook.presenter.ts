@@ -1,7 +1,11 @@
 import type { IWebhookAttempt, IWebhookDelivery, IWebhookEndpoint } from '../../../entities/index.js';
 import type { WebhookWithSecret } from '../../../services/webhooks/get-webhook.js';
 
-export const presentCreatedWebhook = ({ endpoint, signingSecret }: WebhookWithSecret) => ({ object: 'webhook' as const, id: endpoint.id, signing_secret: signingSecret });
+export const presentCreatedWebhook = ({ endpoint, signingSecret }: WebhookWithSecret) => ({
+  object: 'webhook' as const,
+  id: endpoint.id,
+  signing_secret: signingSecret,
+});
 
 export const presentWebhookListItem = (endpoint: IWebhookEndpoint) => ({
   id: endpoint.id,
@@ -13,7 +17,9 @@ export const presentWebhookListItem = (endpoint: IWebhookEndpoint) => ({
 
 /** The previous secret's expiry only while it still signs. */
 const previousSecretExpiry = (endpoint: IWebhookEndpoint, now: Date) =>
-  endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? endpoint.previousSecretExpiresAt.toISOString() : null;
+  endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
+    ? endpoint.previousSecretExpiresAt.toISOString()
+    : null;
 
 export const presentWebhook = ({ endpoint, signingSecret }: WebhookWithSecret, now: Date) => ({
   object: 'webhook' as const,
@@ -30,7 +36,11 @@ export const presentRotatedWebhook = ({ endpoint, signingSecret }: WebhookWithSe
 });
 
 export const presentWebhookRef = (endpoint: IWebhookEndpoint) => ({ object: 'webhook' as const, id: endpoint.id });
-export const presentDeletedWebhook = (endpoint: IWebhookEndpoint) => ({ object: 'webhook' as const, id: endpoint.id, deleted: true as const });
+export const presentDeletedWebhook = (endpoint: IWebhookEndpoint) => ({
+  object: 'webhook' as const,
+  id: endpoint.id,
+  deleted: true as const,
+});
 
 /** Resend's event statuses: delivered is success, exhausted is failed, a retry under way is attempting. */
 function eventStatus(delivery: IWebhookDelivery) {
@@ -56,7 +66,10 @@ export const presentWebhookEvent = (delivery: IWebhookDelivery) => ({
   payload: JSON.parse(delivery.body) as Record<string, unknown>,
 });
 
-export const presentWebhookEventRef = (delivery: IWebhookDelivery) => ({ object: 'webhook_event' as const, id: delivery.id });
+export const presentWebhookEventRef = (delivery: IWebhookDelivery) => ({
+  object: 'webhook_event' as const,
+  id: delivery.id,
+});
 
 export const presentWebhookAttempt = (attempt: IWebhookAttempt) => ({
   id: attempt.id,

@@ -1,7 +1,13 @@
 import type * as v from 'valibot';
 import { CREATED_AT, ID, LATER_AT, RECIPIENT, SENDER } from '../../examples.js';
 import { EMAIL } from '../emails/emails.examples.js';
-import type { WebhookAttemptSchema, WebhookEventListItemSchema, WebhookEventSchema, WebhookListItemSchema, WebhookSchema } from './webhooks.schemas.js';
+import type {
+  WebhookAttemptSchema,
+  WebhookEventListItemSchema,
+  WebhookEventSchema,
+  WebhookListItemSchema,
+  WebhookSchema,
+} from './webhooks.schemas.js';
 
 export const SIGNING_SECRET = 'whsec_7nPQ1H0HsDCgvsXAXZ50ld3zEEEa1UqV+dB/5DexiHw=';
 
@@ -13,7 +19,12 @@ export const WEBHOOK_LIST_ITEM: v.InferInput<typeof WebhookListItemSchema> = {
   created_at: CREATED_AT,
 };
 
-export const WEBHOOK: v.InferInput<typeof WebhookSchema> = { object: 'webhook', ...WEBHOOK_LIST_ITEM, signing_secret: SIGNING_SECRET, previous_secret_expires_at: null };
+export const WEBHOOK: v.InferInput<typeof WebhookSchema> = {
+  object: 'webhook',
+  ...WEBHOOK_LIST_ITEM,
+  signing_secret: SIGNING_SECRET,
+  previous_secret_expires_at: null,
+};
 
 export const WEBHOOK_REF = { object: 'webhook', id: ID.webhook } as const;
 

@@ -6,7 +6,11 @@ import { DEFAULT_OVERLAP_HOURS } from '../../../services/webhooks/rotate-webhook
 import { isSigningSecret, SECRET_SHAPE_MESSAGE } from '../../../webhooks/signing.js';
 import { TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
-const EndpointUrlSchema = v.pipe(v.string(), v.maxLength(2048, 'must be at most 2048 characters'), v.url('must be an http or https URL'));
+const EndpointUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.url('must be an http or https URL'),
+);
 
 const EventsSchema = v.pipe(
   v.array(v.picklist(SUBSCRIBABLE_EVENT_TYPES, 'must be an event type such as email.sent, or * for every event')),
@@ -15,7 +19,10 @@ const EventsSchema = v.pipe(
 
 /** The exact message of the spec, whatever field order the body has. */
 const secretCheck = <T extends { signing_secret?: string }>() =>
-  v.check<T, string>((body) => body.signing_secret === undefined || isSigningSecret(body.signing_secret), SECRET_SHAPE_MESSAGE);
+  v.check<T, string>(
+    (body) => body.signing_secret === undefined || isSigningSecret(body.signing_secret),
+    SECRET_SHAPE_MESSAGE,
+  );
 
 export const CreateWebhookBodySchema = v.pipe(
   v.strictObject({ endpoint: EndpointUrlSchema, events: EventsSchema, signing_secret: v.optional(v.string()) }),
@@ -35,7 +42,12 @@ export const UpdateWebhookBodySchema = v.pipe(
 export const RotateWebhookBodySchema = v.pipe(
   v.strictObject({
     overlap_hours: v.optional(
-      v.pipe(v.number('must be a whole number of hours'), v.integer('must be a whole number of hours'), v.minValue(0, 'must be 0 to 72'), v.maxValue(72, 'must be 0 to 72')),
+      v.pipe(
+        v.number('must be a whole number of hours'),
+        v.integer('must be a whole number of hours'),
+        v.minValue(0, 'must be 0 to 72'),
+        v.maxValue(72, 'must be 0 to 72'),
+      ),
       DEFAULT_OVERLAP_HOURS,
     ),
     signing_secret: v.optional(v.string()),
@@ -46,7 +58,10 @@ export const RotateWebhookBodySchema = v.pipe(
 
 export const WebhookEventParamsSchema = v.object({ id: UuidSchema, event_id: UuidSchema });
 
-export const CreatedWebhookSchema = v.pipe(v.object({ object: v.literal('webhook'), id: UuidSchema, signing_secret: v.string() }), v.metadata({ title: 'CreatedWebhook' }));
+export const CreatedWebhookSchema = v.pipe(
+  v.object({ object: v.literal('webhook'), id: UuidSchema, signing_secret: v.string() }),
+  v.metadata({ title: 'CreatedWebhook' }),
+);
 
 const webhookFields = {
   id: UuidSchema,
@@ -56,20 +71,37 @@ const webhookFields = {
   created_at: TimestampSchema,
 };
 
-export const WebhookListItemSchema = v.pipe(v.object(webhookFields), v.metadata({ title: 'WebhookListItem', description: 'List rows never carry the signing secret.' }));
+export const WebhookListItemSchema = v.pipe(
+  v.object(webhookFields),
+  v.metadata({ title: 'WebhookListItem', description: 'List rows never carry the signing secret.' }),
+);
 
 export const WebhookSchema = v.pipe(
-  v.object({ object: v.literal('webhook'), ...webhookFields, signing_secret: v.string(), previous_secret_expires_at: v.nullable(TimestampSchema) }),
+  v.object({
+    object: v.literal('webhook'),
+    ...webhookFields,
+    signing_secret: v.string(),
+    previous_secret_expires_at: v.nullable(TimestampSchema),
+  }),
   v.metadata({ title: 'Webhook' }),
 );
 
 export const RotatedWebhookSchema = v.pipe(
-  v.object({ object: v.literal('webhook'), id: UuidSchema, signing_secret: v.string(), previous_secret_expires_at: v.nullable(TimestampSchema) }),
+  v.object({
+    object: v.literal('webhook'),
+    id: UuidSchema,
+    signing_secret: v.string(),
+    previous_secret_expires_at: v.nullable(TimestampSchema),
+  }),
   v.metadata({ title: 'RotatedWebhook' }),
 );
 
 export const WebhookRefSchema = v.object({ object: v.literal('webhook'), id: UuidSchema });
-export const DeletedWebhookSchema = v.object({ object: v.literal('webhook'), id: UuidSchema, deleted: v.literal(true) });
+export const DeletedWebhookSchema = v.object({
+  object: v.literal('webhook'),
+  id: UuidSchema,
+  deleted: v.literal(true),
+});
 
 const EVENT_STATUSES = ['success', 'pending', 'failed', 'attempting'] as const;
 
@@ -83,11 +115,22 @@ const webhookEventFields = {
   attempts: v.number(),
 };
 
-export const WebhookEventListItemSchema = v.pipe(v.object(webhookEventFields), v.metadata({ title: 'WebhookEventListItem' }));
+export const WebhookEventListItemSchema = v.pipe(
+  v.object(webhookEventFields),
+  v.metadata({ title: 'WebhookEventListItem' }),
+);
 
 export const WebhookEventSchema = v.pipe(
-  v.object({ object: v.literal('webhook_event'), ...webhookEventFields, next_attempt_at: v.nullable(TimestampSchema), payload: v.record(v.string(), v.unknown()) }),
-  v.metadata({ title: 'WebhookEvent', description: 'One event as delivered to one endpoint; payload is the exact envelope sent.' }),
+  v.object({
+    object: v.literal('webhook_event'),
+    ...webhookEventFields,
+    next_attempt_at: v.nullable(TimestampSchema),
+    payload: v.record(v.string(), v.unknown()),
+  }),
+  v.metadata({
+    title: 'WebhookEvent',
+    description: 'One event as delivered to one endpoint; payload is the exact envelope sent.',
+  }),
 );
 
 export const WebhookEventRefSchema = v.object({ object: v.literal('webhook_event'), id: UuidSchema });
@@ -102,5 +145,8 @@ export const WebhookAttemptSchema = v.pipe(
     error: v.nullable(v.string()),
     counted: v.boolean(),
   }),
-  v.metadata({ title: 'WebhookAttempt', description: 'http_status_code is null when no response came; response holds the first KiB of the body.' }),
+  v.metadata({
+    title: 'WebhookAttempt',
+    description: 'http_status_code is null when no response came; response holds the first KiB of the body.',
+  }),
 );

@@ -7,7 +7,9 @@ const safe = (value: unknown) => JSON.parse(pgSafeJson(JSON.stringify(value)));
 
 describe('pgSafeJson', () => {
   it('replaces NUL and lone surrogates, in values and keys, with U+FFFD', () => {
-    expect(safe({ 'k\u0000': ['a\u0000b', '\ud800', 'x\udfffy', '\udbff\udbff'] })).toEqual({ 'k\uFFFD': ['a\uFFFDb', '\uFFFD', 'x\uFFFDy', '\uFFFD\uFFFD'] });
+    expect(safe({ 'k\u0000': ['a\u0000b', '\ud800', 'x\udfffy', '\udbff\udbff'] })).toEqual({
+      'k\uFFFD': ['a\uFFFDb', '\uFFFD', 'x\uFFFDy', '\uFFFD\uFFFD'],
+    });
   });
 
   it('keeps escaped backslashes, paired surrogates and other control characters as they were', () => {
@@ -19,7 +21,13 @@ describe('pgSafeJson', () => {
     const lone = new RegExp(LONE_SURROGATE.source, 'g');
     const fixed = (text: string) => text.replace(/\u0000/g, '\uFFFD').replace(lone, '\uFFFD');
     const expected = (value: unknown): unknown =>
-      typeof value === 'string' ? fixed(value) : Array.isArray(value) ? value.map(expected) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [fixed(k), expected(v)])) : value;
+      typeof value === 'string'
+        ? fixed(value)
+        : Array.isArray(value)
+          ? value.map(expected)
+          : value && typeof value === 'object'
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [fixed(k), expected(v)]))
+            : value;
     const unit = fc.constantFrom('a', 'u', '0', 'd', '8', '\\', '"', '\u0000', '\ud800', '\udc00', '😀', '\u0001');
     fc.assert(
       fc.property(fc.jsonValue({ stringUnit: unit }), (value) => {

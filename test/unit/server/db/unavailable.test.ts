@@ -5,11 +5,17 @@ import { createLogger } from '../../../../server/logger.js';
 
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger('info', new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
+  const logger = createLogger(
+    'info',
+    new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(JSON.parse(chunk.toString())), done()) }),
+  );
   return { logger, lines };
 }
 
-const refused = () => Object.assign(new Error("select 1 from email where address = 'a@b.test' - connect ECONNREFUSED 127.0.0.1:5432"), { code: 'ECONNREFUSED' });
+const refused = () =>
+  Object.assign(new Error("select 1 from email where address = 'a@b.test' - connect ECONNREFUSED 127.0.0.1:5432"), {
+    code: 'ECONNREFUSED',
+  });
 
 describe('retryWhileUnavailable', () => {
   it('waits out an outage, logging once when it starts and once when it ends, without the SQL', async () => {
@@ -31,7 +37,9 @@ describe('retryWhileUnavailable', () => {
 
   it('throws any other error at once, and a statement timeout too', async () => {
     const { logger } = capturingLogger();
-    await expect(retryWhileUnavailable(() => Promise.reject(new Error('syntax error')), { logger, what: 'x' })).rejects.toThrow('syntax error');
+    await expect(
+      retryWhileUnavailable(() => Promise.reject(new Error('syntax error')), { logger, what: 'x' }),
+    ).rejects.toThrow('syntax error');
     const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     await expect(retryWhileUnavailable(() => Promise.reject(timeout), { logger, what: 'x' })).rejects.toBe(timeout);
   });
@@ -40,21 +48,31 @@ describe('retryWhileUnavailable', () => {
     const { logger } = capturingLogger();
     const stop = new AbortController();
     stop.abort();
-    await expect(retryWhileUnavailable(() => Promise.reject(refused()), { logger, what: 'x', signal: stop.signal })).rejects.toThrow('ECONNREFUSED');
+    await expect(
+      retryWhileUnavailable(() => Promise.reject(refused()), { logger, what: 'x', signal: stop.signal }),
+    ).rejects.toThrow('ECONNREFUSED');
   });
 });
 
 describe('outage detection and backoff', () => {
   it('knows a restart, a stop and a refused connection', () => {
-    expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(
+      isDatabaseUnavailable(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    ).toBe(true);
     expect(isDatabaseUnavailable(new Error('the database system is shutting down'))).toBe(true);
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     // knex's word for a BEGIN that failed on a cut connection (seen in the failover run, test/topology).
-    expect(isDatabaseUnavailable(new Error('Transaction query already complete, run with DEBUG=knex:tx for more info'))).toBe(true);
+    expect(
+      isDatabaseUnavailable(new Error('Transaction query already complete, run with DEBUG=knex:tx for more info')),
+    ).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
   });
 
   it('backs off from 1 s, doubling, to at most 30 s', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 10].map(outageBackoffMs)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]);
+    expect([0, 1, 2, 3, 4, 5, 6, 10].map(outageBackoffMs)).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000,
+    ]);
   });
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../../../../server/security/secret-box.js';
-import { DownloadSigner, type DownloadTarget, signDownload } from '../../../../server/services/downloads/download-token.js';
+import {
+  DownloadSigner,
+  type DownloadTarget,
+  signDownload,
+} from '../../../../server/services/downloads/download-token.js';
 import { TEST_SECRET_KEY } from '../../../support/secrets.js';
 
 const secrets = new SecretBox({ POSTLANE_SECRET_KEY: TEST_SECRET_KEY });
@@ -34,15 +38,22 @@ describe('download tokens', () => {
       altered[i]! ^= 0x01;
       expect(signer.read(altered.toString('base64url'), at)).toBeNull();
     }
-    const otherKey = new DownloadSigner(new SecretBox({ POSTLANE_SECRET_KEY: Buffer.alloc(32, 9).toString('base64') }).derive('download-url'));
+    const otherKey = new DownloadSigner(
+      new SecretBox({ POSTLANE_SECRET_KEY: Buffer.alloc(32, 9).toString('base64') }).derive('download-url'),
+    );
     expect(otherKey.read(token, at)).toBeNull();
     // The same secret under another purpose (the tracking links' key) signs nothing valid here.
     expect(new DownloadSigner(secrets.derive('tracking-token')).read(token, at)).toBeNull();
-    for (const garbage of ['', 'a', '../etc/passwd', token.slice(0, -1), `${token}A`, 'x'.repeat(500)]) expect(signer.read(garbage, at)).toBeNull();
+    for (const garbage of ['', 'a', '../etc/passwd', token.slice(0, -1), `${token}A`, 'x'.repeat(500)])
+      expect(signer.read(garbage, at)).toBeNull();
   });
 
   it('a URL under POSTLANE_PUBLIC_URL that expires after the configured time, by the injected clock', () => {
-    const deps = { config: { POSTLANE_PUBLIC_URL: 'https://mail.example.com/', POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: 3600 }, secrets, clock: () => new Date('2026-03-10T12:00:00.750Z') };
+    const deps = {
+      config: { POSTLANE_PUBLIC_URL: 'https://mail.example.com/', POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: 3600 },
+      secrets,
+      clock: () => new Date('2026-03-10T12:00:00.750Z'),
+    };
     const signed = signDownload(deps, targets[2]!);
     expect(signed.expiresAt).toEqual(inAnHour);
     expect(signed.url).toMatch(/^https:\/\/mail\.example\.com\/downloads\/[A-Za-z0-9_-]+$/);

@@ -20,7 +20,9 @@ describe('parseMailbox properties', () => {
   });
 
   it('round-trips a display name through the canonical form, and the canonical form is stable', () => {
-    const name = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() === s && s.trim().length > 0 && !/[@\u0000-\u001f\u007f\ud800-\udfff]/.test(s));
+    const name = fc
+      .string({ minLength: 1, maxLength: 40 })
+      .filter((s) => s.trim() === s && s.trim().length > 0 && !/[@\u0000-\u001f\u007f\ud800-\udfff]/.test(s));
     fc.assert(
       fc.property(name, fc.emailAddress(), (displayName, address) => {
         const quoted = `"${displayName.replace(/(["\\])/g, '\\$1')}" <${address}>`;

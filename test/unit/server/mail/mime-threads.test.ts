@@ -9,7 +9,11 @@ import type { OutboundMessage } from '../../../../server/providers/provider.js';
 const compiled = new URL('../../../../dist/server/mail/mime-threads.js', import.meta.url).href;
 const { MimeThreads }: typeof MimeThreadsModule = await import(compiled);
 
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 1024,
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
 const message = (over: Partial<OutboundMessage> = {}): OutboundMessage => ({
   emailId: 'b5b7c1f4-6f47-4a86-9d67-6cf0a9e9d7a1',
   messageId: '<b5b7c1f4-6f47-4a86-9d67-6cf0a9e9d7a1@acme.test>',
@@ -38,14 +42,17 @@ describe('MIME built in a worker thread', () => {
     const [built] = await threads.build([message()]);
     if (!built || 'error' in built) throw new Error(`not built: ${JSON.stringify(built)}`);
     const here = await buildMime(message());
-    const comparable = (raw: string) => raw.replace(/--_NmP-[\w-]+-Part_\d+/g, 'BOUNDARY').replace(/^Date: .*$/m, 'Date: DATE');
+    const comparable = (raw: string) =>
+      raw.replace(/--_NmP-[\w-]+-Part_\d+/g, 'BOUNDARY').replace(/^Date: .*$/m, 'Date: DATE');
     expect(comparable(built.raw)).toBe(comparable(here.raw));
     expect(built.raw).toMatch(/^Bcc: blind@example\.com\r$/m);
     expect(built.envelope).toEqual({ from: 'news@acme.test', to: ['reader@example.com', 'blind@example.com'] });
   });
 
   it('signs with the domain key the message carries', async () => {
-    const [built] = await threads.build([message({ dkim: { domainName: 'acme.test', keySelector: 'pl1', privateKey } })]);
+    const [built] = await threads.build([
+      message({ dkim: { domainName: 'acme.test', keySelector: 'pl1', privateKey } }),
+    ]);
     expect(built).toMatchObject({ raw: expect.stringMatching(/^DKIM-Signature: v=1; a=rsa-sha256;.* d=acme\.test;/m) });
   });
 });

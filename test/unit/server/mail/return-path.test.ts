@@ -8,7 +8,13 @@ import { isBounceAddress } from '../../../../server/services/ingest/verp.js';
 const DOMAIN = 'bounces.example.net';
 const secrets = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() });
 const paths = ReturnPaths.from({ config: { POSTLANE_BOUNCE_DOMAIN: DOMAIN }, secrets })!;
-const ids = [newId(), newId(), randomUUID(), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'];
+const ids = [
+  newId(),
+  newId(),
+  randomUUID(),
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+];
 
 describe('VERP return paths', () => {
   it('name their email and read back to it, in lower-case base32 within the 64-character local part', () => {
@@ -37,7 +43,10 @@ describe('VERP return paths', () => {
     }
     // Id from the first, MAC from the second (the id is 16 bytes: 25 whole characters and 3 bits).
     expect(paths.emailOf(`${first.slice(0, start + 25)}${second.slice(start + 25)}`)).toBeNull();
-    const otherKey = ReturnPaths.from({ config: { POSTLANE_BOUNCE_DOMAIN: DOMAIN }, secrets: new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }) })!;
+    const otherKey = ReturnPaths.from({
+      config: { POSTLANE_BOUNCE_DOMAIN: DOMAIN },
+      secrets: new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }),
+    })!;
     expect(otherKey.emailOf(first)).toBeNull();
     expect(paths.emailOf(first.replace(DOMAIN, 'example.net'))).toBeNull();
     expect(paths.emailOf(first.slice(0, -DOMAIN.length - 2) + `@${DOMAIN}`)).toBeNull();

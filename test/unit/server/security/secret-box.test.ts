@@ -28,6 +28,8 @@ describe('SecretBox', () => {
 
   it('names the setting when the key is missing or malformed', () => {
     expect(() => new SecretBox({ POSTLANE_SECRET_KEY: undefined }).derive('a')).toThrow(ConfigError);
-    expect(() => loadConfig({ POSTLANE_CONFIG: '/nonexistent', DATABASE_URL: 'postgres://u@h/d', POSTLANE_SECRET_KEY: 'short' })).toThrow(/POSTLANE_SECRET_KEY: must be 32 random bytes/);
+    expect(() =>
+      loadConfig({ POSTLANE_CONFIG: '/nonexistent', DATABASE_URL: 'postgres://u@h/d', POSTLANE_SECRET_KEY: 'short' }),
+    ).toThrow(/POSTLANE_SECRET_KEY: must be 32 random bytes/);
   });
 });
