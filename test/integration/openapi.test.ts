@@ -1,24 +1,17 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { allRoutes, createRouter } from '../../server/http/router.js';
 import { CreateContactBodySchema } from '../../server/http/routes/contacts/contacts.schemas.js';
 import { BatchEmailSchema } from '../../server/http/routes/emails/emails.schemas.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 describe('GET /openapi.json', () => {
   it('serves a valid OpenAPI 3.1 document, version 1.0.0', async () => {
-    const res = await app.request('GET', '/openapi.json', { token });
+    const res = await app.request('GET', '/openapi.json', { token: app.token });
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\.1\./);
     expect(res.body.info.version).toBe('1.0.0');
@@ -30,7 +23,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents every mounted route, from the same specs the router uses', async () => {
-    const res = await app.request('GET', '/openapi.json', { token });
+    const res = await app.request('GET', '/openapi.json', { token: app.token });
     const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(
       ([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`),
     );

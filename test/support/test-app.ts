@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Resend } from 'resend';
 import { RequestContext } from '@mikro-orm/core';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { type Config, loadConfig } from '../../config/index.js';
 import { serverPool } from '../../config/mikro-orm.js';
 import { createApp } from '../../server/app.js';
@@ -120,6 +120,14 @@ export async function startTestApp(options: TestAppOptions = {}) {
       const text = await response.text();
       return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, text };
     },
+    /** How many emails of any team have a subject matching the SQL LIKE `pattern` (`%` for any text). */
+    async countEmails(pattern: string) {
+      const rows = await orm.em
+        .fork()
+        .getConnection()
+        .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject LIKE ?', [pattern]);
+      return Number(rows[0]!.n);
+    },
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -133,3 +141,25 @@ export async function startTestApp(options: TestAppOptions = {}) {
 }
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+
+/** The test app a file shares, with the team and full-access key its tests work in. */
+export type SharedTestApp = TestApp & { token: string; teamId: string; keyId: string };
+
+/**
+ * Starts one app for the calling file (beforeAll), creates a team with a full-access key in it, and closes
+ * the app after the file (afterAll). The answer stands for the app once beforeAll has run.
+ */
+export function useTestApp(options: TestAppOptions = {}): SharedTestApp {
+  let started: SharedTestApp | undefined;
+  beforeAll(async () => {
+    const app = await startTestApp(options);
+    started = Object.assign(app, await app.createTeamWithKey());
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as SharedTestApp, {
+    get(_target, property) {
+      if (!started) throw new Error('useTestApp(): the app is used before beforeAll started it');
+      return Reflect.get(started, property) as unknown;
+    },
+  });
+}

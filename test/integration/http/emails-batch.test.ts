@@ -1,28 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 const email = (subject: string, to = 'b@example.com') => ({ from: 'a@acme.test', to, subject, text: 'x' });
 const batch = (body: unknown, headers: Record<string, string> = {}) =>
-  app.request('POST', '/emails/batch', { token, body, headers });
-const countEmails = async (subject: string) =>
-  Number(
-    (
-      await app.deps.orm.em
-        .fork()
-        .getConnection()
-        .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject LIKE ?', [subject])
-    )[0]!.n,
-  );
-
+  app.request('POST', '/emails/batch', { token: app.token, body, headers });
 describe('POST /emails/batch', () => {
   it('sends every email and answers their ids in order', async () => {
     const res = await batch([email('b-one'), email('b-two'), email('b-three')]);
@@ -31,7 +14,9 @@ describe('POST /emails/batch', () => {
       data: [{ id: expect.any(String) }, { id: expect.any(String) }, { id: expect.any(String) }],
     });
     for (const [i, subject] of ['b-one', 'b-two', 'b-three'].entries()) {
-      expect((await app.request('GET', `/emails/${res.body.data[i].id}`, { token })).body.subject).toBe(subject);
+      expect((await app.request('GET', `/emails/${res.body.data[i].id}`, { token: app.token })).body.subject).toBe(
+        subject,
+      );
     }
   });
 
@@ -39,7 +24,7 @@ describe('POST /emails/batch', () => {
     const res = await batch([email('strict-ok'), email('strict-bad', 'not an address')]);
     expect(res.status).toBe(422);
     expect(res.body.message).toMatch(/^1\.to\.0: /);
-    expect(await countEmails('strict-%')).toBe(0);
+    expect(await app.countEmails('strict-%')).toBe(0);
   });
 
   it('sends the valid ones in permissive mode and lists the others', async () => {
@@ -53,7 +38,7 @@ describe('POST /emails/batch', () => {
       { index: 1, message: expect.stringMatching(/^to\.0: /) },
       { index: 2, message: 'provide `html`, `text` or `template`' },
     ]);
-    expect(await countEmails('perm-%')).toBe(1);
+    expect(await app.countEmails('perm-%')).toBe(1);
   });
 
   it.each([
@@ -81,9 +66,9 @@ describe('POST /emails/batch', () => {
     const first = await batch([email('idem-batch')], { 'idempotency-key': key });
     const again = await batch([email('idem-batch')], { 'idempotency-key': key });
     expect(again.text).toBe(first.text);
-    expect(await countEmails('idem-batch')).toBe(1);
+    expect(await app.countEmails('idem-batch')).toBe(1);
     const single = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: email('idem-batch'),
       headers: { 'idempotency-key': key },
     });

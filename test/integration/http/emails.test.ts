@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 /**
  * The drain runs waiting for an email: for its region, due no later than it (the send is written
@@ -32,14 +25,14 @@ const valid = { from: 'Acme <hello@acme.test>', to: 'user@example.com', subject:
 
 describe('POST /emails', () => {
   it('queues the email together with a drain run for its region, and reads it back', async () => {
-    const sent = await app.request('POST', '/emails', { token, body: valid });
+    const sent = await app.request('POST', '/emails', { token: app.token, body: valid });
     expect(sent.status).toBe(200);
     expect(sent.body).toEqual({ id: expect.any(String) });
     const jobs = await jobsFor(sent.body.id);
     expect(jobs).toHaveLength(1);
     expect(new Date(jobs[0]!.next_run_at).getTime()).toBeLessThanOrEqual(Date.now());
 
-    const read = await app.request('GET', `/emails/${sent.body.id}`, { token });
+    const read = await app.request('GET', `/emails/${sent.body.id}`, { token: app.token });
     expect(read.status).toBe(200);
     expect(read.body).toEqual({
       object: 'email',
@@ -62,7 +55,7 @@ describe('POST /emails', () => {
 
   it('takes strings or arrays for every address field and reads them back canonical', async () => {
     const sent = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: {
         ...valid,
         to: ['a@example.com', 'Bee <b@example.com>'],
@@ -72,7 +65,7 @@ describe('POST /emails', () => {
       },
     });
     expect(sent.status).toBe(200);
-    const read = await app.request('GET', `/emails/${sent.body.id}`, { token });
+    const read = await app.request('GET', `/emails/${sent.body.id}`, { token: app.token });
     expect(read.body).toMatchObject({
       to: ['a@example.com', 'Bee <b@example.com>'],
       cc: ['c@example.com'],
@@ -207,7 +200,7 @@ describe('POST /emails', () => {
     [{ ...valid, tags: [{ name: 'has space', value: 'x' }] }, 422, 'validation_error', /^tags\.0\.name: /],
   ])('refuses %j and writes nothing', async (body, status, name, message) => {
     const before = await countEmails();
-    const res = await app.request('POST', '/emails', { token, body });
+    const res = await app.request('POST', '/emails', { token: app.token, body });
     expect(res.status).toBe(status);
     expect(res.body.name).toBe(name);
     if (typeof message === 'string') expect(res.body.message).toBe(message);
@@ -220,7 +213,7 @@ describe('hostile bodies', () => {
   it('refuses 100,000 recipients without parsing them', async () => {
     const started = Date.now();
     const res = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { ...valid, to: Array.from({ length: 100_000 }, (_, i) => `u${i}@example.com`) },
     });
     expect(res.status).toBe(422);
@@ -230,7 +223,7 @@ describe('hostile bodies', () => {
 
   it('answers a corrupt gzip body with 400, not 500', async () => {
     const res = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       rawBody: 'not gzip at all',
       headers: { 'content-encoding': 'gzip' },
     });

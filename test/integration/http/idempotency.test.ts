@@ -1,28 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeIdempotencyKeys } from '../../../server/services/maintenance/purges.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startTestApp, type TestApp, useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 const valid = { from: 'a@acme.test', to: 'b@example.com', subject: 'Once', text: 'only once' };
-const send = (key: string, body: unknown = valid, as = token) =>
+const send = (key: string, body: unknown = valid, as = app.token) =>
   app.request('POST', '/emails', { token: as, body, headers: { 'idempotency-key': key } });
-const countEmails = async (subject: string) =>
-  Number(
-    (
-      await app.deps.orm.em
-        .fork()
-        .getConnection()
-        .execute<{ n: string }[]>('SELECT count(*) AS n FROM email WHERE subject = ?', [subject])
-    )[0]!.n,
-  );
 
 describe('Idempotency-Key on POST /emails', () => {
   it('answers a repeat with the original response and sends nothing again', async () => {
@@ -33,7 +17,7 @@ describe('Idempotency-Key on POST /emails', () => {
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(await countEmails('Once')).toBe(1);
+    expect(await app.countEmails('Once')).toBe(1);
   });
 
   it('refuses the same key with another body (409)', async () => {
@@ -52,14 +36,14 @@ describe('Idempotency-Key on POST /emails', () => {
     expect(ok.length).toBeGreaterThan(0);
     expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
     for (const r of results.filter((x) => x.status !== 200)) expect(r.body.name).toBe('concurrent_idempotent_requests');
-    expect(await countEmails('Concurrent once')).toBe(1);
+    expect(await app.countEmails('Concurrent once')).toBe(1);
   });
 
   it('stores nothing for a refused request, so the fixed request can reuse the key', async () => {
     const key = crypto.randomUUID();
     expect((await send(key, { ...valid, to: 'not an address', subject: 'Fixed later' })).status).toBe(422);
     expect((await send(key, { ...valid, subject: 'Fixed later' })).status).toBe(200);
-    expect(await countEmails('Fixed later')).toBe(1);
+    expect(await app.countEmails('Fixed later')).toBe(1);
   });
 
   it('replays a stored answer even when the same send would now be refused, and stores nothing for a refused one', async () => {
@@ -68,7 +52,12 @@ describe('Idempotency-Key on POST /emails', () => {
     const first = await send(key, body);
     expect(first.status).toBe(200);
     expect(
-      (await app.request('POST', '/suppressions', { token, body: { email: 'later-suppressed@example.com' } })).status,
+      (
+        await app.request('POST', '/suppressions', {
+          token: app.token,
+          body: { email: 'later-suppressed@example.com' },
+        })
+      ).status,
     ).toBe(201);
     const again = await send(key, body);
     expect(again.status).toBe(200);
@@ -83,7 +72,7 @@ describe('Idempotency-Key on POST /emails', () => {
       .getConnection()
       .execute('SELECT 1 FROM idempotency_key WHERE key = ?', [fresh]);
     expect(stored).toEqual([]);
-    expect(await countEmails('Replay over refusal')).toBe(1);
+    expect(await app.countEmails('Replay over refusal')).toBe(1);
   });
 
   it('refuses an empty or overlong key with 400', async () => {
@@ -143,7 +132,7 @@ describe('Idempotency-Key on POST /emails', () => {
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(results.find((r) => r.status === 409)!.body.name).toBe('invalid_idempotent_request');
-    expect((await countEmails('Race A')) + (await countEmails('Race B'))).toBe(1);
+    expect((await app.countEmails('Race A')) + (await app.countEmails('Race B'))).toBe(1);
   });
 });
 

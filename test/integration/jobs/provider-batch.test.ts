@@ -1,5 +1,5 @@
 import type { OutboundMessage } from '../../../server/mail/outbound-message.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type BatchOutcome,
   type EmailProvider,
@@ -11,16 +11,9 @@ import {
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/outbox/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 const message = (i: number): OutboundMessage => ({
   emailId: `e${i}`,
@@ -43,7 +36,7 @@ describe('the capture provider', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
       const res = await app.request('POST', '/emails', {
-        token,
+        token: app.token,
         body: { from: 'a@acme.test', to: `c${i}@example.com`, subject: `captured ${i}`, text: 'x' },
       });
       ids.push(res.body.id);
