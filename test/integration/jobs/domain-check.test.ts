@@ -3,6 +3,7 @@ import type { Logger } from '../../../server/logger.js';
 import { checkDueDomains, PENDING_CHECK_DELAYS_SECONDS } from '../../../server/services/domains/verify-domain.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { untilFound } from '../../support/until.js';
 
 let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
@@ -64,12 +65,10 @@ describe('the recurring domain check', () => {
       const name = `jobs-${Math.random().toString(36).slice(2, 8)}.test`;
       const domain = (await worker.request('POST', '/domains', { token, body: { name } })).body;
       for (const r of domain.records) dns.set(r.type, r.name, [r.value]);
-      const deadline = Date.now() + 20_000;
-      let read = domain;
-      while ((read = (await worker.request('GET', `/domains/${domain.id}`, { token })).body).status !== 'verified') {
-        if (Date.now() > deadline) throw new Error('the job never verified the domain');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await untilFound(async () => {
+        const body = (await worker.request('GET', `/domains/${domain.id}`, { token })).body;
+        return body.status === 'verified' ? body : undefined;
+      }, 'the job never verified the domain');
       const state = await worker.deps.orm.em
         .fork()
         .getConnection()

@@ -1,6 +1,7 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { untilFound } from '../../support/until.js';
 
 let app: TestApp;
 let resend: Resend;
@@ -17,16 +18,6 @@ afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
   await app.close();
 });
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never done: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
 
 describe('the official resend SDK: broadcasts', () => {
   it('creates, edits, lists, duplicates, sends a broadcast to a segment, and reads its progress', async () => {
@@ -71,10 +62,10 @@ describe('the official resend SDK: broadcasts', () => {
     expect(sendError).toBeNull();
     expect(sent).toMatchObject({ id, estimated: true });
 
-    const done = await until(
-      () => resend.broadcasts.get(id),
-      (r) => r.data?.status === 'sent',
-    );
+    const done = await untilFound(async () => {
+      const read = await resend.broadcasts.get(id);
+      return read.data?.status === 'sent' ? read : undefined;
+    }, 'the broadcast was never sent');
     expect(done.data).toMatchObject({ status: 'sent', sent_count: 3 });
     const captured = await app.request('GET', '/emails?limit=10', { token });
     const mine = captured.body.data.filter((e: { subject: string }) => e.subject === 'November news');
