@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
+import { contactImportRoutes } from './routes/contact-imports/contact-imports.routes.js';
 import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
 import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts.routes.js';
 import { domainRoutes } from './routes/domains/domains.routes.js';
@@ -23,6 +24,8 @@ const resourceRoutes: Route[] = [
   ...emailRoutes,
   ...domainRoutes,
   ...apiKeyRoutes,
+  // Before contactRoutes: `/contacts/imports` is not a contact called "imports".
+  ...contactImportRoutes,
   ...contactRoutes,
   ...segmentRoutes,
   ...audienceRoutes,
