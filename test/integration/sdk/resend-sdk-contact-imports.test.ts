@@ -81,7 +81,10 @@ describe('contacts.imports through the official SDK', () => {
     expect(ann).toMatchObject({
       first_name: 'Annie',
       last_name: 'Lee',
-      properties: { seats: 4, note: 'two\nlines; quoted' },
+      properties: {
+        seats: { type: 'number', value: 4 },
+        note: { type: 'string', value: 'two\nlines; quoted' },
+      },
     });
     expect(ok(await resend.contacts.get({ email: 'known@example.com' }))).toMatchObject({ first_name: 'Known' });
     const members = ok(await resend.contacts.segments.list({ email: 'ann@example.com' }));
@@ -96,12 +99,12 @@ describe('contacts.imports through the official SDK', () => {
     });
     expect(errors.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(await errors.text()).toBe(
-      'row,email,message\n3,not-an-address,email: must be a bare email address, without a display name\n' +
+      'row,email,message\n3,not-an-address,"email: must be a single email address, like `Name <user@example.com>`"\n' +
         '4,bob@example.com,properties.seats: must be a number\n',
     );
 
     const events = await query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM event WHERE type = 'contact.created' AND data->>'source' = 'import' AND data->>'email' = 'ann@example.com'`,
+      `SELECT count(*)::int AS n FROM event WHERE type = 'contact.created' AND payload->>'source' = 'import' AND payload->>'email' = 'ann@example.com'`,
     );
     expect(events[0]!.n).toBe(1);
   });
