@@ -450,7 +450,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_TEST_SEND_DELAY_MS: {
     description:
-      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0.',
+      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast and contact import batch. Leave at 0.',
   },
   POSTLANE_TRUST_PROXY: {
     description: 'Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`).',

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CsvError, parse } from 'csv-parse';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
@@ -169,6 +170,7 @@ async function writeBatch(
       counts[status === 'created' && seen.has(id) ? 'updated' : status]++;
       seen.add(id);
     }
+    if (deps.config.POSTLANE_TEST_SEND_DELAY_MS > 0) await sleep(deps.config.POSTLANE_TEST_SEND_DELAY_MS);
     const emails = new Map(items.map(({ index, contact }) => [index, contact.email]));
     const errors = [
       ...refused,

@@ -12,9 +12,11 @@ import {
   listContactImports,
 } from '../../../services/contact-imports/get-contact-imports.js';
 import { issueToApiError } from '../../middleware/validate.js';
+import { exampleList } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { type AppContext, defineRoute } from '../../route.js';
 import { presentContactImport, presentContactImportRef } from './contact-import.presenter.js';
+import { CONTACT_IMPORT, CONTACT_IMPORT_ERRORS, CONTACT_IMPORT_REF } from './contact-imports.examples.js';
 import {
   ContactImportListSchema,
   ContactImportParamSchema,
@@ -114,6 +116,7 @@ export const contactImportRoutes = [
       permission: 'full_access',
       multipart: CreateContactImportBodySchema,
       responses: { 201: ContactImportRefSchema },
+      examples: { response: CONTACT_IMPORT_REF },
     },
     async ({ auth, deps, ctx }) => presentContactImportRef((await receiveImport(ctx, auth.teamId, deps)).id),
   ),
@@ -127,6 +130,7 @@ export const contactImportRoutes = [
       permission: 'full_access',
       query: ListContactImportsQuerySchema,
       responses: { 200: ContactImportListSchema },
+      examples: { response: exampleList(CONTACT_IMPORT) },
     },
     async ({ input, auth, deps }) =>
       presentList(await listContactImports(deps, auth.teamId, input.query), presentContactImport),
@@ -141,6 +145,7 @@ export const contactImportRoutes = [
       permission: 'full_access',
       params: ContactImportParamSchema,
       responses: { 200: ContactImportSchema },
+      examples: { response: CONTACT_IMPORT },
     },
     async ({ input, auth, deps }) => presentContactImport(await getContactImport(deps, auth.teamId, input.params.id)),
   ),
@@ -154,6 +159,7 @@ export const contactImportRoutes = [
       permission: 'full_access',
       params: ContactImportParamSchema,
       responses: { 200: v.string() },
+      examples: { response: CONTACT_IMPORT_ERRORS },
     },
     async ({ input, auth, deps, ctx }) => {
       const csv = await contactImportErrorsCsv(deps, auth.teamId, input.params.id);
