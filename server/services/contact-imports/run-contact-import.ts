@@ -36,9 +36,9 @@ class Superseded extends Error {}
 
 type RunDeps = Pick<Deps, 'orm' | 'config' | 'jobs' | 'logger' | 'clock'>;
 
-/** The upload from a byte on: one chunk in memory at a time. */
+/** The upload from a byte on: one chunk in memory at a time (read in the caller's transaction, if any: a dry run's). */
 async function* readUpload(deps: RunDeps, importId: string, from: number, chunks: number) {
-  const em = deps.orm.em.fork();
+  const em = deps.orm.em;
   for (let seq = Math.floor(from / CHUNK_BYTES); seq < chunks; seq++) {
     const [row] = await sqlQuery<{ data: Buffer }>(
       em,
