@@ -9,6 +9,7 @@ import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts
 import { domainRoutes } from './routes/domains/domains.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
+import { oauthGrantRoutes } from './routes/oauth-grants/oauth-grants.routes.js';
 import { receivingRoutes } from './routes/receiving/receiving.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
 import { templateRoutes } from './routes/templates/templates.routes.js';
@@ -38,6 +39,7 @@ const resourceRoutes: Route[] = [
   ...broadcastRoutes,
   ...logRoutes,
   ...usageRoutes,
+  ...oauthGrantRoutes,
 ];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */
