@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { render } from 'ink';
-import type { JobQueue } from '../../server/jobs/job-queue.js';
+import type { JobQueue } from '../../server/job-queue.js';
 import { createLogger } from '../../server/logger.js';
 import { sqlQuery } from '../../server/db/query.js';
 import {

@@ -14,7 +14,8 @@ import {
 import { issueToApiError } from '../../middleware/validate.js';
 import { exampleList } from '../../examples.js';
 import { presentList } from '../../presenters.js';
-import { type AppContext, defineRoute } from '../../route.js';
+import type { AppContext } from '../../context.js';
+import { defineRoute } from '../../route.js';
 import { presentContactImport, presentContactImportRef } from './contact-import.presenter.js';
 import { CONTACT_IMPORT, CONTACT_IMPORT_ERRORS, CONTACT_IMPORT_REF } from './contact-imports.examples.js';
 import {

@@ -5,9 +5,9 @@ import type { Deps } from '../../deps.js';
 import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { type Dsn, parseDsn } from './dsn.js';
-import { firstArrival } from './ingest-sns.js';
-import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from './ses-events.js';
-import { invalidNotification } from './sns.js';
+import { firstArrival } from '../provider-reports/ingest-sns.js';
+import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from '../provider-reports/record-provider-outcome.js';
+import { invalidNotification } from '../provider-reports/sns.js';
 
 /** What a report about no email of ours comes to. */
 export const NO_MATCHING_EMAIL = 'no matching email';
@@ -15,7 +15,7 @@ export const NO_MATCHING_EMAIL = 'no matching email';
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
   const id = messageId?.trim().match(/^<([^@>]+)@[^>]+>$/)?.[1];
-  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId!.trim() }) : null;
+  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId.trim() }) : null;
 }
 
 /**
