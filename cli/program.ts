@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerContacts } from './commands/contacts.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
 import { registerErase } from './commands/erase.js';
@@ -33,6 +34,7 @@ export function createProgram(): Command {
   registerTeams(program);
   registerDoctor(program);
   registerErase(program);
+  registerContacts(program);
   registerWebhooks(program);
   return program;
 }

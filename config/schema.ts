@@ -210,6 +210,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    POSTLANE_IMPORT_MAX_MB: v.optional(Integer(1, 2048), 200),
+    POSTLANE_IMPORT_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: v.optional(Integer(1, 300), 10),
     POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
@@ -439,9 +441,17 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
     description:
       'Contacts a broadcast walks per transaction; its emails are written 250 to a statement within that transaction.',
   },
+  POSTLANE_IMPORT_MAX_MB: {
+    description:
+      'Largest CSV file `POST /contacts/imports` and `postlane contacts import` accept, in MiB. The upload is streamed into the database in 1 MiB chunks (never held whole in memory) and deleted when its import ends.',
+  },
+  POSTLANE_IMPORT_BATCH_SIZE: {
+    description:
+      'CSV rows a contact import writes per transaction; its cursor and counts move in the same transaction, so a killed worker resumes at the next row.',
+  },
   POSTLANE_TEST_SEND_DELAY_MS: {
     description:
-      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0.',
+      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast and contact import batch. Leave at 0.',
   },
   POSTLANE_TRUST_PROXY: {
     description: 'Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`).',

@@ -1,6 +1,7 @@
 export interface JobPayloads {
   'email.drain': { region: string };
   'broadcast.send': { broadcastId: string };
+  'contact-import.run': { importId: string };
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
   'domain.check': Record<string, never>;

@@ -2,6 +2,7 @@ import { ApiKey } from './api-key.entity.js';
 import { ApiLog } from './api-log.entity.js';
 import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
+import { ContactImport, ContactImportChunk, ContactImportError } from './contact-import.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
 import { Contact } from './contact.entity.js';
@@ -33,6 +34,9 @@ export {
   Broadcast,
   CapturedMessage,
   Contact,
+  ContactImport,
+  ContactImportChunk,
+  ContactImportError,
   ContactProperty,
   ContactTopic,
   DeliverabilityDay,
@@ -64,6 +68,7 @@ export {
   WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
+export type { ContactImportStatus, IContactImport } from './contact-import.entity.js';
 export type { IApiLog } from './api-log.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type {
@@ -133,4 +138,7 @@ export const entities = [
   IngestedNotification,
   ReceivedEmail,
   ReceivedAttachment,
+  ContactImport,
+  ContactImportChunk,
+  ContactImportError,
 ];

@@ -4,11 +4,13 @@ import type { AppState } from './context.js';
 import type { Route } from './route.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
+import { contactImportRoutes } from './routes/contact-imports/contact-imports.routes.js';
 import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
 import { audienceContactRoutes, contactRoutes } from './routes/contacts/contacts.routes.js';
 import { domainRoutes } from './routes/domains/domains.routes.js';
 import { emailRoutes } from './routes/emails/emails.routes.js';
 import { logRoutes } from './routes/logs/logs.routes.js';
+import { oauthGrantRoutes } from './routes/oauth-grants/oauth-grants.routes.js';
 import { receivingRoutes } from './routes/receiving/receiving.routes.js';
 import { suppressionRoutes } from './routes/suppressions/suppressions.routes.js';
 import { templateRoutes } from './routes/templates/templates.routes.js';
@@ -24,6 +26,8 @@ const resourceRoutes: Route[] = [
   ...emailRoutes,
   ...domainRoutes,
   ...apiKeyRoutes,
+  // Before contactRoutes: `/contacts/imports` is not a contact called "imports".
+  ...contactImportRoutes,
   ...contactRoutes,
   ...segmentRoutes,
   ...audienceRoutes,
@@ -36,6 +40,7 @@ const resourceRoutes: Route[] = [
   ...broadcastRoutes,
   ...logRoutes,
   ...usageRoutes,
+  ...oauthGrantRoutes,
 ];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */

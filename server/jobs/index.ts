@@ -1,4 +1,5 @@
 import { broadcastSendJob } from './broadcast-send.job.js';
+import { contactImportJob } from './contact-import.job.js';
 import { deliverabilityCheckJob } from './deliverability-check.job.js';
 import { domainCheckJob } from './domain-check.job.js';
 import { emailDrainJob } from './email-drain.job.js';
@@ -10,6 +11,7 @@ import { webhookDeliverJob } from './webhook-deliver.job.js';
 export const jobDefinitions = [
   emailDrainJob,
   broadcastSendJob,
+  contactImportJob,
   outboxSweepJob,
   maintenanceJob,
   domainCheckJob,

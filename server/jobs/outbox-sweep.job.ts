@@ -1,5 +1,6 @@
 import { constant } from 'agenda';
 import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
+import { sweepContactImports } from '../services/contact-imports/run-contact-import.js';
 import { sweepOutbox } from '../services/outbox/sweep-outbox.js';
 import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
@@ -21,5 +22,6 @@ export const outboxSweepJob = defineJob({
     await sweepOutbox(deps);
     await sweepWebhooks(deps);
     await sweepBroadcasts(deps);
+    await sweepContactImports(deps);
   },
 });

@@ -250,6 +250,16 @@ export const SURFACES = [
     encodings: MIME_ENCODINGS,
     strategy: 'delete',
   },
+  // A refused row of a contact import: its address and why.
+  {
+    kind: 'contact_import_errors',
+    table: 'contact_import_error',
+    key: 'id',
+    scope: 'contact_import_id IN (SELECT id FROM contact_import WHERE team_id = :team)',
+    columns: { email: 'address', message: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'delete',
+  },
   // A filter naming the address stops matching it, as the contact is gone anyway.
   {
     kind: 'segments',
@@ -316,4 +326,6 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'received_email.domain': 'the team’s receiving domain',
   'received_email.peer_ip': 'the sending server’s IP address',
   'received_email.helo': 'the sending server’s host name',
+  'contact_import.*': 'column names, the mapping, counts and a failure reason; no row content',
+  'contact_import_chunk.*': 'an upload, kept only while its import runs and deleted when it ends (docs/audience.md)',
 };
