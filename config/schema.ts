@@ -519,7 +519,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: {
     description:
-      "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.",
+      'Days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.',
   },
   POSTLANE_NOTICE_FROM: {
     description:
