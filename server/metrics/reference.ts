@@ -1,4 +1,3 @@
-import type { Deps } from '../deps.js';
 import { Metrics } from './metrics.js';
 
 const DEFAULT_PREFIXES = ['postlane_process_', 'postlane_nodejs_'];
@@ -10,7 +9,7 @@ const escape = (text: string) => text.replaceAll('|', '\\|');
  * one row. Nothing is collected (no database is needed): only the registered metrics are read.
  */
 export function metricsReference(): string {
-  const metrics = new Metrics({} as Pick<Deps, 'orm'>);
+  const metrics = new Metrics({} as ConstructorParameters<typeof Metrics>[0]);
   const all = metrics.registry.getMetricsAsArray();
   const own = all.filter((metric) => !DEFAULT_PREFIXES.some((prefix) => metric.name.startsWith(prefix)));
   const rows: string[][] = own.map((metric) => {
