@@ -217,6 +217,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 65),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
+    POSTLANE_TRUSTED_PROXIES: v.optional(List(Cidr, 'CIDR ranges'), ['127.0.0.1/32', '::1/128']),
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
     POSTLANE_SECRET_KEY: v.optional(
       v.pipe(
@@ -454,7 +455,12 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
       'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast and contact import batch. Leave at 0.',
   },
   POSTLANE_TRUST_PROXY: {
-    description: 'Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`).',
+    description:
+      'Trust `X-Forwarded-For`, `-Proto` and `-Host` from a reverse proxy in front (`true`/`false`/`1`/`0`), only on connections from `POSTLANE_TRUSTED_PROXIES`. The client address is the last `X-Forwarded-For` entry, the one the proxy added.',
+  },
+  POSTLANE_TRUSTED_PROXIES: {
+    description:
+      'Comma-separated CIDR ranges (JSON array in the file) of the reverse proxies whose `X-Forwarded-*` headers count under `POSTLANE_TRUST_PROXY`; from any other address those headers are dropped. Default: loopback (a proxy on the same machine).',
   },
   POSTLANE_AUTH_CACHE_SECONDS: {
     description:
@@ -530,7 +536,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: {
     description:
-      "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.",
+      'Days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.',
   },
   POSTLANE_NOTICE_FROM: {
     description:

@@ -54,3 +54,14 @@ export const migrationsList = [
   { name: 'Migration20261225000000_receiving', class: Migration20261225000000_receiving },
   { name: 'Migration20261231000010_contact_imports', class: Migration20261231000010_contact_imports },
 ];
+
+/** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */
+export function isReversible(name: string): boolean {
+  const entry = migrationsList.find((migration) => migration.name === name);
+  return entry !== undefined && Object.prototype.hasOwnProperty.call(entry.class.prototype, 'down');
+}
+
+/** Each release's schema: the last migration it shipped (CHANGELOG.md). Upgrades are tested from the previous one. */
+export const RELEASES: readonly { version: string; lastMigration: string }[] = [
+  { version: '0.1.0', lastMigration: 'Migration20261225000000_receiving' },
+];
