@@ -298,6 +298,10 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 10),
     POSTLANE_INBOUND_RATE_PER_MINUTE: v.optional(Integer(1, 1_000_000), 120),
+    POSTLANE_INBOUND_MAX_HEADER_KB: v.optional(Integer(1, 1024), 64),
+    POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
+    POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
+    POSTLANE_INBOUND_MAX_MIME_PARTS: v.optional(Integer(1, 900), 500),
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
   }),
@@ -643,6 +647,22 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_INBOUND_RATE_PER_MINUTE: {
     description:
       'Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
+  },
+  POSTLANE_INBOUND_MAX_HEADER_KB: {
+    description:
+      'Largest header block (KB) of a received message that is authenticated and parsed. A larger one (e.g. thousands of folded lines, which cost the authentication parser quadratic time) is still accepted and stored raw, with `parse_error` set and authentication `temperror`.',
+  },
+  POSTLANE_INBOUND_MAX_HEADER_LINES: {
+    description:
+      'Most header lines (folded continuation lines included) of a received message that is authenticated and parsed; past it the message is stored raw as with `POSTLANE_INBOUND_MAX_HEADER_KB`.',
+  },
+  POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: {
+    description:
+      'Most `DKIM-Signature` fields of a received message that are verified (each costs a hash of the body). A message with more is stored with authentication `temperror` and its content parsed as usual.',
+  },
+  POSTLANE_INBOUND_MAX_MIME_PARTS: {
+    description:
+      'Most MIME boundary lines (an upper bound on its parts) a received message may have to be parsed; past it the message is stored raw with `parse_error` set. At most 900: the MIME parser stops settling from about 1,000 parts.',
   },
   POSTLANE_RECEIVED_RETENTION_DAYS: {
     description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',
