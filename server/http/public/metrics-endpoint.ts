@@ -17,7 +17,10 @@ const sameToken = (given: string, expected: string) => timingSafeEqual(digest(gi
  */
 export function metricsEndpoint(metrics: Metrics, config: Pick<Config, 'POSTLANE_METRICS_TOKEN'>): Middleware {
   return async function metricsEndpoint(ctx, next) {
-    if (ctx.path !== '/metrics') return next();
+    if (ctx.path !== '/metrics') {
+      await next();
+      return;
+    }
     const allowed = config.POSTLANE_METRICS_TOKEN
       ? sameToken(ctx.get('authorization'), `Bearer ${config.POSTLANE_METRICS_TOKEN}`)
       : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '') && !ctx.get('x-forwarded-for');
