@@ -15,6 +15,25 @@ export interface Task<T = unknown> {
   hint?: (result: T) => string | undefined;
 }
 
+/** Any task, whatever its result: the element type of a list of tasks with different results. */
+export interface AnyTask {
+  title: string;
+  run: () => Promise<unknown>;
+  detail?: (result: never) => string | undefined;
+  state?: (result: never) => 'done' | 'warned' | 'failed' | 'skipped';
+  hint?: (result: never) => string | undefined;
+}
+
+/** A task whose callbacks are typed by what `run` returns (an inline literal would leave them untyped). */
+export const task = <T,>(spec: Task<T>): Task<T> => spec;
+
+type ResultOf<T> = T extends Task<infer R> ? R : never;
+
+/** Each task's result, in order; with `keepGoing`, a failed task's result is its Error. */
+export type TaskResults<Ts extends readonly AnyTask[], Failure = never> = {
+  -readonly [K in keyof Ts]: ResultOf<Ts[K]> | Failure;
+};
+
 /** Static output for tables and messages; unwrapped when piped, so `grep` and `cut` see whole rows. */
 async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Promise<void> {
   stream.write(`${renderToString(element, { columns: stream.isTTY ? stream.columns : 10_000 })}\n`);
@@ -26,10 +45,10 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
  * drawn. Stops at the first failure and rethrows it; with `keepGoing` every step runs, and a
  * failed step's result is its Error.
  */
-export async function renderTasks(
-  tasks: Task<any>[],
-  { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean },
-): Promise<unknown[]> {
+export async function renderTasks<const Ts extends readonly AnyTask[], KeepGoing extends boolean = false>(
+  tasks: Ts,
+  { quiet, keepGoing }: { quiet: boolean; keepGoing?: KeepGoing },
+): Promise<TaskResults<Ts, KeepGoing extends true ? Error : never>> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
   const live = !quiet && process.stderr.isTTY;
   const instance = live
@@ -42,20 +61,21 @@ export async function renderTasks(
   };
   const results: unknown[] = [];
   try {
-    for (const [index, task] of tasks.entries()) {
+    // Each task's callbacks take what its own `run` returned.
+    for (const [index, task] of (tasks as readonly Task[]).entries()) {
       views[index] = { ...views[index]!, state: 'running' };
       redraw(index);
       try {
         const result = await task.run();
         results.push(result);
         views[index] = {
-          ...views[index]!,
+          ...views[index],
           state: task.state?.(result) ?? 'done',
           detail: task.detail?.(result),
           hint: task.hint?.(result),
         };
       } catch (err) {
-        views[index] = { ...views[index]!, state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
+        views[index] = { ...views[index], state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
         if (!keepGoing) throw err;
         results.push(err);
       } finally {
@@ -66,7 +86,7 @@ export async function renderTasks(
     instance?.unmount();
     await instance?.waitUntilExit();
   }
-  return results;
+  return results as TaskResults<Ts, KeepGoing extends true ? Error : never>;
 }
 
 /** The width tables fit into: the terminal's, or none when piped (whole rows for `grep` and `cut`). */

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { configFilePath } from '../../config/index.js';
+import { alive } from '../lib/pid.js';
 
 /**
  * The Node flags every `postlane serve` of the appliance starts with (docs/operations.md, "Memory"): V8 otherwise
@@ -129,15 +130,6 @@ export async function stopService(env: NodeJS.ProcessEnv = process.env): Promise
   rmSync(layout.pidFile, { force: true });
   return serviceStatus(env);
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Stops what runs, then starts the appliance again (systemd: `systemctl restart`). */
 export async function restartService(env: NodeJS.ProcessEnv = process.env): Promise<ServiceStatus> {

@@ -1,3 +1,4 @@
+import { untilFound } from '../../support/until.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../server/db/ids.js';
@@ -57,14 +58,12 @@ async function sendAndRelay(to: string[]) {
     body: { from: `Shop <news@${DOMAIN}>`, to, subject: 'verp', text: 'hi' },
   });
   expect(sent.status).toBe(200);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  return untilFound(async () => {
     const mail = sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
     if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent')
       return { id: sent.body.id as string, mail };
-    if (Date.now() > deadline) throw new Error('the email was never relayed and recorded sent');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return undefined;
+  }, 'the email was never relayed and recorded sent');
 }
 
 /** Delivers a message to the inbound listener as a reporting MTA does (null reverse path); the RCPT TO and final replies. */
