@@ -148,7 +148,7 @@ export const emailRoutes = [
       examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: EMAIL_REF },
     },
     async ({ input: { params, body }, auth, deps }) => {
-      await rescheduleEmail(deps, auth.teamId, params.id, body.scheduled_at);
+      await rescheduleEmail(deps, auth, params.id, body.scheduled_at);
       return presentEmailObjectRef(params.id);
     },
   ),
@@ -165,7 +165,7 @@ export const emailRoutes = [
       examples: { response: EMAIL_REF },
     },
     async ({ input: { params }, auth, deps }) => {
-      await cancelEmail(deps, auth.teamId, params.id);
+      await cancelEmail(deps, auth, params.id);
       return presentEmailObjectRef(params.id);
     },
   ),
