@@ -1,4 +1,6 @@
 import { ApiKey } from './api-key.entity.js';
+import { Automation, AutomationRun, AutomationRunStep, AutomationVersion } from './automation.entity.js';
+import { CustomEvent, CustomEventRecord } from './custom-event.entity.js';
 import { ApiLog } from './api-log.entity.js';
 import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
@@ -29,6 +31,12 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey,
+  Automation,
+  AutomationRun,
+  AutomationRunStep,
+  AutomationVersion,
+  CustomEvent,
+  CustomEventRecord,
   ApiLog,
   Broadcast,
   CapturedMessage,
@@ -65,6 +73,18 @@ export {
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { IApiLog } from './api-log.entity.js';
+export type {
+  AutomationStatus,
+  IAutomation,
+  IAutomationRun,
+  IAutomationRunStep,
+  IAutomationVersion,
+  RunStatus,
+  RunStepStatus,
+} from './automation.entity.js';
+export type { EventSchemaMap, EventSchemaType, ICustomEvent, ICustomEventRecord } from './custom-event.entity.js';
+export { EVENT_SCHEMA_TYPES } from './custom-event.entity.js';
+export { AUTOMATION_STATUSES, RUN_STATUSES, RUN_STEP_STATUSES } from './automation.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type {
   DeliverabilityMetric,
@@ -133,4 +153,10 @@ export const entities = [
   IngestedNotification,
   ReceivedEmail,
   ReceivedAttachment,
+  Automation,
+  AutomationVersion,
+  AutomationRun,
+  AutomationRunStep,
+  CustomEvent,
+  CustomEventRecord,
 ];

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps.js';
 import type { AppState, Route } from './route.js';
+import { automationRoutes } from './routes/automations/automations.routes.js';
+import { eventRoutes } from './routes/events/events.routes.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';
@@ -35,6 +37,8 @@ const resourceRoutes: Route[] = [
   ...broadcastRoutes,
   ...logRoutes,
   ...usageRoutes,
+  ...automationRoutes,
+  ...eventRoutes,
 ];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */

@@ -1,3 +1,4 @@
+import { automationStepsJob } from './automation-steps.job.js';
 import { broadcastSendJob } from './broadcast-send.job.js';
 import { deliverabilityCheckJob } from './deliverability-check.job.js';
 import { domainCheckJob } from './domain-check.job.js';
@@ -16,6 +17,7 @@ export const jobDefinitions = [
   erasureJob,
   webhookDeliverJob,
   deliverabilityCheckJob,
+  automationStepsJob,
 ];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from './job-queue.js';

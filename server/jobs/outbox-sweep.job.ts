@@ -1,4 +1,5 @@
 import { constant } from 'agenda';
+import { bookNextStepRun } from '../services/automations/drain-automation-steps.js';
 import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
 import { sweepOutbox } from '../services/emails/sweep-outbox.js';
 import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
@@ -21,5 +22,7 @@ export const outboxSweepJob = defineJob({
     await sweepOutbox(deps);
     await sweepWebhooks(deps);
     await sweepBroadcasts(deps);
+    // Automation steps: a run booked for the next one due, if none is (a job row that gave up, a run that died).
+    await bookNextStepRun(deps);
   },
 });
