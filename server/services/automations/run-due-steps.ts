@@ -91,6 +91,7 @@ export async function runDueSteps(deps: Deps, limit = deps.config.POSTLANE_AUTOM
       Object.assign(step, { run_status: run?.status ?? 'cancelled', contact_id: run?.contact_id ?? null });
       await executeInSavepoint(deps, em, step, now);
     }
+    deps.metrics.automationSteps.inc(claimed.length);
     return claimed.length;
   });
 }
@@ -319,7 +320,8 @@ async function record(deps: Deps, em: EntityManager, step: ClaimedStep, outcome:
           step.id,
         ],
       );
-      await endRun(em, step.run_id, failed ? 'failed' : 'cancelled', now);
+      if (await endRun(em, step.run_id, failed ? 'failed' : 'cancelled', now))
+        deps.metrics.automationRuns.inc({ status: failed ? 'failed' : 'cancelled' });
       return;
     }
     case 'done': {
@@ -331,7 +333,7 @@ async function record(deps: Deps, em: EntityManager, step: ClaimedStep, outcome:
       const graph = (await loadVersion(deps, em, step.automation_id, step.version))!;
       const next = outcome.edge ? successors(graph, step.key, outcome.edge) : [];
       if (next.length > 0) await insertSteps(em, step.run_id, step.contact_id, next, now);
-      else await finishIfIdle(em, step.run_id, now);
+      else if (await finishIfIdle(em, step.run_id, now)) deps.metrics.automationRuns.inc({ status: 'completed' });
       if (step.type === 'trigger')
         await sqlQuery(em, `UPDATE automation_run SET started_at = coalesce(started_at, ?) WHERE id = ?`, [
           now,
@@ -358,31 +360,35 @@ export async function insertSteps(
   );
 }
 
-async function finishIfIdle(em: EntityManager, runId: string, now: Date): Promise<void> {
-  await sqlQuery(
+/** Completes the run when none of its steps is open any more; true when it did. */
+async function finishIfIdle(em: EntityManager, runId: string, now: Date): Promise<boolean> {
+  const done = await sqlQuery(
     em,
     `UPDATE automation_run SET status = 'completed', completed_at = ?, updated_at = ?
       WHERE id = ? AND status = 'running'
-        AND NOT EXISTS (SELECT 1 FROM automation_run_step WHERE run_id = ? AND status IN ('pending', 'waiting', 'running'))`,
+        AND NOT EXISTS (SELECT 1 FROM automation_run_step WHERE run_id = ? AND status IN ('pending', 'waiting', 'running'))
+      RETURNING id`,
     [now, now, runId, runId],
   );
+  return done.length > 0;
 }
 
-/** Ends a run: its open steps are skipped. */
+/** Ends a running run: its open steps are skipped. True when it was still running. */
 export async function endRun(
   em: EntityManager,
   runId: string,
   status: 'failed' | 'cancelled' | 'completed',
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   await sqlQuery(
     em,
     `UPDATE automation_run_step SET status = 'skipped', completed_at = ?, due_at = NULL WHERE run_id = ? AND status IN ('pending', 'waiting', 'running')`,
     [now, runId],
   );
-  await sqlQuery(
+  const ended = await sqlQuery(
     em,
-    `UPDATE automation_run SET status = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = 'running'`,
+    `UPDATE automation_run SET status = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = 'running' RETURNING id`,
     [status, now, now, runId],
   );
+  return ended.length > 0;
 }

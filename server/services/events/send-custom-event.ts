@@ -23,7 +23,7 @@ export interface SendEventInput {
  * resumes the waits it satisfies. Workers are woken after the commit.
  */
 export async function sendCustomEvent(
-  deps: Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs'>,
+  deps: Pick<Deps, 'orm' | 'config' | 'clock' | 'jobs' | 'metrics'>,
   teamId: string,
   input: SendEventInput,
 ): Promise<{ event: string; contactId: string; runs: number }> {
@@ -50,6 +50,7 @@ export async function sendCustomEvent(
     const runs = await applyEvent(deps, em, teamId, contactId, { name: input.event, payload: input.payload }, now);
     return { event: input.event, contactId, runs };
   });
+  if (result.runs > 0) deps.metrics.automationRuns.inc({ status: 'started' }, result.runs);
   deps.jobs.wake('automation.steps');
   return result;
 }

@@ -285,6 +285,59 @@ describe('the official resend SDK: automations', () => {
     expect((await resend.automations.get(data!.id)).data!.steps[2]!.config).toMatchObject({ template: { id: b } });
   });
 
+  it('behaves with the rest: unsubscribed and suppressed contacts are skipped, a deleted contact and stop cancel runs', async () => {
+    const mail = await template('behave', '<p>Hello</p>', 'Hello');
+    const { data } = await resend.automations.create({
+      name: 'Behaviour',
+      status: 'enabled',
+      steps: [
+        { key: 'start', type: 'trigger', config: { eventName: 'behave' } },
+        { key: 'hello', type: 'send_email', config: { template: { id: mail }, from: FROM } },
+        { key: 'later', type: 'delay', config: { duration: '1 day' } },
+        { key: 'again', type: 'send_email', config: { template: { id: mail }, from: FROM } },
+      ],
+      connections: [
+        { from: 'start', to: 'hello' },
+        { from: 'hello', to: 'later' },
+        { from: 'later', to: 'again' },
+      ],
+    });
+    const id = data!.id;
+    await resend.contacts.create({ email: 'gone@example.com', unsubscribed: true });
+    await app.request('POST', '/suppressions', { token, body: { email: 'bounced@example.com' } });
+    for (const email of ['gone@example.com', 'bounced@example.com', 'deleted@example.com', 'stopped@example.com'])
+      expect((await resend.events.send({ event: 'behave', email })).error).toBeNull();
+    await drain();
+    expect(await emailsTo('gone@example.com')).toEqual([]);
+    expect(await emailsTo('bounced@example.com')).toEqual([]);
+    expect(await emailsTo('deleted@example.com')).toHaveLength(1);
+
+    const runs = (await resend.automations.runs.list({ automationId: id })).data!.data;
+    const stepsOf = async (runId: string) =>
+      (await resend.automations.runs.get({ automationId: id, runId })).data!.steps;
+    const hellos = await Promise.all(runs.map(async (r) => (await stepsOf(r.id)).find((s) => s.key === 'hello')));
+    expect(hellos.filter((s) => s?.status === 'skipped').map((s) => s!.output)).toEqual(
+      expect.arrayContaining([{ reason: 'unsubscribed' }, { reason: 'suppressed' }]),
+    );
+
+    // Deleting a contact cancels its run at once, though it is waiting out a delay.
+    await resend.contacts.remove({ email: 'deleted@example.com' });
+    const cancelled = await resend.automations.runs.list({ automationId: id, status: 'cancelled' });
+    expect(cancelled.data?.data).toHaveLength(1);
+    const [gone] = cancelled.data!.data;
+    expect((await stepsOf(gone!.id)).map((s) => s.status)).toEqual(['completed', 'completed', 'skipped']);
+
+    // stop cancels the rest; a day later nothing more is sent.
+    expect((await resend.automations.stop(id)).data?.status).toBe('disabled');
+    advance(2 * DAY);
+    await drain();
+    expect(await emailsTo('stopped@example.com')).toHaveLength(1);
+    expect((await resend.automations.runs.list({ automationId: id, status: 'running' })).data?.data).toEqual([]);
+    // Disabled: an event starts nothing.
+    await resend.events.send({ event: 'behave', email: 'stopped@example.com' });
+    expect((await resend.automations.runs.list({ automationId: id })).data?.data).toHaveLength(4);
+  });
+
   it('refuses invalid graphs with a 422 that names the step', async () => {
     const base = { name: 'Bad', steps: [] as never[], connections: [] as never[] };
     const cases: [unknown, unknown, RegExp][] = [
