@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps.js';
-import type { AppState, Route } from './route.js';
+import type { AppState } from './context.js';
+import type { Route } from './route.js';
 import { automationRoutes } from './routes/automations/automations.routes.js';
 import { eventRoutes } from './routes/events/events.routes.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';

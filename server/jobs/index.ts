@@ -20,5 +20,5 @@ export const jobDefinitions = [
   automationStepsJob,
 ];
 export { AgendaJobs } from './agenda.js';
-export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
-export { RecordingJobQueue } from './job-queue.js';
+export type { JobQueue, JobName, JobPayloads } from '../job-queue.js';
+export { RecordingJobQueue } from '../job-queue.js';

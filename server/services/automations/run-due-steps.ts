@@ -10,7 +10,7 @@ import { deleteContact } from '../contacts/delete-contacts.js';
 import { addSegmentMembers } from '../contacts/contact-writes.js';
 import { updateContact } from '../contacts/update-contact.js';
 import { sendEmail } from '../emails/send-email.js';
-import { IdempotencyKeyTaken } from '../emails/queued-email-writer.js';
+import { IdempotencyKeyTaken } from '../outbox/queued-email-writer.js';
 import { evaluateRule, FieldContext, type RunContact, type RunEvent } from './field-paths.js';
 import { type ConditionRule, type ConnectionType, type Graph, parseDuration, type Step, successors } from './graph.js';
 import { loadVersion } from './versions.js';

@@ -1,5 +1,5 @@
 import type { EntityManager, EventSubscriber, MikroORM, TransactionEventArgs } from '@mikro-orm/core';
-import type { JobQueue } from '../../jobs/job-queue.js';
+import type { JobQueue } from '../../job-queue.js';
 import type { Logger } from '../../logger.js';
 
 /** Endpoints with new deliveries, per root transaction (or unit of work), until it commits or rolls back. */
