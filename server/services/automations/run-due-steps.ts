@@ -12,7 +12,7 @@ import { updateContact } from '../contacts/update-contact.js';
 import { sendEmail } from '../emails/send-email.js';
 import { IdempotencyKeyTaken } from '../outbox/queued-email-writer.js';
 import { evaluateRule, FieldContext, type RunContact, type RunEvent } from './field-paths.js';
-import { type ConditionRule, type ConnectionType, type Graph, parseDuration, type Step, successors } from './graph.js';
+import { type ConditionRule, type ConnectionType, parseDuration, type Step, successors } from './graph.js';
 import { loadVersion } from './versions.js';
 
 /** A step row the engine claimed, with what it needs of its run. */
@@ -193,7 +193,7 @@ async function execute(deps: Deps, em: EntityManager, step: ClaimedStep, now: Da
       return { kind: 'done', edge: 'default', output: { segment_id: config.segment_id } };
     }
   }
-  return { kind: 'fail', error: { name: 'invalid_step', message: `Unknown step type ${step.type}` } };
+  return { kind: 'fail', error: { name: 'invalid_step', message: `Unknown step type ${String(step.type as string)}` } };
 }
 
 async function loadContact(em: EntityManager, step: ClaimedStep): Promise<RunContact | null> {

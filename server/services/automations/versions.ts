@@ -15,7 +15,7 @@ export async function loadVersion(
   version: number,
 ): Promise<Graph | null> {
   let known = cache.get(deps.config);
-  if (!known) cache.set(deps.config, (known = new Map()));
+  if (!known) cache.set(deps.config, (known = new Map<string, Graph>()));
   const name = `${automationId}:${version}`;
   const hit = known.get(name);
   if (hit) return hit;
