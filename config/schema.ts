@@ -212,6 +212,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
     POSTLANE_IMPORT_MAX_MB: v.optional(Integer(1, 2048), 200),
     POSTLANE_IMPORT_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    POSTLANE_AUTOMATION_BATCH_SIZE: v.optional(Integer(1, 10_000), 200),
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: v.optional(Integer(1, 300), 10),
     POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
@@ -303,6 +304,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
     POSTLANE_INBOUND_MAX_MIME_PARTS: v.optional(Integer(1, 900), 500),
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
+    POSTLANE_AUTOMATION_RETENTION_DAYS: v.optional(Integer(1, 3650), 90),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
   }),
   v.forward(
@@ -666,6 +668,13 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_RECEIVED_RETENTION_DAYS: {
     description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',
+  },
+  POSTLANE_AUTOMATION_RETENTION_DAYS: {
+    description:
+      'Days a finished automation run (with its steps) and a sent custom event are kept before maintenance deletes them; running runs are kept whatever their age.',
+  },
+  POSTLANE_AUTOMATION_BATCH_SIZE: {
+    description: 'Due automation steps one worker claims and executes per transaction.',
   },
   POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: {
     description:

@@ -8,6 +8,7 @@ export interface JobPayloads {
   'erasure.run': Record<string, never>;
   'webhook.deliver': { endpointId: string };
   'deliverability.check': Record<string, never>;
+  'automation.steps': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -1,4 +1,6 @@
 import { ApiKey } from './api-key.entity.js';
+import { Automation, AutomationRun, AutomationRunStep, AutomationVersion } from './automation.entity.js';
+import { CustomEvent, CustomEventRecord } from './custom-event.entity.js';
 import { ApiLog } from './api-log.entity.js';
 import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
@@ -30,6 +32,12 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey,
+  Automation,
+  AutomationRun,
+  AutomationRunStep,
+  AutomationVersion,
+  CustomEvent,
+  CustomEventRecord,
   ApiLog,
   Broadcast,
   CapturedMessage,
@@ -70,6 +78,18 @@ export {
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
 export type { ContactImportStatus, IContactImport } from './contact-import.entity.js';
 export type { IApiLog } from './api-log.entity.js';
+export type {
+  AutomationStatus,
+  IAutomation,
+  IAutomationRun,
+  IAutomationRunStep,
+  IAutomationVersion,
+  RunStatus,
+  RunStepStatus,
+} from './automation.entity.js';
+export type { EventSchemaMap, EventSchemaType, ICustomEvent, ICustomEventRecord } from './custom-event.entity.js';
+export { EVENT_SCHEMA_TYPES } from './custom-event.entity.js';
+export { AUTOMATION_STATUSES, RUN_STATUSES, RUN_STEP_STATUSES } from './automation.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type {
   DeliverabilityMetric,
@@ -141,4 +161,10 @@ export const entities = [
   ContactImport,
   ContactImportChunk,
   ContactImportError,
+  Automation,
+  AutomationVersion,
+  AutomationRun,
+  AutomationRunStep,
+  CustomEvent,
+  CustomEventRecord,
 ];

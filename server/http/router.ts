@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import type { Deps } from '../deps.js';
 import type { AppState } from './context.js';
 import type { Route } from './route.js';
+import { automationRoutes } from './routes/automations/automations.routes.js';
+import { eventRoutes } from './routes/events/events.routes.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { contactImportRoutes } from './routes/contact-imports/contact-imports.routes.js';
@@ -41,6 +43,8 @@ const resourceRoutes: Route[] = [
   ...logRoutes,
   ...usageRoutes,
   ...oauthGrantRoutes,
+  ...automationRoutes,
+  ...eventRoutes,
 ];
 
 /** Every route the API serves; the OpenAPI document is built from this same list. */

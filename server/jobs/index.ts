@@ -1,3 +1,4 @@
+import { automationStepsJob } from './automation-steps.job.js';
 import { broadcastSendJob } from './broadcast-send.job.js';
 import { contactImportJob } from './contact-import.job.js';
 import { deliverabilityCheckJob } from './deliverability-check.job.js';
@@ -18,6 +19,7 @@ export const jobDefinitions = [
   erasureJob,
   webhookDeliverJob,
   deliverabilityCheckJob,
+  automationStepsJob,
 ];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from '../job-queue.js';

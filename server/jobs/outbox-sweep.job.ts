@@ -1,4 +1,5 @@
 import { constant } from 'agenda';
+import { bookNextStepRun } from '../services/automations/drain-automation-steps.js';
 import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
 import { sweepContactImports } from '../services/contact-imports/run-contact-import.js';
 import { sweepOutbox } from '../services/outbox/sweep-outbox.js';
@@ -23,5 +24,7 @@ export const outboxSweepJob = defineJob({
     await sweepWebhooks(deps);
     await sweepBroadcasts(deps);
     await sweepContactImports(deps);
+    // Automation steps: a run booked for the next one due, if none is (a job row that gave up, a run that died).
+    await bookNextStepRun(deps);
   },
 });

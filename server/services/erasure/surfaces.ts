@@ -270,6 +270,34 @@ export const SURFACES = [
     encodings: TEXT_ENCODINGS,
     strategy: 'rewrite',
   },
+  // Automations: what a run was started with (the event), what its steps received and produced.
+  {
+    kind: 'automation_runs',
+    table: 'automation_run',
+    key: 'id',
+    scope: TEAM,
+    columns: { event: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'automation_run_steps',
+    table: 'automation_run_step',
+    key: 'id',
+    scope: 'run_id IN (SELECT id FROM automation_run WHERE team_id = :team)',
+    columns: { received: 'json', output: 'json', error: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'custom_events',
+    table: 'custom_event_record',
+    key: 'id',
+    scope: TEAM,
+    columns: { payload: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
 ] as const satisfies readonly Surface[];
 
 export type SurfaceKind = (typeof SURFACES)[number]['kind'];
@@ -328,4 +356,13 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'received_email.helo': 'the sending server’s host name',
   'contact_import.*': 'column names, the mapping, counts and a failure reason; no row content',
   'contact_import_chunk.*': 'an upload, kept only while its import runs and deleted when it ends (docs/audience.md)',
+  'automation.*': 'the team’s automation names and states',
+  'automation_version.*': 'the team’s flow definitions (its own senders and literals), not recipients’ data',
+  'automation_run.status': 'a state',
+  'automation_run_step.key': 'a step key the team chose',
+  'automation_run_step.type': 'a step type',
+  'automation_run_step.status': 'a state',
+  'automation_run_step.wait_event': 'an event name',
+  'custom_event.*': 'the team’s event names and payload schemas',
+  'custom_event_record.name': 'an event name',
 };
