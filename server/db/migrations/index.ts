@@ -23,6 +23,7 @@ import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_
 import { Migration20261213000000_contact_property_terms } from './Migration20261213000000_contact_property_terms.js';
 import { Migration20261220000000_email_partitions } from './Migration20261220000000_email_partitions.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
+import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -51,4 +52,5 @@ export const migrationsList = [
   { name: 'Migration20261213000000_contact_property_terms', class: Migration20261213000000_contact_property_terms },
   { name: 'Migration20261220000000_email_partitions', class: Migration20261220000000_email_partitions },
   { name: 'Migration20261225000000_receiving', class: Migration20261225000000_receiving },
+  { name: 'Migration20261231000000_email_metrics', class: Migration20261231000000_email_metrics },
 ];
