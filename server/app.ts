@@ -15,7 +15,8 @@ import { ormContext } from './http/middleware/orm-context.js';
 import { recordApiLog } from './http/middleware/record-api-log.js';
 import { requestId } from './http/middleware/request-id.js';
 import type { AppState } from './http/route.js';
-import { createRouter } from './http/router.js';
+import { allRoutes, createRouter } from './http/router.js';
+import { literalSegments } from './http/middleware/literal-segments.js';
 
 /** The whole HTTP stack; it never listens, so tests and `postlane serve` mount the same thing. */
 export function createApp(deps: Deps): Koa<AppState> {
@@ -35,6 +36,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(guidePages());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
+  app.use(literalSegments(allRoutes.map((route) => route.spec.path)));
   app.use(router.routes());
   // Provider events (SNS): authenticated by signature, read raw, outside the key-checked router.
   const ingest = createIngestRouter(deps);

@@ -98,7 +98,8 @@ export class Migration20261231000000_email_metrics extends Migration {
     $$;`);
 
     // Adds `delta` to one counter of the hour `at` falls in.
-    this.addSql(`create function postlane_metrics_add(team uuid, at timestamptz, dom text, bc uuid, counter text, delta int) returns void language plpgsql as $$
+    this
+      .addSql(`create function postlane_metrics_add(team uuid, at timestamptz, dom text, bc uuid, counter text, delta int) returns void language plpgsql as $$
       begin
         execute format(
           'insert into email_metrics_hourly as m (team_id, hour, domain, broadcast_id, slot, %1$I) values ($1, date_trunc(''hour'', $2, ''UTC''), $3, $4, pg_backend_pid(), $5)
@@ -107,7 +108,8 @@ export class Migration20261231000000_email_metrics extends Migration {
       end $$;`);
 
     // The first standing open (click) of an email moves: the unique counter moves with it.
-    this.addSql(`create function postlane_move_first(team uuid, dom text, bc uuid, counter text, old_at timestamptz, new_at timestamptz) returns void language plpgsql as $$
+    this
+      .addSql(`create function postlane_move_first(team uuid, dom text, bc uuid, counter text, old_at timestamptz, new_at timestamptz) returns void language plpgsql as $$
       begin
         if old_at is not distinct from new_at then return; end if;
         if old_at is not null then perform postlane_metrics_add(team, old_at, dom, bc, counter, -1); end if;
@@ -237,7 +239,8 @@ export class Migration20261231000000_email_metrics extends Migration {
       end $$;`);
 
     // The earliest open (click) of an email at or after `since` that no retraction took back.
-    this.addSql(`create function postlane_first_standing(eid uuid, kind text, since timestamptz) returns timestamptz language sql stable as $$
+    this
+      .addSql(`create function postlane_first_standing(eid uuid, kind text, since timestamptz) returns timestamptz language sql stable as $$
       select min(e.created_at) from event e
        where e.email_id = eid and e.type = kind and e.created_at >= since
          and not exists (
@@ -247,7 +250,8 @@ export class Migration20261231000000_email_metrics extends Migration {
     $$;`);
 
     // One recipient's clicks of one link, and the link's totals (unique: recipients with a standing click).
-    this.addSql(`create function postlane_link_click(bc uuid, eid uuid, team uuid, link text, delta int) returns void language plpgsql as $$
+    this
+      .addSql(`create function postlane_link_click(bc uuid, eid uuid, team uuid, link text, delta int) returns void language plpgsql as $$
       declare before int;
       begin
         select clicks into before from broadcast_recipient_link where broadcast_id = bc and email_id = eid and url = link for update;
