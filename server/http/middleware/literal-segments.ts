@@ -36,6 +36,12 @@ export const RESEND_LITERALS = [
   'threads',
   'messages',
   'labels',
+  'agent',
+  'drafts',
+  'emails',
+  'forward',
+  'reply',
+  'search',
 ];
 
 const isParam = (segment: string) => segment.startsWith(':');
