@@ -41,7 +41,9 @@ beforeAll(async () => {
   for (const row of rows) emailOf.set(row.to[0]!.toLowerCase(), row.id);
 
   const load = (address: string) =>
-    app.deps.orm.em.fork().findOneOrFail(Email, emailOf.get(address)!, { exclude: ['html', 'text'] }) as Promise<IEmail>;
+    app.deps.orm.em
+      .fork()
+      .findOneOrFail(Email, emailOf.get(address)!, { exclude: ['html', 'text'] }) as Promise<IEmail>;
   const later = (minutes: number) => new Date(Date.now() + minutes * 60_000);
   const event = async (address: string, type: string, extra: Record<string, unknown> = {}) => {
     const email = await load(address);
@@ -85,11 +87,13 @@ describe('the official resend SDK: broadcast recipients and clicked links', () =
     };
     expect(emails(await list('sent')).sort()).toEqual(READERS);
     expect(emails(await list('delivered')).sort()).toEqual(READERS.slice(0, 3));
-    expect((await list('opened')).data).toEqual([
-      { id: expect.any(String), contact_id: expect.any(String), email: 'ann@example.com', count: 2 },
-      // A click brings an open when nobody had opened.
-      { id: expect.any(String), contact_id: expect.any(String), email: 'cyd@example.com', count: 1 },
-    ].sort((a, b) => (emailOf.get(a.email)! < emailOf.get(b.email)! ? -1 : 1)));
+    expect((await list('opened')).data).toEqual(
+      [
+        { id: expect.any(String), contact_id: expect.any(String), email: 'ann@example.com', count: 2 },
+        // A click brings an open when nobody had opened.
+        { id: expect.any(String), contact_id: expect.any(String), email: 'cyd@example.com', count: 1 },
+      ].sort((a, b) => (emailOf.get(a.email)! < emailOf.get(b.email)! ? -1 : 1)),
+    );
     const clicked = Object.fromEntries((await list('clicked')).data.map((r) => [r.email, r]));
     expect(clicked['ann@example.com']).toMatchObject({
       count: 3,
