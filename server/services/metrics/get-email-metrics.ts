@@ -22,6 +22,8 @@ export interface EmailMetricsQuery {
   domainIds: string[];
   emailIds: string[];
   broadcastIds: string[];
+  /** Recompute from the emails and events instead of the rollup: the benchmark's baseline. */
+  fromEvents?: boolean;
 }
 
 export interface EmailMetricsRow {
@@ -164,12 +166,11 @@ async function breakdown(
 ): Promise<BreakdownRow[]> {
   const dims = query.dimensions;
   const keys: string[] = [];
-  // In the order their `?` appear: the domains' team, the source, the period label, the filters.
+  // In the order their `?` appear: the domains' team, the source, the bucket, the filters, the label.
   const bindings: unknown[] = [teamId, ...source.bindings];
   if (dims.includes('period')) {
-    const label = PERIOD_LABEL(`date_trunc('${unit}', h.hour, ?::text)`, '?::text');
-    keys.push(`${label} AS period`);
-    bindings.push(...Array<string>(placeholders(label)).fill(query.timezone));
+    keys.push(`date_trunc('${unit}', h.hour, ?::text) AS bucket`);
+    bindings.push(query.timezone);
   }
   if (dims.includes('domain')) keys.push('h.domain_id', 'coalesce(h.domain_name, h.domain) AS domain_name');
   if (dims.includes('email')) keys.push('h.email_id');
@@ -183,22 +184,27 @@ async function breakdown(
     filters.push(`h.broadcast_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)`);
     bindings.push(JSON.stringify(query.broadcastIds));
   }
+  const label = dims.includes('period') ? PERIOD_LABEL('g.bucket', '?::text') : '';
+  bindings.push(...Array<string>(placeholders(label)).fill(query.timezone));
   const sums = COUNTED_METRICS.map((c) => `sum(h.${c})::bigint AS ${c}`).join(', ');
-  const grouped = keys.length
-    ? `GROUP BY ${keys.map((_, i) => i + 1).join(', ')} ORDER BY ${keys.map((_, i) => i + 1).join(', ')}`
-    : '';
+  const grouped = keys.length ? `GROUP BY ${keys.map((_, i) => i + 1).join(', ')}` : '';
+  // The sender domains are matched to the team's domains once each, not once per row; the period
+  // label is made once per period, after grouping.
   const sql = `
     WITH d AS (SELECT id, name FROM domain WHERE team_id = ?),
-    h AS (
-      SELECT s.*, m.id AS domain_id, m.name AS domain_name FROM (${source.sql}) s
-      LEFT JOIN LATERAL (SELECT d.id, d.name FROM d WHERE s.domain = d.name OR s.domain LIKE '%.' || d.name
+    s AS (${source.sql}),
+    dm AS (
+      SELECT x.domain, m.id AS domain_id, m.name AS domain_name FROM (SELECT DISTINCT domain FROM s) x
+      LEFT JOIN LATERAL (SELECT d.id, d.name FROM d WHERE x.domain = d.name OR x.domain LIKE '%.' || d.name
                           ORDER BY length(d.name) DESC LIMIT 1) m ON true
     ),
+    h AS (SELECT s.*, dm.domain_id, dm.domain_name FROM s JOIN dm ON dm.domain = s.domain),
     g AS (
       SELECT ${[...keys, sums].join(', ')} FROM h ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} ${grouped}
     )
-    SELECT g.*${dims.includes('broadcast') ? ', b.name AS broadcast_name' : ''} FROM g
-    ${dims.includes('broadcast') ? 'LEFT JOIN broadcast b ON b.id = g.broadcast_id' : ''}`;
+    SELECT g.*${label ? `, ${label} AS period` : ''}${dims.includes('broadcast') ? ', b.name AS broadcast_name' : ''} FROM g
+    ${dims.includes('broadcast') ? 'LEFT JOIN broadcast b ON b.id = g.broadcast_id' : ''}
+    ORDER BY ${keys.length ? keys.map((_, i) => i + 1).join(', ') : '1'}`;
   return sqlQuery<BreakdownRow>(em, sql, bindings);
 }
 
