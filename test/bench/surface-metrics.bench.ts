@@ -147,16 +147,16 @@ try {
   // email's first open and click are its earliest) spread over SLOTS writing backends.
   const fillRollup = await timed(async () => {
     const plain = {
-      sent: `type = 'email.sent'`,
-      delivered: `type = 'email.delivered'`,
-      bounced_permanent: `type = 'email.bounced' AND payload->'bounce'->>'type' = 'Permanent'`,
-      bounced_transient: `type = 'email.bounced' AND payload->'bounce'->>'type' = 'Transient'`,
-      bounced_undetermined: `type = 'email.bounced' AND payload->'bounce'->>'type' = 'Undetermined'`,
-      complained: `type = 'email.complained'`,
-      opened: `type = 'email.opened'`,
-      clicked: `type = 'email.clicked'`,
-      unique_opened: `type = 'email.opened' AND f.first_at IS NOT NULL`,
-      unique_clicked: `type = 'email.clicked' AND f.first_at IS NOT NULL`,
+      sent: `e.type = 'email.sent'`,
+      delivered: `e.type = 'email.delivered'`,
+      bounced_permanent: `e.type = 'email.bounced' AND e.payload->'bounce'->>'type' = 'Permanent'`,
+      bounced_transient: `e.type = 'email.bounced' AND e.payload->'bounce'->>'type' = 'Transient'`,
+      bounced_undetermined: `e.type = 'email.bounced' AND e.payload->'bounce'->>'type' = 'Undetermined'`,
+      complained: `e.type = 'email.complained'`,
+      opened: `e.type = 'email.opened'`,
+      clicked: `e.type = 'email.clicked'`,
+      unique_opened: `e.type = 'email.opened' AND f.first_at IS NOT NULL`,
+      unique_clicked: `e.type = 'email.clicked' AND f.first_at IS NOT NULL`,
     };
     const spread = (c: string) => `(${c} + slot) / ${SLOTS}`;
     await sql(
