@@ -13,7 +13,7 @@ import { createHttpServer } from './http/http-server.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretBox } from './security/secret-box.js';
-import { type InboundListener, startInboundListener } from './smtp/inbound-listener.js';
+import { type InboundListener, startInboundListener } from './services/inbound/listener.js';
 
 export type Role = 'api' | 'worker' | 'inbound' | 'all';
 

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps.js';
+import type { AppState } from './context.js';
 import { rankLiteralsFirst } from './middleware/literal-segments.js';
-import type { AppState, Route } from './route.js';
+import type { Route } from './route.js';
 import { metricsRoutes } from './routes/metrics/metrics.routes.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';

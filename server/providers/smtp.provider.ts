@@ -1,3 +1,4 @@
+import type { OutboundMessage } from '../mail/outbound-message.js';
 import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
@@ -8,7 +9,6 @@ import {
   type EmailProvider,
   mapConcurrently,
   type OnOutcome,
-  type OutboundMessage,
   ProviderError,
   type SendResult,
   Unrecorded,

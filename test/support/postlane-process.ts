@@ -8,7 +8,7 @@ import { inNetns } from './throwaway-cluster.js';
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
 /** The Node flags the installed service starts with (docs/operations.md, "Memory"): benchmarks run the service as installed. */
-export { SERVICE_NODE_FLAGS } from '../../cli/services/service.js';
+export { SERVICE_NODE_FLAGS } from '../../cli/services/systemd-unit.js';
 
 export interface PostlaneProcess {
   child: ChildProcess;

@@ -7,9 +7,9 @@ import {
   invalidIdempotencyKey,
   invalidIdempotentRequest,
 } from '../../errors.js';
-import { IdempotencyKeyTaken } from '../../services/emails/queued-email-writer.js';
-import type { IdempotentAnswer } from '../../services/emails/send-email.js';
-import type { AppContext, AppState } from '../route.js';
+import { IdempotencyKeyTaken } from '../../services/outbox/queued-email-writer.js';
+import type { IdempotentAnswer } from '../../services/emails/send-input.js';
+import type { AppContext, AppState } from '../context.js';
 
 /** JSON with object keys sorted at every depth, array order kept: whitespace and key order do not matter. */
 function canonicalJson(value: unknown): string {

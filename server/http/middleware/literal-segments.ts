@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { routeNotFound } from '../../errors.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /**
  * Words that are fixed path segments somewhere in Resend's API (the `resend` SDK's route

@@ -1,7 +1,7 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, type IEmail } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
 import { CLOCK_INSTANTS } from '../../support/clock-instants.js';

@@ -1,3 +1,4 @@
+import type { SendEmailInput } from '../../../services/emails/send-input.js';
 import * as v from 'valibot';
 import { validationError } from '../../../errors.js';
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
@@ -7,13 +8,7 @@ import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmailAttachments } from '../../../services/emails/list-email-attachments.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
-import {
-  type BatchItem,
-  type SendEmailInput,
-  type SentEmails,
-  sendEmail,
-  sendEmails,
-} from '../../../services/emails/send-email.js';
+import { type BatchItem, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { idempotentAnswer } from '../../middleware/idempotency.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { exampleList, ID } from '../../examples.js';

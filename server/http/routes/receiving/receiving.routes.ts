@@ -1,7 +1,7 @@
-import { getReceivedAttachment } from '../../../services/receiving/get-received-attachment.js';
-import { getReceivedEmail } from '../../../services/receiving/get-received-email.js';
-import { listReceivedAttachments } from '../../../services/receiving/list-received-attachments.js';
-import { listReceivedEmails } from '../../../services/receiving/list-received-emails.js';
+import { getReceivedAttachment } from '../../../services/inbound/get-received-attachment.js';
+import { getReceivedEmail } from '../../../services/inbound/get-received-email.js';
+import { listReceivedAttachments } from '../../../services/inbound/list-received-attachments.js';
+import { listReceivedEmails } from '../../../services/inbound/list-received-emails.js';
 import { exampleList } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';

@@ -1,4 +1,4 @@
-import type { Deps } from '../../deps.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
 
 export interface JobBacklog {
   name: string;
@@ -11,7 +11,7 @@ export interface JobBacklog {
  * jobs per job name, and, as `emails`, due emails no drain run has claimed (emails are not jobs:
  * the email table is their queue).
  */
-export async function jobBacklog(deps: Pick<Deps, 'orm'>): Promise<JobBacklog[]> {
+export async function jobBacklog(deps: { orm: MikroORM }): Promise<JobBacklog[]> {
   const rows = await deps.orm.em.getConnection().execute<{ name: string; due: string; oldest: number | null }[]>(
     `SELECT name, count(*) AS due, extract(epoch FROM now() - min(next_run_at))::float AS oldest
        FROM agenda_jobs WHERE next_run_at <= now() AND locked_at IS NULL AND disabled = false GROUP BY name

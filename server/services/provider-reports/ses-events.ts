@@ -1,26 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../../db/ids.js';
-import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import { Email, Event, type IEmail } from '../../entities/index.js';
-import { parseMailbox } from '../../mail/address.js';
 import { EMAIL_ID_TAG } from '../../providers/ses.provider.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
-import { addSuppressions } from '../suppressions/add-suppression.js';
-import { addressHash } from '../suppressions/address-hash.js';
 import { recordClick, recordOpen } from '../tracking/record-tracking.js';
+import { type BounceReport, bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from './record-provider-outcome.js';
 
 /** The parts of an SES event (event publishing's `eventType`, or an identity notification's `notificationType`) we read. */
 export interface SesEvent {
   eventType?: string;
   notificationType?: string;
   mail?: { messageId?: string; timestamp?: string; tags?: Record<string, string[]> };
-  bounce?: {
-    bounceType?: string;
-    bounceSubType?: string;
-    timestamp?: string;
-    bouncedRecipients?: { emailAddress?: string; diagnosticCode?: string; status?: string }[];
-  };
+  bounce?: BounceReport & { timestamp?: string };
   complaint?: {
     timestamp?: string;
     complainedRecipients?: { emailAddress?: string }[];
@@ -33,9 +25,6 @@ export interface SesEvent {
   reject?: { reason?: string };
   failure?: { errorMessage?: string };
 }
-
-/** A transient or undetermined bounce: kept in the email's history, never delivered (the spec's email.bounced is a hard bounce). */
-export const SOFT_BOUNCE_EVENT = 'email.soft_bounced';
 
 /** By our `email_id` tag, else by SES's MessageId (a message sent before tagging, or an identity notification without tags). */
 async function findEmail(tx: EntityManager, event: SesEvent): Promise<IEmail | null> {
@@ -55,21 +44,6 @@ function timeOf(deps: Deps, ...candidates: (string | undefined)[]): Date {
     if (at && !Number.isNaN(at.getTime())) return at;
   }
   return deps.clock();
-}
-
-/** `data.bounce` as Resend sends it. */
-export function bounceData(bounce: NonNullable<SesEvent['bounce']>) {
-  const diagnosticCode = (bounce.bouncedRecipients ?? [])
-    .map((r) => r.diagnosticCode)
-    .filter((code): code is string => !!code);
-  return {
-    type: bounce.bounceType ?? 'Undetermined',
-    subType: bounce.bounceSubType ?? 'General',
-    message:
-      diagnosticCode[0] ??
-      `The message bounced (${bounce.bounceType ?? 'Undetermined'}, ${bounce.bounceSubType ?? 'General'}).`,
-    diagnosticCode,
-  };
 }
 
 const recipientsOf = (list: { emailAddress?: string }[] | undefined) =>
@@ -161,58 +135,4 @@ export async function applySesEvent(deps: Deps, tx: EntityManager, event: SesEve
     default:
       return `ignored ${kind ?? 'unknown'} event`;
   }
-}
-
-/** Stored addresses were accepted by the strict parser, so they parse again. */
-const addressOf = (formatted: string) => {
-  const mailbox = parseMailbox(formatted);
-  return typeof mailbox === 'string' ? formatted : mailbox.address;
-};
-
-const ORIGIN_OF = { 'email.bounced': 'bounce', 'email.complained': 'complaint' } as const;
-
-/**
- * A hard bounce or a complaint, from SNS or a DSN: one outcome, one event. The email's event is
- * recorded and the recipients the report names suppressed (only the email's own: a notification
- * cannot suppress an address the email was not sent to), unless the email already has that event
- * and every one of them is suppressed already: then the report repeats a known outcome (another
- * notification id, a second DSN) and is not recorded again, so nothing is announced twice. The
- * email's row lock makes two such reports arriving at once take turns.
- */
-export async function recordProviderOutcome(
-  deps: Deps,
-  tx: EntityManager,
-  email: IEmail,
-  type: keyof typeof ORIGIN_OF,
-  at: Date,
-  extra: Record<string, unknown>,
-  addresses: readonly string[],
-): Promise<string> {
-  const own = new Set([...email.to, ...email.cc, ...email.bcc].map((formatted) => addressOf(formatted).toLowerCase()));
-  const emails = [...new Set(addresses.map((address) => address.toLowerCase()).filter((address) => own.has(address)))];
-  // Locked first, on its own: a statement that waited for the lock would still read the other report's writes as not there.
-  await sqlQuery(tx, `SELECT 1 FROM email WHERE id = ? FOR NO KEY UPDATE`, [email.id]);
-  const [{ known }] = (await sqlQuery<{ known: boolean }>(
-    tx,
-    `SELECT EXISTS (SELECT 1 FROM event WHERE email_id = ? AND type = ?)
-            AND (SELECT count(*) FROM suppression WHERE team_id = ? AND address_hash = ANY(ARRAY(SELECT decode(jsonb_array_elements_text(?::jsonb), 'hex')))) = ? AS known`,
-    [
-      email.id,
-      type,
-      email.team.id,
-      JSON.stringify(emails.map((address) => addressHash(deps.secrets, address).toString('hex'))),
-      emails.length,
-    ],
-  )) as [{ known: boolean }];
-  if (known) return `${type} repeated`;
-  await recordEmailEvent(deps, tx, email, type, at, extra);
-  if (emails.length > 0)
-    await addSuppressions(deps, tx, {
-      teamId: email.team.id,
-      emails,
-      origin: ORIGIN_OF[type],
-      source: null,
-      sourceId: email.id,
-    });
-  return type;
 }

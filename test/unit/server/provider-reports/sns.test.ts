@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSigningCertUrl } from '../../../../server/services/ingest/sns.js';
+import { isSigningCertUrl } from '../../../../server/services/provider-reports/sns.js';
 
 describe('the SNS certificate URL rule', () => {
   it('admits https on SNS hosts, China included, with the certificate path', () => {

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { notFound } from '../../errors.js';
 import { DOWNLOAD_PATH } from '../../services/downloads/download-token.js';
 import { readDownload } from '../../services/downloads/read-download.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /**
  * The files behind `download_url`s: no API key, the signed token is the credential. A token that is

@@ -1,7 +1,7 @@
 import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
 import { Email } from '../../entities/index.js';
-import { bounceToken, ReturnPaths } from '../../mail/return-path.js';
+import { bounceToken, ReturnPaths } from './return-path.js';
 import { parseDsn } from './dsn.js';
 import { NO_MATCHING_EMAIL, recordDsn } from './ingest-dsn.js';
 

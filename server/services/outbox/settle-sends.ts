@@ -12,8 +12,8 @@ import {
 } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
-import type { ClaimedEmail } from './drain-outbox.js';
-import { emitEmailEvents, recordEmailEvent } from './record-email-event.js';
+import type { ClaimedEmail } from './claimed-email.js';
+import { emitEmailEvents, recordEmailEvent } from '../emails/record-email-event.js';
 
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
 export const SEND_RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600] as const;

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { preparedQuery } from '../../db/query.js';
-import type { JobQueue } from '../../jobs/job-queue.js';
+import type { JobQueue } from '../../job-queue.js';
 
 export interface QueuedEmailRow {
   id: string;

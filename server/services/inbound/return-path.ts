@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../../config/index.js';
-import { uuidBytes, uuidText } from '../db/ids.js';
-import type { SecretBox } from '../security/secret-box.js';
+import type { Config } from '../../../config/index.js';
+import { uuidBytes, uuidText } from '../../db/ids.js';
+import type { SecretBox } from '../../security/secret-box.js';
 
 /** RFC 4648 base32 in lower case: MTAs that lower-case local parts, or compare them without case, leave it intact. */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';

@@ -1,24 +1,23 @@
+import type { Address, OutboundMessage } from '../../mail/outbound-message.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
-import type { EmailFacts, IEmail } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
-import { ReturnPaths } from '../../mail/return-path.js';
+import { ReturnPaths } from '../inbound/return-path.js';
 import {
-  type Address,
   type BatchOutcome,
   type EmailProvider,
   type OnOutcome,
-  type OutboundMessage,
   ProviderError,
   sendBatch,
 } from '../../providers/index.js';
 import { type FromDomainSettings, senderDomainsForEmails } from '../domains/dkim-key.js';
 import { withTracking } from '../tracking/tracking-settings.js';
 import type { QueuedEmailRow } from './queued-email-writer.js';
-import { emitEmailEvents } from './record-email-event.js';
+import { emitEmailEvents } from '../emails/record-email-event.js';
+import type { ClaimedEmail, OwedRecipient } from './claimed-email.js';
 import { SettleQueue } from './settle-sends.js';
 
 /** Claims in flight per drain run: while one batch is with the provider, the other is being claimed or settled. */
@@ -117,25 +116,6 @@ interface ClaimedRow extends Pick<
   last_error: string | null;
   owed: OwedRecipient[];
   has_attachments: boolean;
-}
-
-/** A recipient a claimed email still owes a delivery to. */
-export interface OwedRecipient {
-  id: string;
-  address: string;
-  response: string | null;
-}
-
-/**
- * A claimed email as the drain reads it: plain values, not a managed entity (mapping a batch into
- * the identity map, and the flush that compared them all at commit, cost more than sending it).
- */
-export interface ClaimedEmail
-  extends
-    EmailFacts,
-    Pick<IEmail, 'cc' | 'bcc' | 'replyTo' | 'html' | 'text' | 'headers' | 'attempts' | 'sentAt' | 'lastError'> {
-  owed: OwedRecipient[];
-  attachments: OutboundMessage['attachments'];
 }
 
 /**

@@ -2,16 +2,12 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
-import type { Deps } from '../deps.js';
-import { errorFields } from '../logger.js';
-import { domainOfAddress } from '../services/domains/domain-name.js';
-import { authenticateMessage } from '../services/inbound/authenticate-message.js';
-import { parseReceived } from '../services/inbound/parse-received.js';
-import { ReceivingDomainCache } from '../services/inbound/receiving-domains.js';
-import { storeReceivedEmail } from '../services/inbound/store-received-email.js';
-import { ingestBounceMessage, isBounceAddress } from '../services/ingest/verp.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import type { Deps } from '../../deps.js';
+import { errorFields } from '../../logger.js';
+import { acceptMessage, acceptsRecipient } from './accept-message.js';
 import { PeerLimits } from './peer-limits.js';
+import { ReceivingDomainCache } from './receiving-domains.js';
 
 export interface InboundListener {
   port: number;
@@ -75,9 +71,7 @@ export async function startInboundListener(
   };
 
   async function acceptRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
-    if (isBounceAddress(config, address.address)) return null;
-    const domain = domainOfAddress(address.address);
-    if (await domains.receives(deps.orm.em.fork(), domain, deps.clock().getTime())) return null;
+    if (await acceptsRecipient(deps, domains, address.address)) return null;
     stats(session).refused += 1;
     if (!peers.spend(session.remoteAddress)) {
       stats(session).limited = true;
@@ -107,25 +101,14 @@ export async function startInboundListener(
       // Over the size limit, smtp-server has answered 552 already (rejectOversized).
       if (stream.sizeExceeded) return '';
       if (overBudget) throw reply(451, 'Too busy, try again later');
-      const raw = Buffer.concat(chunks);
-      const recipients = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-      // Reports to VERP return paths are bounces of our own mail, recorded as such, never stored as received mail.
-      const bounces = recipients.filter((address) => isBounceAddress(config, address));
-      for (const address of bounces) await ingestBounceMessage(deps, address, raw);
-      const envelope = {
+      const verdict = await acceptMessage(deps, Buffer.concat(chunks), {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-        recipients: recipients.filter((address) => !bounces.includes(address)),
+        recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
         peerIp: session.remoteAddress,
         helo: session.hostNameAppearsAs ?? '',
-      };
-      if (envelope.recipients.length === 0) return 'Accepted';
-      // Parsing is CPU work, authentication mostly waits on DNS: side by side.
-      const [verdicts, parsed] = await Promise.all([authenticateMessage(deps, raw, envelope), parseReceived(raw)]);
-      const stored = await storeReceivedEmail(deps, { envelope, raw, verdicts, parsed });
-      if (stored.length > 0) return `Accepted as ${stored[0]!.id}`;
-      // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is accepted (bounces recorded above are copies if sent again).
-      if (bounces.length === 0) throw reply(550, 'No such recipient here');
-      return 'Accepted';
+      });
+      if (!verdict.accepted) throw reply(550, 'No such recipient here');
+      return verdict.storedId ? `Accepted as ${verdict.storedId}` : 'Accepted';
     } finally {
       bytesHeld -= held;
     }

@@ -4,7 +4,7 @@ import { trackClick, trackOpen, type TrackingRequest } from '../../services/trac
 import { CLICK_PATH, OPEN_PATH } from '../../tracking/add-tracking.js';
 import type { Fetcher } from '../../tracking/machine-rules.js';
 import { TrackingSigner } from '../../tracking/tracking-token.js';
-import type { AppContext, AppState } from '../route.js';
+import type { AppContext, AppState } from '../context.js';
 import { renderMessagePage } from './preference-page.js';
 import { sendHtml } from './preferences.routes.js';
 

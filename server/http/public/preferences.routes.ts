@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { TopicSubscription } from '../../entities/index.js';
 import { type PreferenceSubject, readPreferenceToken } from '../../services/preferences/preference-token.js';
 import { getPreferences, savePreferences, unsubscribeOneClick } from '../../services/preferences/preferences.js';
-import type { AppContext, AppState } from '../route.js';
+import type { AppContext, AppState } from '../context.js';
 import { renderMessagePage, renderPreferencePage } from './preference-page.js';
 
 /**

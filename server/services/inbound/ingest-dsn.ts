@@ -5,9 +5,9 @@ import type { Deps } from '../../deps.js';
 import { Email, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { type Dsn, parseDsn } from './dsn.js';
-import { firstArrival } from './ingest-sns.js';
-import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from './ses-events.js';
-import { invalidNotification } from './sns.js';
+import { firstArrival } from '../provider-reports/ingest-sns.js';
+import { bounceData, recordProviderOutcome, SOFT_BOUNCE_EVENT } from '../provider-reports/record-provider-outcome.js';
+import { invalidNotification } from '../provider-reports/sns.js';
 
 /** What a report about no email of ours comes to. */
 export const NO_MATCHING_EMAIL = 'no matching email';

@@ -2,9 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { Deps } from '../../deps.js';
 import { ApiError, routeNotFound, validationError } from '../../errors.js';
-import { ingestDsn } from '../../services/ingest/ingest-dsn.js';
-import { ingestSnsMessage } from '../../services/ingest/ingest-sns.js';
-import type { AppContext, AppState } from '../route.js';
+import { ingestDsn } from '../../services/inbound/ingest-dsn.js';
+import { ingestSnsMessage } from '../../services/provider-reports/ingest-sns.js';
+import type { AppContext, AppState } from '../context.js';
 
 /** The raw body as text, refused past `limit` bytes before more is read (a 413 either way). */
 async function readText(ctx: AppContext, limit: number): Promise<string> {

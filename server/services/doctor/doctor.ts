@@ -8,7 +8,7 @@ import { DnsResolver } from '../../dns/resolver.js';
 import { Domain } from '../../entities/index.js';
 import { checkRecords } from '../domains/check-records.js';
 import { dkimKeyOf } from '../domains/dkim-key.js';
-import { jobBacklog } from './job-backlog.js';
+import { jobBacklog } from '../health/job-backlog.js';
 import { probeSessions } from './pooler-probe.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';

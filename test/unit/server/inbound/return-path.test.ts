@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../../server/db/ids.js';
-import { ReturnPaths } from '../../../../server/mail/return-path.js';
+import { ReturnPaths } from '../../../../server/services/inbound/return-path.js';
 import { generateSecretKey, SecretBox } from '../../../../server/security/secret-box.js';
-import { isBounceAddress } from '../../../../server/services/ingest/verp.js';
+import { isBounceAddress } from '../../../../server/services/inbound/verp.js';
 
 const DOMAIN = 'bounces.example.net';
 const secrets = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() });
