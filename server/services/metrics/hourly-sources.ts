@@ -15,9 +15,11 @@ export interface HourlySource {
 
 /** The rollup the triggers keep: a few rows per hour (one per sender domain, broadcast and writing backend). */
 export const rollupHours = (teamId: string, from: Date, to: Date): HourlySource => ({
-  sql: `SELECT hour, domain, broadcast_id, NULL::uuid AS email_id, ${COUNTED_METRICS.join(', ')}
+  // The writing backends' rows of an hour are summed first, so what follows reads one row per hour, domain and broadcast.
+  sql: `SELECT hour, domain, broadcast_id, NULL::uuid AS email_id, ${COUNTED_METRICS.map((c) => `sum(${c})::bigint AS ${c}`).join(', ')}
           FROM email_metrics_hourly
-         WHERE team_id = ? AND hour >= ? AND hour < ?`,
+         WHERE team_id = ? AND hour >= ? AND hour < ?
+         GROUP BY hour, domain, broadcast_id`,
   bindings: [teamId, from, to],
 });
 
