@@ -300,6 +300,8 @@ export type SurfaceKind = (typeof SURFACES)[number]['kind'];
  * may be left out.
  */
 export const UNSCRUBBED: Readonly<Record<string, string>> = {
+  'email_metrics_hourly.domain': 'the host of a sender address (the team’s own domain), never a recipient’s',
+  'broadcast_recipient.bounce_type': 'a bounce kind',
   'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
   'erasure_request.email': 'set to [erased] when the request completes',
   'erasure_request.receipt': 'counts per kind',
