@@ -6,6 +6,7 @@ import { entities } from '../server/entities/index.js';
 import { behindPooler, type Config } from './schema.js';
 
 declare module '@mikro-orm/core' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- declaration merging repeats the interface's type parameters
   interface MikroORMOptions<D, EM> {
     /**
      * Postlane's own option: hot statements are prepared under a name, planned once per connection.

@@ -1,4 +1,4 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
 
 /**
  * Raw SQL with bind parameters on the EntityManager's connection, inside its transaction when it
@@ -18,15 +18,14 @@ export async function sqlQuery<T>(
 ): Promise<T[]> {
   const named = name !== undefined && em.config.get('namedStatements') === true;
   // Unnamed, the name still labels the statement where an operator sees it (pg_stat_activity, logs).
-  const query = em
+  const query: Knex.Raw<{ rows: T[] }> = em
     .getConnection()
     .getKnex()
     .raw(name && !named ? `/* ${name} */ ${sql}` : sql, bindings as never);
   if (named) query.options({ name });
-  const transaction = em.getTransactionContext();
-  if (transaction) query.transacting(transaction as never);
-  const result = await query;
-  return result.rows as T[];
+  const transaction = em.getTransactionContext<Knex.Transaction>();
+  if (transaction) query.transacting(transaction);
+  return (await query).rows;
 }
 
 /** A hot-path statement on the ORM's current context, prepared once per connection under `name`. */

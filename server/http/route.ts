@@ -64,7 +64,7 @@ export function defineRoute<
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
   R extends Schema = Schema,
->(spec: RouteSpec<P, Q, B, R>, handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown): Route {
+>(spec: RouteSpec<P, Q, B, R>, handler: (args: HandlerArgs<P, Q, B>) => unknown): Route {
   const [status, responseSchema] = Object.entries(spec.responses)[0]!;
   return {
     spec: spec as Route['spec'],

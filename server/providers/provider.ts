@@ -163,7 +163,7 @@ export async function mapConcurrently<T>(
   onOutcome: OnOutcome = () => {},
   unrecorded?: Unrecorded,
 ): Promise<BatchOutcome[]> {
-  const outcomes: BatchOutcome[] = new Array(items.length);
+  const outcomes = new Array<BatchOutcome>(items.length);
   let next = 0;
   const lane = async () => {
     const laneSignal = AbortSignal.any([signal]);

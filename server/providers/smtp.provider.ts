@@ -77,7 +77,7 @@ export class SmtpProvider implements EmailProvider {
       return {
         providerMessageId: info.messageId,
         recipients: [
-          ...(info.accepted as string[]).map((address) => ({
+          ...info.accepted.map((address) => ({
             address,
             accepted: true,
             transient: false,

@@ -36,7 +36,10 @@ function canonicalJson(value: unknown): string {
 export function idempotency(deps: Deps, route: string, statusCode: number): Middleware<AppState> {
   return async function idempotency(ctx, next) {
     const key = ctx.request.headers['idempotency-key'];
-    if (key === undefined) return next();
+    if (key === undefined) {
+      await next();
+      return;
+    }
     if (typeof key !== 'string' || key.length < 1 || key.length > 256) throw invalidIdempotencyKey();
     const teamId = ctx.state.auth!.teamId;
     // The batch validation mode changes the answer, so it is part of the request.

@@ -37,7 +37,7 @@ export function issueToApiError(issue: v.BaseIssue<unknown>, within?: string) {
   const path = [within, dotPath].filter(Boolean).join('.');
   const last = issue.path?.at(-1);
   const missingKey =
-    issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
+    issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key);
   if (missingKey && dotPath) return missingRequiredField(path);
   if (issue.type === 'strict_object' && issue.expected === 'never' && dotPath)
     return validationError(`${path}: is not a supported field`);

@@ -45,7 +45,10 @@ export function apiReference(): Middleware {
   return async function apiReference(ctx, next) {
     const path = ctx.path.length > 1 ? ctx.path.replace(/\/$/, '') : ctx.path;
     const file = FILES[path];
-    if (!file || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if (!file || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+      await next();
+      return;
+    }
     if (!cache.has(path)) cache.set(path, file.body());
     ctx.set(
       'content-security-policy',

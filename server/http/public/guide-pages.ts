@@ -99,7 +99,10 @@ export function guidePages(dir = docsDir()): Middleware {
   const cache = new Map<string, string>();
   return async function guidePages(ctx, next) {
     const slug = /^\/docs\/guide\/([a-z-]+)\/?$/.exec(ctx.path)?.[1];
-    if (slug === undefined || !SLUGS.has(slug) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if (slug === undefined || !SLUGS.has(slug) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+      await next();
+      return;
+    }
     if (!cache.has(slug)) {
       const meta = GUIDE_PAGES.find((p) => p.slug === slug)!;
       cache.set(slug, page(meta.title, await markdown.parse(readFileSync(join(dir, `${slug}.md`), 'utf8'))));

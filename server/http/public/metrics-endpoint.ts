@@ -12,7 +12,10 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
  */
 export function metricsEndpoint(metrics: Metrics, config: Pick<Config, 'POSTLANE_METRICS_TOKEN'>): Middleware {
   return async function metricsEndpoint(ctx, next) {
-    if (ctx.path !== '/metrics') return next();
+    if (ctx.path !== '/metrics') {
+      await next();
+      return;
+    }
     const allowed = config.POSTLANE_METRICS_TOKEN
       ? ctx.get('authorization') === `Bearer ${config.POSTLANE_METRICS_TOKEN}`
       : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '') && !ctx.get('x-forwarded-for');

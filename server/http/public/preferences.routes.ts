@@ -49,10 +49,12 @@ const formBody = () =>
   }) as unknown as Middleware<AppState>;
 
 const subjectOf = (deps: Deps, ctx: AppContext): PreferenceSubject | null =>
-  readPreferenceToken(deps.secrets, ctx.params.token ?? '');
+  readPreferenceToken(deps.secrets, (ctx.params as Record<string, string | undefined>).token ?? '');
 
 const asList = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)];
+  (Array.isArray(value) ? (value as unknown[]) : value === undefined ? [] : [value]).map((item) =>
+    typeof item === 'string' ? item : JSON.stringify(item),
+  );
 
 export function createPreferenceRouter(deps: Deps) {
   const router = new Router<AppState>();

@@ -15,7 +15,7 @@ export const NO_MATCHING_EMAIL = 'no matching email';
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
   const id = messageId?.trim().match(/^<([^@>]+)@[^>]+>$/)?.[1];
-  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId!.trim() }) : null;
+  return id && isUuid(id) ? tx.findOne(Email, { id: id.toLowerCase(), messageId: messageId.trim() }) : null;
 }
 
 /**

@@ -313,8 +313,9 @@ async function sendClaimed(
   const messages: OutboundMessage[] = [];
   const positions: number[] = [];
   // Outcomes known before sending; their writes are awaited with the batch's.
-  const early: (void | Promise<void>)[] = [];
-  const report = (at: number, outcome: BatchOutcome) => void early.push(onOutcome(at, outcome));
+  const early: Promise<void>[] = [];
+  // Called as an async function so that a synchronous throw becomes a rejection awaited below.
+  const report = (at: number, outcome: BatchOutcome) => void early.push((async () => onOutcome(at, outcome))());
   const returnPaths = provider.takesReturnPath ? ReturnPaths.from(deps) : null;
   emails.forEach((email, at) => {
     const sender = senders[at]!;

@@ -116,7 +116,7 @@ export class SettleQueue {
   async close(): Promise<void> {
     this.flush();
     await this.writes;
-    if (this.failure) throw this.failure;
+    if (this.failure) throw this.failure as Error;
   }
 
   private flush(): void {

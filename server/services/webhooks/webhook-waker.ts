@@ -1,5 +1,5 @@
-import type { EntityManager, EventSubscriber, MikroORM, TransactionEventArgs } from '@mikro-orm/core';
-import type { Knex } from '@mikro-orm/postgresql';
+import type { EntityManager, EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
 import type { JobQueue } from '../../job-queue.js';
 import type { Logger } from '../../logger.js';
 
@@ -47,7 +47,7 @@ export class WebhookWaker implements EventSubscriber {
 
   afterTransactionCommit(args: TransactionEventArgs): void {
     // Keyed by the transaction, or by the unit of work when the fan-out ran outside one (its flush then commits it).
-    for (const scope of [args.transaction, args.em]) {
+    for (const scope of [args.transaction as object | undefined, args.em]) {
       const ids = scope && awaitingCommit.get(scope);
       if (!ids) continue;
       awaitingCommit.delete(scope);
@@ -57,7 +57,7 @@ export class WebhookWaker implements EventSubscriber {
   }
 
   afterTransactionRollback(args: TransactionEventArgs): void {
-    if (args.transaction) awaitingCommit.delete(args.transaction);
+    if (args.transaction) awaitingCommit.delete(args.transaction as object);
     awaitingCommit.delete(args.em);
   }
 
