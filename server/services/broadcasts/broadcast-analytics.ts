@@ -127,7 +127,7 @@ export async function listBroadcastRecipients(
           broadcastId,
           page.map((r) => r.email_id),
         )
-      : new Map();
+      : new Map<string, { url: string; clicks: number }[]>();
   return {
     hasMore,
     rows: page.map((r) => ({
