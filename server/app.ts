@@ -16,7 +16,8 @@ import { recordApiLog } from './http/middleware/record-api-log.js';
 import { requestId } from './http/middleware/request-id.js';
 import { trustedProxies } from './http/middleware/trusted-proxies.js';
 import type { AppState } from './http/context.js';
-import { createRouter } from './http/router.js';
+import { literalSegments } from './http/middleware/literal-segments.js';
+import { allRoutes, createRouter } from './http/router.js';
 
 /** The whole HTTP stack; it never listens, so tests and `postlane serve` mount the same thing. */
 export function createApp(deps: Deps): Koa<AppState> {
@@ -38,6 +39,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(guidePages());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
+  app.use(literalSegments(allRoutes.map((route) => route.spec.path)));
   app.use(router.routes());
   // Provider events (SNS): authenticated by signature, read raw, outside the key-checked router.
   const ingest = createIngestRouter(deps);

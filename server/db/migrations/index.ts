@@ -24,6 +24,7 @@ import { Migration20261213000000_contact_property_terms } from './Migration20261
 import { Migration20261220000000_email_partitions } from './Migration20261220000000_email_partitions.js';
 import { Migration20270101000001_automations } from './Migration20270101000001_automations.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
+import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
@@ -53,6 +54,7 @@ export const migrationsList = [
   { name: 'Migration20261213000000_contact_property_terms', class: Migration20261213000000_contact_property_terms },
   { name: 'Migration20261220000000_email_partitions', class: Migration20261220000000_email_partitions },
   { name: 'Migration20261225000000_receiving', class: Migration20261225000000_receiving },
+  { name: 'Migration20261231000000_email_metrics', class: Migration20261231000000_email_metrics },
   { name: 'Migration20261231000010_contact_imports', class: Migration20261231000010_contact_imports },
   { name: 'Migration20270101000001_automations', class: Migration20270101000001_automations },
 ];

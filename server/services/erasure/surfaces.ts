@@ -204,6 +204,37 @@ export const SURFACES = [
     strategy: 'rewrite',
   },
   {
+    kind: 'broadcast_recipients',
+    table: 'broadcast_recipient',
+    key: 'id',
+    scope: TEAM,
+    columns: { address: 'address' },
+    encodings: TEXT_ENCODINGS,
+    // One recipient's analytics row: it goes with the address (the hourly counters hold no address).
+    strategy: 'delete',
+  },
+  {
+    kind: 'broadcast_recipient_links',
+    table: 'broadcast_recipient_link',
+    key: 'id',
+    scope: TEAM,
+    columns: { url: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // A clicked link can carry the address (`?email=`): that recipient's row for it goes.
+    strategy: 'delete',
+    derivedFrom: { kind: 'broadcast_recipients', from: 'email_id', to: 'email_id' },
+  },
+  {
+    kind: 'broadcast_links',
+    table: 'broadcast_link',
+    key: 'id',
+    scope: TEAM,
+    columns: { url: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // A link's totals, keyed by its URL: one that carries the address goes.
+    strategy: 'delete',
+  },
+  {
     kind: 'templates',
     table: 'template',
     key: 'id',
@@ -307,6 +338,8 @@ export type SurfaceKind = (typeof SURFACES)[number]['kind'];
  * may be left out.
  */
 export const UNSCRUBBED: Readonly<Record<string, string>> = {
+  'email_metrics_hourly.domain': 'the host of a sender address (the team’s own domain), never a recipient’s',
+  'broadcast_recipient.bounce_type': 'a bounce kind',
   'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
   'erasure_request.email': 'set to [erased] when the request completes',
   'erasure_request.receipt': 'counts per kind',
