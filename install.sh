@@ -105,22 +105,50 @@ node_ok() {
              process.exit(a > $NODE_MIN_MAJOR || (a === $NODE_MIN_MAJOR && b >= $NODE_MIN_MINOR) ? 0 : 1)"
 }
 
+# What this release of Debian or Ubuntu is, for the advice below (POSTLANE_OS_RELEASE: tests).
+OS_RELEASE=${POSTLANE_OS_RELEASE:-/etc/os-release}
+os_field() { [ -r "$OS_RELEASE" ] && sed -n "s/^$1=//p" "$OS_RELEASE" | tr -d '"' | head -n 1; }
+
 if ! node_ok; then
   have="not installed"
   command -v node >/dev/null 2>&1 && have="$(node --version)"
   # Debian's own nodejs is good enough from Debian 13 and Ubuntu 24.10 on; never fetch Node elsewhere.
   candidate=""
-  if [ "$IS_ROOT" -eq 1 ] && command -v apt-get >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && APT_UPDATED=1
+  if command -v apt-cache >/dev/null; then
+    if [ "$IS_ROOT" -eq 1 ] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && APT_UPDATED=1
+    fi
     candidate=$(apt-cache policy nodejs 2>/dev/null | awk '/Candidate:/ {print $2}')
   fi
+  os_name=$(os_field PRETTY_NAME)
+  os_name=${os_name:-this system}
   if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] &&
     dpkg --compare-versions "${candidate#*:}" ge "$NODE_MIN_MAJOR.$NODE_MIN_MINOR"; then
+    # Packaged and new enough: install it (as root), or say the one command that does.
+    [ "$IS_ROOT" -eq 1 ] || die "Postlane needs Node.js >= $NODE_MIN_MAJOR.$NODE_MIN_MINOR (found: $have)." \
+      "$os_name packages Node.js ${candidate#*:}, which is enough. Install it with:" \
+      "  sudo apt-get install -y nodejs npm" \
+      "then run ./install.sh again (or run the whole installer as root:  $(as_root_hint))."
     apt_install nodejs
   else
+    packaged="no nodejs package"
+    if [ -n "$candidate" ] && [ "$candidate" != "(none)" ]; then
+      packaged="Node.js $(printf '%s' "${candidate#*:}" | cut -d. -f1)"
+    fi
+    case "$(os_field ID)" in
+      debian) newer="Debian 13 (trixie), whose nodejs package is 20.19" ;;
+      ubuntu) newer="Ubuntu 24.10 or later, whose nodejs package is 20 or newer" ;;
+      *) newer="a release that packages Node.js $NODE_MIN_MAJOR or newer" ;;
+    esac
+    sudo=""
+    [ "$IS_ROOT" -eq 1 ] || sudo="sudo "
     die "Postlane needs Node.js >= $NODE_MIN_MAJOR.$NODE_MIN_MINOR (found: $have)." \
-      "Install a Node.js $NODE_MIN_MAJOR+ package from your distribution (Debian 13, Ubuntu 24.10 and later ship one)," \
-      "then run ./install.sh again."
+      "$os_name packages $packaged, which is too old. Install Node.js 22 from NodeSource's" \
+      "apt repository (download the setup script, read it, run it, then install nodejs):" \
+      "  curl -fsSL https://deb.nodesource.com/setup_22.x -o nodesource_setup.sh" \
+      "  ${sudo}bash nodesource_setup.sh" \
+      "  ${sudo}apt-get install -y nodejs" \
+      "or upgrade to $newer. Then run ./install.sh again."
   fi
   node_ok || die "Node.js is still older than $NODE_MIN_MAJOR.$NODE_MIN_MINOR after installing nodejs ($(node --version))"
 fi
@@ -502,6 +530,25 @@ EOF
     service_cli status >/dev/null || ensure_port_free
     say "Starting Postlane in the background as $([ "$IS_ROOT" -eq 1 ] && echo postlane || id -un) (log: $STATE_DIR/postlane.log)"
     service_cli restart >/dev/null || die "postlane service restart failed"
+    install_logrotate
+  fi
+}
+
+# Background mode logs to a file: logrotate keeps 14 days of it (cli/services/log-rotation.ts). Without root,
+# the same rule runs from your crontab: see docs/operations.md ("Logs").
+LOGROTATE=/etc/logrotate.d/postlane
+install_logrotate() {
+  [ "$IS_ROOT" -eq 1 ] || return 0
+  command -v logrotate >/dev/null 2>&1 || apt_install logrotate
+  local rule
+  rule=$("$NODE" --input-type=module -e '
+    const { pathToFileURL } = await import("node:url");
+    const { logrotateConfig } = await import(pathToFileURL(process.argv[1] + "/dist/cli/services/log-rotation.js").href);
+    process.stdout.write(logrotateConfig(process.argv[2], { user: "postlane", group: "postlane" }));' "$REPO" "$STATE_DIR/postlane.log")
+  if [ "$(cat "$LOGROTATE" 2>/dev/null)" != "$rule" ]; then
+    say "Writing $LOGROTATE (daily, 14 kept)"
+    printf '%s\n' "$rule" >"$LOGROTATE"
+    chmod 0644 "$LOGROTATE"
   fi
 }
 

@@ -1,4 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerContacts } from './commands/contacts.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
 import { registerErase } from './commands/erase.js';
@@ -13,11 +17,21 @@ import { registerTeams } from './commands/teams.js';
 import { registerUsage } from './commands/usage.js';
 import { registerWebhooks } from './commands/webhooks.js';
 
+/** The version in package.json, found upwards: this module runs from cli/ (tsx) and from dist/cli/. */
+export const POSTLANE_VERSION: string = (() => {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file) && existsSync(join(dir, 'bin', 'postlane.js')))
+      return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+  }
+  throw new Error('package.json not found above this module');
+})();
+
 /** Every command, registered but not run: `index.tsx` parses the command line with it, and docs/cli.md is written from it. */
 export function createProgram(): Command {
   const program = new Command('postlane')
     .description('Postlane: self-hosted email sending with a Resend-compatible API')
-    .version('0.1.0')
+    .version(POSTLANE_VERSION)
     .option('--json', 'machine-readable output on stdout (for scripts and cron)')
     .showHelpAfterError();
 
@@ -33,6 +47,7 @@ export function createProgram(): Command {
   registerTeams(program);
   registerDoctor(program);
   registerErase(program);
+  registerContacts(program);
   registerWebhooks(program);
   return program;
 }

@@ -210,11 +210,15 @@ export const ConfigSchema = v.pipe(
     POSTLANE_SWEEP_INTERVAL_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_SHUTDOWN_GRACE_SECONDS: v.optional(Integer(1, 300), 25),
     POSTLANE_BROADCAST_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    POSTLANE_IMPORT_MAX_MB: v.optional(Integer(1, 2048), 200),
+    POSTLANE_IMPORT_BATCH_SIZE: v.optional(Integer(10, 10_000), 1000),
+    POSTLANE_AUTOMATION_BATCH_SIZE: v.optional(Integer(1, 10_000), 200),
     POSTLANE_TEST_SEND_DELAY_MS: v.optional(Integer(0, 600_000), 0),
     POSTLANE_HTTP_HEADERS_TIMEOUT_SECONDS: v.optional(Integer(1, 300), 10),
     POSTLANE_HTTP_REQUEST_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(Integer(1, 3600), 65),
     POSTLANE_TRUST_PROXY: v.optional(Flag, false),
+    POSTLANE_TRUSTED_PROXIES: v.optional(List(Cidr, 'CIDR ranges'), ['127.0.0.1/32', '::1/128']),
     POSTLANE_AUTH_CACHE_SECONDS: v.optional(Integer(0, 60), 5),
     POSTLANE_SECRET_KEY: v.optional(
       v.pipe(
@@ -295,7 +299,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 10),
     POSTLANE_INBOUND_RATE_PER_MINUTE: v.optional(Integer(1, 1_000_000), 120),
+    POSTLANE_INBOUND_MAX_HEADER_KB: v.optional(Integer(1, 1024), 64),
+    POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
+    POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
+    POSTLANE_INBOUND_MAX_MIME_PARTS: v.optional(Integer(1, 900), 500),
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
+    POSTLANE_AUTOMATION_RETENTION_DAYS: v.optional(Integer(1, 3650), 90),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
   }),
   v.forward(
@@ -439,12 +448,25 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
     description:
       'Contacts a broadcast walks per transaction; its emails are written 250 to a statement within that transaction.',
   },
+  POSTLANE_IMPORT_MAX_MB: {
+    description:
+      'Largest CSV file `POST /contacts/imports` and `postlane contacts import` accept, in MiB. The upload is streamed into the database in 1 MiB chunks (never held whole in memory) and deleted when its import ends.',
+  },
+  POSTLANE_IMPORT_BATCH_SIZE: {
+    description:
+      'CSV rows a contact import writes per transaction; its cursor and counts move in the same transaction, so a killed worker resumes at the next row.',
+  },
   POSTLANE_TEST_SEND_DELAY_MS: {
     description:
-      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast batch. Leave at 0.',
+      'Test-only fault injection: pause after claiming a batch of emails, before handing it to the provider, and inside each broadcast and contact import batch. Leave at 0.',
   },
   POSTLANE_TRUST_PROXY: {
-    description: 'Trust `X-Forwarded-*` headers from a reverse proxy in front (`true`/`false`/`1`/`0`).',
+    description:
+      'Trust `X-Forwarded-For`, `-Proto` and `-Host` from a reverse proxy in front (`true`/`false`/`1`/`0`), only on connections from `POSTLANE_TRUSTED_PROXIES`. The client address is the last `X-Forwarded-For` entry, the one the proxy added.',
+  },
+  POSTLANE_TRUSTED_PROXIES: {
+    description:
+      'Comma-separated CIDR ranges (JSON array in the file) of the reverse proxies whose `X-Forwarded-*` headers count under `POSTLANE_TRUST_PROXY`; from any other address those headers are dropped. Default: loopback (a proxy on the same machine).',
   },
   POSTLANE_AUTH_CACHE_SECONDS: {
     description:
@@ -520,7 +542,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS: {
     description:
-      "The spec's `WEBHOOK_DELIVERY_RETENTION_DAYS`: days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.",
+      'Days settled webhook deliveries (payload, responses, attempts) are kept before maintenance (the hourly job or `postlane maintenance run`) deletes them.',
   },
   POSTLANE_NOTICE_FROM: {
     description:
@@ -628,8 +650,31 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
     description:
       'Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
   },
+  POSTLANE_INBOUND_MAX_HEADER_KB: {
+    description:
+      'Largest header block (KB) of a received message that is authenticated and parsed. A larger one (e.g. thousands of folded lines, which cost the authentication parser quadratic time) is still accepted and stored raw, with `parse_error` set and authentication `temperror`.',
+  },
+  POSTLANE_INBOUND_MAX_HEADER_LINES: {
+    description:
+      'Most header lines (folded continuation lines included) of a received message that is authenticated and parsed; past it the message is stored raw as with `POSTLANE_INBOUND_MAX_HEADER_KB`.',
+  },
+  POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: {
+    description:
+      'Most `DKIM-Signature` fields of a received message that are verified (each costs a hash of the body). A message with more is stored with authentication `temperror` and its content parsed as usual.',
+  },
+  POSTLANE_INBOUND_MAX_MIME_PARTS: {
+    description:
+      'Most MIME boundary lines (an upper bound on its parts) a received message may have to be parsed; past it the message is stored raw with `parse_error` set. At most 900: the MIME parser stops settling from about 1,000 parts.',
+  },
   POSTLANE_RECEIVED_RETENTION_DAYS: {
     description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',
+  },
+  POSTLANE_AUTOMATION_RETENTION_DAYS: {
+    description:
+      'Days a finished automation run (with its steps) and a sent custom event are kept before maintenance deletes them; running runs are kept whatever their age.',
+  },
+  POSTLANE_AUTOMATION_BATCH_SIZE: {
+    description: 'Due automation steps one worker claims and executes per transaction.',
   },
   POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: {
     description:

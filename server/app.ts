@@ -14,15 +14,19 @@ import { normalizePath } from './http/middleware/normalize-path.js';
 import { ormContext } from './http/middleware/orm-context.js';
 import { recordApiLog } from './http/middleware/record-api-log.js';
 import { requestId } from './http/middleware/request-id.js';
+import { trustedProxies } from './http/middleware/trusted-proxies.js';
 import type { AppState } from './http/context.js';
-import { createRouter } from './http/router.js';
+import { literalSegments } from './http/middleware/literal-segments.js';
+import { allRoutes, createRouter } from './http/router.js';
 
 /** The whole HTTP stack; it never listens, so tests and `postlane serve` mount the same thing. */
 export function createApp(deps: Deps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: deps.config.POSTLANE_TRUST_PROXY });
+  // Behind a proxy, the client is the last X-Forwarded-For entry: the one our proxy added, not what the client sent it.
+  const app = new Koa<AppState>({ proxy: deps.config.POSTLANE_TRUST_PROXY, maxIpsCount: 1 });
   const router = createRouter(deps);
   // Errors are rendered by errorHandler(); Koa's default handler would log them a second time.
   app.silent = true;
+  if (deps.config.POSTLANE_TRUST_PROXY) app.use(trustedProxies(deps.config.POSTLANE_TRUSTED_PROXIES));
   app.use(requestId());
   app.use(logRequests(deps.logger, deps.metrics));
   // Twice: the inner one renders every route's error before the API log records the answer; the
@@ -35,6 +39,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(guidePages());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
+  app.use(literalSegments(allRoutes.map((route) => route.spec.path)));
   app.use(router.routes());
   // Provider events (SNS): authenticated by signature, read raw, outside the key-checked router.
   const ingest = createIngestRouter(deps);

@@ -1,12 +1,14 @@
 export interface JobPayloads {
   'email.drain': { region: string };
   'broadcast.send': { broadcastId: string };
+  'contact-import.run': { importId: string };
   'outbox.sweep': Record<string, never>;
   'maintenance.run': Record<string, never>;
   'domain.check': Record<string, never>;
   'erasure.run': Record<string, never>;
   'webhook.deliver': { endpointId: string };
   'deliverability.check': Record<string, never>;
+  'automation.steps': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;

@@ -5,10 +5,17 @@ import { defineConfig } from 'vitest/config';
  * - unit: no database, no process, no network; seconds.
  * - integration: the app on a real socket against the development PostgreSQL, as any user.
  * - system: what needs root, extra OS tools or minutes: crash tests (processes killed, PostgreSQL
- *   restarted), the topology tests (PgBouncer, Patroni, network namespaces).
+ *   restarted), the topology tests (PgBouncer, Patroni, network namespaces), the shipped nginx/Caddy
+ *   files and log rotation.
  * `npm test` runs all three; `npm run test:quick` runs unit and integration.
  */
-const system = ['test/integration/crash/**/*.test.ts', 'test/topology/**/*.test.ts'];
+const system = [
+  'test/integration/crash/**/*.test.ts',
+  'test/topology/**/*.test.ts',
+  // Debian's nginx, Caddy and logrotate, installed as root by the setup.
+  'test/integration/deploy/**/*.test.ts',
+  'test/integration/cli/log-rotation.test.ts',
+];
 
 export default defineConfig({
   test: {

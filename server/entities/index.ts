@@ -1,7 +1,10 @@
 import { ApiKey } from './api-key.entity.js';
+import { Automation, AutomationRun, AutomationRunStep, AutomationVersion } from './automation.entity.js';
+import { CustomEvent, CustomEventRecord } from './custom-event.entity.js';
 import { ApiLog } from './api-log.entity.js';
 import { Broadcast } from './broadcast.entity.js';
 import { CapturedMessage } from './captured-message.entity.js';
+import { ContactImport, ContactImportChunk, ContactImportError } from './contact-import.entity.js';
 import { ContactProperty } from './contact-property.entity.js';
 import { ContactTopic } from './contact-topic.entity.js';
 import { Contact } from './contact.entity.js';
@@ -29,10 +32,19 @@ import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 
 export {
   ApiKey,
+  Automation,
+  AutomationRun,
+  AutomationRunStep,
+  AutomationVersion,
+  CustomEvent,
+  CustomEventRecord,
   ApiLog,
   Broadcast,
   CapturedMessage,
   Contact,
+  ContactImport,
+  ContactImportChunk,
+  ContactImportError,
   ContactProperty,
   ContactTopic,
   DeliverabilityDay,
@@ -64,7 +76,20 @@ export {
   WebhookEndpoint,
 };
 export type { IApiKey, ApiKeyPermission } from './api-key.entity.js';
+export type { ContactImportStatus, IContactImport } from './contact-import.entity.js';
 export type { IApiLog } from './api-log.entity.js';
+export type {
+  AutomationStatus,
+  IAutomation,
+  IAutomationRun,
+  IAutomationRunStep,
+  IAutomationVersion,
+  RunStatus,
+  RunStepStatus,
+} from './automation.entity.js';
+export type { EventSchemaMap, EventSchemaType, ICustomEvent, ICustomEventRecord } from './custom-event.entity.js';
+export { EVENT_SCHEMA_TYPES } from './custom-event.entity.js';
+export { AUTOMATION_STATUSES, RUN_STATUSES, RUN_STEP_STATUSES } from './automation.entity.js';
 export type { ICapturedMessage } from './captured-message.entity.js';
 export type {
   DeliverabilityMetric,
@@ -133,4 +158,13 @@ export const entities = [
   IngestedNotification,
   ReceivedEmail,
   ReceivedAttachment,
+  ContactImport,
+  ContactImportChunk,
+  ContactImportError,
+  Automation,
+  AutomationVersion,
+  AutomationRun,
+  AutomationRunStep,
+  CustomEvent,
+  CustomEventRecord,
 ];

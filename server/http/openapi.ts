@@ -56,7 +56,14 @@ export function buildOpenApi(routes: readonly Route[], serverUrl: string) {
               },
             },
           }
-        : {}),
+        : spec.multipart
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'multipart/form-data': { schema: convert(spec.multipart, 'input') } },
+              },
+            }
+          : {}),
       responses: {
         [status]: {
           description: 'Success',

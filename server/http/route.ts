@@ -38,6 +38,8 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /** A multipart body the handler streams itself (documented only: no JSON parsing, no validation here). */
+  multipart?: Schema;
   /** Bodies up to POSTLANE_BODY_LIMIT_MB (mail with attachments); others are capped at 1 MB. */
   largeBody?: boolean;
   /** Honours the Idempotency-Key header. */

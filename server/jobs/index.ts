@@ -1,4 +1,6 @@
+import { automationStepsJob } from './automation-steps.job.js';
 import { broadcastSendJob } from './broadcast-send.job.js';
+import { contactImportJob } from './contact-import.job.js';
 import { deliverabilityCheckJob } from './deliverability-check.job.js';
 import { domainCheckJob } from './domain-check.job.js';
 import { emailDrainJob } from './email-drain.job.js';
@@ -10,12 +12,14 @@ import { webhookDeliverJob } from './webhook-deliver.job.js';
 export const jobDefinitions = [
   emailDrainJob,
   broadcastSendJob,
+  contactImportJob,
   outboxSweepJob,
   maintenanceJob,
   domainCheckJob,
   erasureJob,
   webhookDeliverJob,
   deliverabilityCheckJob,
+  automationStepsJob,
 ];
 export { AgendaJobs } from './agenda.js';
 export type { JobQueue, JobName, JobPayloads } from '../job-queue.js';

@@ -1,5 +1,7 @@
 import { constant } from 'agenda';
+import { bookNextStepRun } from '../services/automations/drain-automation-steps.js';
 import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
+import { sweepContactImports } from '../services/contact-imports/run-contact-import.js';
 import { sweepOutbox } from '../services/outbox/sweep-outbox.js';
 import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
@@ -21,5 +23,8 @@ export const outboxSweepJob = defineJob({
     await sweepOutbox(deps);
     await sweepWebhooks(deps);
     await sweepBroadcasts(deps);
+    await sweepContactImports(deps);
+    // Automation steps: a run booked for the next one due, if none is (a job row that gave up, a run that died).
+    await bookNextStepRun(deps);
   },
 });

@@ -52,6 +52,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly automationRuns = new Counter({
+    name: 'postlane_automation_runs_total',
+    help: 'Automation runs by status: started (an event triggered one), and completed, failed or cancelled as the step engine ended them (stop and contact deletion cancel in SQL, and are not counted here).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly automationSteps = new Counter({
+    name: 'postlane_automation_steps_total',
+    help: 'Automation steps the engine executed (each claim of a due step row).',
+    registers: [this.registry],
+  });
+
   /** `jobBacklog` is health's backlog query, passed in so that metrics (used by every service) imports none. */
   constructor(deps: {
     orm: MikroORM;
@@ -85,6 +98,25 @@ export class Metrics {
             'SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status',
           );
         for (const row of rows) webhookDeliveries.set({ status: row.status }, row.n);
+      },
+    });
+    const stepsDue = new Gauge({
+      name: 'postlane_automation_steps_due',
+      help: 'Automation steps due now and not yet executed (delays ended, waits timed out, steps just reached).',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'postlane_automation_oldest_due_seconds',
+      help: 'How long the oldest due automation step has been due (0 when none is).',
+      registers: [this.registry],
+      async collect() {
+        // Both off the partial index of open steps with a due time, in due order.
+        const [row] = await deps.orm.em.getConnection().execute<{ n: number; oldest: number | null }[]>(
+          `SELECT (SELECT count(*) FROM automation_run_step WHERE status IN ('pending', 'waiting') AND due_at IS NOT NULL AND due_at <= now())::int AS n,
+                  (SELECT extract(epoch FROM now() - min(due_at)) FROM automation_run_step WHERE status IN ('pending', 'waiting') AND due_at IS NOT NULL AND due_at <= now())::float8 AS oldest`,
+        );
+        stepsDue.set(row?.n ?? 0);
+        this.set(Math.max(0, row?.oldest ?? 0));
       },
     });
     const due = new Gauge({

@@ -53,7 +53,13 @@ export async function checkEndpointUrl(endpoint: string, config: SsrfConfig): Pr
     return `host ${host} does not resolve`;
   }
   const blocked = addresses.find((address) => !isAddressAllowed(address, config));
-  return blocked ? `must not point to a private, loopback or internal address (${host} is ${blocked})` : null;
+  if (!blocked) return null;
+  const range = ipaddr.parse(blocked).kind() === 'ipv6' ? `${blocked}/128` : `${blocked}/32`;
+  return (
+    `must not point to a private, loopback or internal address (${host} is ${blocked}); ` +
+    `to deliver there, add ${range} to POSTLANE_WEBHOOK_ALLOWED_CIDRS` +
+    (ipaddr.isValid(host) ? '' : ` or ${host} to POSTLANE_WEBHOOK_ALLOWED_HOSTS`)
+  );
 }
 
 /**

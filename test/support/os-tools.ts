@@ -43,8 +43,9 @@ export function aptInstall(packages: string[], what: string): void {
  * journey test types into a real terminal), pg_dump (the erasure test searches a full dump),
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
- * its hosts from network namespaces) and openssl (a certificate for the inbound listener's STARTTLS).
- * Missing ones are installed when possible (as root with apt); a test is never skipped for want of them.
+ * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), logrotate,
+ * nginx and Caddy (the shipped deployment files).
+ * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(project: 'integration' | 'system'): void {
   const all = [
@@ -56,6 +57,13 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     { present: () => existsSync('/usr/bin/patroni'), pkg: 'patroni', what: 'Patroni (/usr/bin/patroni)' },
     { present: () => existsSync('/usr/sbin/haproxy'), pkg: 'haproxy', what: 'HAProxy (/usr/sbin/haproxy)' },
     { present: () => onPath('ip'), pkg: 'iproute2', what: 'ip (iproute2)' },
+    {
+      present: () => existsSync('/usr/sbin/logrotate'),
+      pkg: 'logrotate',
+      what: 'logrotate (background-mode log rotation)',
+    },
+    { present: () => existsSync('/usr/sbin/nginx'), pkg: 'nginx', what: 'nginx (the TLS proxy in docs/deploy/)' },
+    { present: () => existsSync('/usr/bin/caddy'), pkg: 'caddy', what: 'Caddy (the TLS proxy in docs/deploy/)' },
     {
       present: () => onPath('openssl'),
       pkg: 'openssl',

@@ -22,7 +22,10 @@ import { Migration20261208000000_growth_plans } from './Migration20261208000000_
 import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_v7.js';
 import { Migration20261213000000_contact_property_terms } from './Migration20261213000000_contact_property_terms.js';
 import { Migration20261220000000_email_partitions } from './Migration20261220000000_email_partitions.js';
+import { Migration20270101000001_automations } from './Migration20270101000001_automations.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
+import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
+import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
 
 /** Every migration, in order. Listed explicitly so the compiled CLI and the TypeScript tests load the same set. */
 export const migrationsList = [
@@ -51,4 +54,18 @@ export const migrationsList = [
   { name: 'Migration20261213000000_contact_property_terms', class: Migration20261213000000_contact_property_terms },
   { name: 'Migration20261220000000_email_partitions', class: Migration20261220000000_email_partitions },
   { name: 'Migration20261225000000_receiving', class: Migration20261225000000_receiving },
+  { name: 'Migration20261231000000_email_metrics', class: Migration20261231000000_email_metrics },
+  { name: 'Migration20261231000010_contact_imports', class: Migration20261231000010_contact_imports },
+  { name: 'Migration20270101000001_automations', class: Migration20270101000001_automations },
+];
+
+/** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */
+export function isReversible(name: string): boolean {
+  const entry = migrationsList.find((migration) => migration.name === name);
+  return entry !== undefined && Object.prototype.hasOwnProperty.call(entry.class.prototype, 'down');
+}
+
+/** Each release's schema: the last migration it shipped (CHANGELOG.md). Upgrades are tested from the previous one. */
+export const RELEASES: readonly { version: string; lastMigration: string }[] = [
+  { version: '0.1.0', lastMigration: 'Migration20261225000000_receiving' },
 ];

@@ -45,6 +45,7 @@ export function logRequests(logger: Logger, metrics: Metrics): Middleware<AppSta
           path: maskPath(ctx.path),
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
+          ip: ctx.ip,
           keyId: ctx.state.auth?.keyId,
           userAgent: ctx.get('user-agent') || undefined,
         },

@@ -5,8 +5,9 @@ import type { Middleware } from 'koa';
 import { Marked, type Tokens } from 'marked';
 
 /** The pages of docs/, in the order of the README's table of contents; only these are served. */
-export const GUIDE_PAGES: readonly { slug: string; title: string }[] = [
+export const GUIDE_PAGES: readonly { slug: string; title: string; file?: string }[] = [
   { slug: 'install', title: 'Install and upgrade' },
+  { slug: 'production', title: 'Production' },
   { slug: 'configuration', title: 'Configuration reference' },
   { slug: 'sending', title: 'Sending email' },
   { slug: 'api', title: 'The HTTP API' },
@@ -26,9 +27,14 @@ export const GUIDE_PAGES: readonly { slug: string; title: string }[] = [
   { slug: 'benchmarks', title: 'Benchmarks' },
   { slug: 'capacity', title: 'Capacity and sizing' },
   { slug: 'development', title: 'Development' },
+  { slug: 'contributing', title: 'Contributing', file: 'CONTRIBUTING.md' },
+  { slug: 'security-reports', title: 'Reporting a vulnerability', file: 'SECURITY.md' },
 ];
 
 const SLUGS = new Set(GUIDE_PAGES.map((page) => page.slug));
+/** The file each page is read from: `<slug>.md` unless it says otherwise. */
+export const guideFile = (page: { slug: string; file?: string }) => page.file ?? `${page.slug}.md`;
+const SLUG_OF_FILE = new Map(GUIDE_PAGES.map((page) => [guideFile(page), page.slug]));
 
 /** The links to every page, for the navigation of these pages and of the API reference. */
 export const GUIDE_LINKS = GUIDE_PAGES.map((page) => `<a href="/docs/guide/${page.slug}">${page.title}</a>`).join(
@@ -59,8 +65,9 @@ const markdown = new Marked({
   walkTokens(token) {
     // A link to a sibling page (`domains.md#records`) becomes its URL here.
     if (token.type !== 'link') return;
-    const link = /^([a-z-]+)\.md(#.*)?$/.exec((token as Tokens.Link).href);
-    if (link && SLUGS.has(link[1]!)) (token as Tokens.Link).href = `/docs/guide/${link[1]}${link[2] ?? ''}`;
+    const link = /^([A-Za-z-]+\.md)(#.*)?$/.exec((token as Tokens.Link).href);
+    const slug = link && SLUG_OF_FILE.get(link[1]!);
+    if (slug) (token as Tokens.Link).href = `/docs/guide/${slug}${link[2] ?? ''}`;
   },
   renderer: {
     heading({ tokens, depth, text }) {
@@ -105,7 +112,7 @@ export function guidePages(dir = docsDir()): Middleware {
     }
     if (!cache.has(slug)) {
       const meta = GUIDE_PAGES.find((p) => p.slug === slug)!;
-      cache.set(slug, page(meta.title, await markdown.parse(readFileSync(join(dir, `${slug}.md`), 'utf8'))));
+      cache.set(slug, page(meta.title, await markdown.parse(readFileSync(join(dir, guideFile(meta)), 'utf8'))));
     }
     ctx.set('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
     ctx.set('cache-control', 'no-cache');

@@ -1,9 +1,14 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Config } from '../../../config/index.js';
 import { methodNotAllowed, metricsRestricted } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/** Compared as SHA-256 digests in constant time: equal lengths, and no early exit that times the token out. */
+const digest = (text: string) => createHash('sha256').update(text).digest();
+const sameToken = (given: string, expected: string) => timingSafeEqual(digest(given), digest(expected));
 
 /**
  * `GET /metrics` for Prometheus. With POSTLANE_METRICS_TOKEN set it takes that bearer token from
@@ -17,7 +22,7 @@ export function metricsEndpoint(metrics: Metrics, config: Pick<Config, 'POSTLANE
       return;
     }
     const allowed = config.POSTLANE_METRICS_TOKEN
-      ? ctx.get('authorization') === `Bearer ${config.POSTLANE_METRICS_TOKEN}`
+      ? sameToken(ctx.get('authorization'), `Bearer ${config.POSTLANE_METRICS_TOKEN}`)
       : LOOPBACK.has(ctx.req.socket.remoteAddress ?? '') && !ctx.get('x-forwarded-for');
     if (!allowed) throw metricsRestricted();
     if (ctx.method !== 'GET') throw methodNotAllowed();

@@ -4,7 +4,7 @@ import type { ContactPropertyValue } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
 
 /** Who made an audience change, as audience events report it. */
-export type AudienceSource = 'api' | 'dashboard' | 'hosted_page' | 'one_click';
+export type AudienceSource = 'api' | 'dashboard' | 'hosted_page' | 'one_click' | 'import';
 
 /** A contact row as the contact services read and write it (raw SQL, so bulk work skips the unit of work). */
 export interface ContactRecord {

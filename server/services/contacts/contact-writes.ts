@@ -268,6 +268,16 @@ export async function deleteContactRecords(
 ): Promise<void> {
   if (!contacts.length) return;
   const now = new Date();
+  // Their automation runs end with them (erasure deletes contacts through here too).
+  await sqlQuery(
+    em,
+    `WITH runs AS (
+       UPDATE automation_run SET status = 'cancelled', completed_at = ?, updated_at = ?
+        WHERE contact_id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) AND status = 'running' RETURNING id)
+     UPDATE automation_run_step SET status = 'skipped', completed_at = ?, due_at = NULL, wait_event = NULL
+      WHERE run_id IN (SELECT id FROM runs) AND status IN ('pending', 'waiting', 'running')`,
+    [now, now, JSON.stringify(contacts.map((c) => c.id)), now],
+  );
   await sqlQuery(
     em,
     'DELETE FROM contact WHERE team_id = ? AND id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)',

@@ -1,9 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { sqlQuery } from '../../db/query.js';
 import { Email } from '../../entities/index.js';
-import { validationError } from '../../errors.js';
 import { ensureEmailExists } from './get-email.js';
-import { leaseRunOut } from './update-scheduled-email.js';
 
 /**
  * What is kept for an email besides its row. No foreign key cascades these (the tables are
@@ -20,19 +18,19 @@ const DELETE_EMAIL_ROWS = `
 
 /**
  * Deletes the email with everything kept for it (body, recipients, attachments, events and their
- * webhook deliveries). One not sent yet (queued or scheduled) then never goes out: its job finds
- * nothing to claim. Refused while a worker is handing it to the provider, which takes seconds;
- * allowed once that worker's lease has run out.
+ * webhook deliveries), whatever its state. One not sent yet (queued or scheduled) then never goes
+ * out: its job finds nothing to claim. One a worker is handing to the provider right now is fenced,
+ * not waited for: that attempt writes its outcome only to a row still `sending` at its claim
+ * (settle-sends), so it finds none and writes nothing (no status, event, webhook or capture), and
+ * the caller gets 200 at once instead of a retry-later for a state it cannot see. The provider may
+ * still deliver that one message (the call was already under way); Postlane keeps nothing of it.
+ * The row lock orders the delete with a settle under way: whichever commits second finds nothing.
  */
 export async function deleteEmail(deps: Pick<Deps, 'orm'>, teamId: string, id: string): Promise<void> {
   await ensureEmailExists(deps, teamId, id);
   await deps.orm.em.transactional(async (tx) => {
-    const deleted = await tx.nativeDelete(Email, {
-      id,
-      team: teamId,
-      $or: [{ status: { $ne: 'sending' } }, leaseRunOut()],
-    });
-    if (!deleted) throw validationError('The email is being sent right now; retry in a moment');
+    // A concurrent delete of the same email got it first: the rows are gone either way.
+    if (!(await tx.nativeDelete(Email, { id, team: teamId }))) return;
     await sqlQuery(tx, DELETE_EMAIL_ROWS, [id, id, id, id, id]);
   });
 }

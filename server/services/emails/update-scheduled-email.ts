@@ -2,7 +2,8 @@ import { sql } from '@mikro-orm/core';
 import type { Deps } from '../../deps.js';
 import { Email, type IEmail } from '../../entities/index.js';
 import { validationError } from '../../errors.js';
-import { ensureEmailExists } from './get-email.js';
+import type { Sender } from '../domains/authorize-sender.js';
+import { ensureEmailInScope } from './get-email.js';
 
 /**
  * Claimed by a worker whose lease has run out (it died, or the email made it fail before any
@@ -19,12 +20,13 @@ export const leaseRunOut = () => ({ status: 'sending' as const, leaseExpiresAt: 
  */
 export async function updateScheduledEmail(
   deps: Pick<Deps, 'orm'>,
-  teamId: string,
+  sender: Sender,
   id: string,
   changes: Partial<IEmail>,
   action: 'rescheduled' | 'canceled',
 ): Promise<void> {
-  await ensureEmailExists(deps, teamId, id);
+  await ensureEmailInScope(deps, sender, id);
+  const teamId = sender.teamId;
   const orphaned = {
     ...leaseRunOut(),
     ...(action === 'canceled' ? { sentAt: null } : { lastEvent: 'scheduled' as const }),

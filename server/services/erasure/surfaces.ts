@@ -204,6 +204,37 @@ export const SURFACES = [
     strategy: 'rewrite',
   },
   {
+    kind: 'broadcast_recipients',
+    table: 'broadcast_recipient',
+    key: 'id',
+    scope: TEAM,
+    columns: { address: 'address' },
+    encodings: TEXT_ENCODINGS,
+    // One recipient's analytics row: it goes with the address (the hourly counters hold no address).
+    strategy: 'delete',
+  },
+  {
+    kind: 'broadcast_recipient_links',
+    table: 'broadcast_recipient_link',
+    key: 'id',
+    scope: TEAM,
+    columns: { url: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // A clicked link can carry the address (`?email=`): that recipient's row for it goes.
+    strategy: 'delete',
+    derivedFrom: { kind: 'broadcast_recipients', from: 'email_id', to: 'email_id' },
+  },
+  {
+    kind: 'broadcast_links',
+    table: 'broadcast_link',
+    key: 'id',
+    scope: TEAM,
+    columns: { url: 'text' },
+    encodings: TEXT_ENCODINGS,
+    // A link's totals, keyed by its URL: one that carries the address goes.
+    strategy: 'delete',
+  },
+  {
     kind: 'templates',
     table: 'template',
     key: 'id',
@@ -250,6 +281,16 @@ export const SURFACES = [
     encodings: MIME_ENCODINGS,
     strategy: 'delete',
   },
+  // A refused row of a contact import: its address and why.
+  {
+    kind: 'contact_import_errors',
+    table: 'contact_import_error',
+    key: 'id',
+    scope: 'contact_import_id IN (SELECT id FROM contact_import WHERE team_id = :team)',
+    columns: { email: 'address', message: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'delete',
+  },
   // A filter naming the address stops matching it, as the contact is gone anyway.
   {
     kind: 'segments',
@@ -257,6 +298,34 @@ export const SURFACES = [
     key: 'id',
     scope: TEAM,
     columns: { name: 'text', filter: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  // Automations: what a run was started with (the event), what its steps received and produced.
+  {
+    kind: 'automation_runs',
+    table: 'automation_run',
+    key: 'id',
+    scope: TEAM,
+    columns: { event: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'automation_run_steps',
+    table: 'automation_run_step',
+    key: 'id',
+    scope: 'run_id IN (SELECT id FROM automation_run WHERE team_id = :team)',
+    columns: { received: 'json', output: 'json', error: 'json' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'rewrite',
+  },
+  {
+    kind: 'custom_events',
+    table: 'custom_event_record',
+    key: 'id',
+    scope: TEAM,
+    columns: { payload: 'json' },
     encodings: TEXT_ENCODINGS,
     strategy: 'rewrite',
   },
@@ -269,6 +338,8 @@ export type SurfaceKind = (typeof SURFACES)[number]['kind'];
  * may be left out.
  */
 export const UNSCRUBBED: Readonly<Record<string, string>> = {
+  'email_metrics_hourly.domain': 'the host of a sender address (the team’s own domain), never a recipient’s',
+  'broadcast_recipient.bounce_type': 'a bounce kind',
   'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
   'erasure_request.email': 'set to [erased] when the request completes',
   'erasure_request.receipt': 'counts per kind',
@@ -316,4 +387,15 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'received_email.domain': 'the team’s receiving domain',
   'received_email.peer_ip': 'the sending server’s IP address',
   'received_email.helo': 'the sending server’s host name',
+  'contact_import.*': 'column names, the mapping, counts and a failure reason; no row content',
+  'contact_import_chunk.*': 'an upload, kept only while its import runs and deleted when it ends (docs/audience.md)',
+  'automation.*': 'the team’s automation names and states',
+  'automation_version.*': 'the team’s flow definitions (its own senders and literals), not recipients’ data',
+  'automation_run.status': 'a state',
+  'automation_run_step.key': 'a step key the team chose',
+  'automation_run_step.type': 'a step type',
+  'automation_run_step.status': 'a state',
+  'automation_run_step.wait_event': 'an event name',
+  'custom_event.*': 'the team’s event names and payload schemas',
+  'custom_event_record.name': 'an event name',
 };

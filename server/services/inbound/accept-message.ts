@@ -1,7 +1,9 @@
 import type { Deps } from '../../deps.js';
+import type { AuthVerdicts } from '../../entities/index.js';
 import { domainOfAddress } from '../domains/domain-name.js';
 import { authenticateMessage } from './authenticate-message.js';
-import { parseReceived } from './parse-received.js';
+import { dkimSignaturesExceeded, headerLimitExceeded, measureMessage, mimePartsExceeded } from './message-limits.js';
+import { parseReceived, unparsed } from './parse-received.js';
 import type { ReceivingDomainCache } from './receiving-domains.js';
 import type { ReceivedEnvelope } from './store-received-email.js';
 import { storeReceivedEmail } from './store-received-email.js';
@@ -9,6 +11,10 @@ import { ingestBounceMessage, isBounceAddress } from './verp.js';
 
 /** What became of a message: accepted (with the id it was stored under, if any received mail was kept), or refused for good. */
 export type MessageVerdict = { accepted: true; storedId: string | null } | { accepted: false };
+
+function unauthenticated(comment: string): AuthVerdicts {
+  return { spf: { result: 'temperror', comment }, dkim: [], dmarc: { result: 'temperror', comment } };
+}
 
 /** Whether mail to this address is ours to take: a VERP return path, or a domain that receives. */
 export async function acceptsRecipient(
@@ -31,8 +37,18 @@ export async function acceptMessage(deps: Deps, raw: Buffer, envelope: ReceivedE
   for (const address of bounces) await ingestBounceMessage(deps, address, raw);
   const received = { ...envelope, recipients: envelope.recipients.filter((address) => !bounces.includes(address)) };
   if (received.recipients.length === 0) return { accepted: true, storedId: null };
+  // Bounded before any parsing: the authentication parser is quadratic in folded header lines, each
+  // DKIM signature costs a hash of the body, and the MIME parser never settles from ~1,000 parts.
+  // Mail over a limit is still kept, raw, with `parse_error` set and authentication `temperror`.
+  const shape = measureMessage(raw, deps.config);
+  const overHeaders = headerLimitExceeded(shape, deps.config);
+  const skipAuth = overHeaders ?? dkimSignaturesExceeded(shape, deps.config);
+  const skipParse = overHeaders ?? mimePartsExceeded(shape, deps.config);
   // Parsing is CPU work, authentication mostly waits on DNS: side by side.
-  const [verdicts, parsed] = await Promise.all([authenticateMessage(deps, raw, received), parseReceived(raw)]);
+  const [verdicts, parsed] = await Promise.all([
+    skipAuth === null ? authenticateMessage(deps, raw, received) : unauthenticated(skipAuth),
+    skipParse === null ? parseReceived(raw) : unparsed(skipParse),
+  ]);
   const stored = await storeReceivedEmail(deps, { envelope: received, raw, verdicts, parsed });
   if (stored.length > 0) return { accepted: true, storedId: stored[0]!.id };
   // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is

@@ -39,11 +39,15 @@ const decodedCid = (encoded: string) => {
 /**
  * The HTML with each `cid:` reference that names one of the message's parts replaced by a `data:`
  * URI of that part; references to nothing stay as they are. Only the parts referenced are read.
+ * The bytes inlined are capped at `budget` (the message's own size): a small message whose HTML names
+ * one large part hundreds of times would otherwise become a response hundreds of times its size. Past
+ * the cap, references stay `cid:` (the part is still listed, with its download URL).
  */
 async function inlineParts(
   deps: Pick<Deps, 'orm'>,
   html: string,
   attachments: readonly IReceivedAttachment[],
+  budget: number,
 ): Promise<string> {
   const byCid = new Map(attachments.filter((a) => a.contentId).map((a) => [a.contentId!, a]));
   const wanted = new Set(
@@ -58,7 +62,13 @@ async function inlineParts(
       `data:${safeContentType(part.contentType)};base64,${part.content.unwrap()!.toString('base64')}`,
     ]),
   );
-  return html.replace(CID_URL, (whole, encoded: string) => uris.get(decodedCid(encoded)) ?? whole);
+  let left = budget;
+  return html.replace(CID_URL, (whole, encoded: string) => {
+    const uri = uris.get(decodedCid(encoded));
+    if (uri === undefined || uri.length > left) return whole;
+    left -= uri.length;
+    return uri;
+  });
 }
 
 export async function getReceivedEmail(
@@ -71,7 +81,9 @@ export async function getReceivedEmail(
   if (!email) throw notFound('Received email');
   const attachments = (await attachmentsOf(deps.orm.em, [email.id])).get(email.id) ?? [];
   const html =
-    email.html && htmlFormat === 'data_uri' ? await inlineParts(deps, email.html, attachments) : (email.html ?? null);
+    email.html && htmlFormat === 'data_uri'
+      ? await inlineParts(deps, email.html, attachments, email.size)
+      : (email.html ?? null);
   return {
     email,
     html,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
-import { Email, type IEmail } from '../../entities/index.js';
+import { Email, EmailRecipient, type IEmail } from '../../entities/index.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { type Dsn, parseDsn } from './dsn.js';
 import { firstArrival } from '../provider-reports/ingest-sns.js';
@@ -11,6 +11,8 @@ import { invalidNotification } from '../provider-reports/sns.js';
 
 /** What a report about no email of ours comes to. */
 export const NO_MATCHING_EMAIL = 'no matching email';
+/** What a report naming none of its email's recipients comes to: nothing is recorded (issue 33, 6). */
+export const NO_MATCHING_RECIPIENT = 'no matching recipient';
 
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
@@ -38,6 +40,9 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
  * /ingest/dsn or delivered to a VERP return path, is a duplicate. Per recipient of the email:
  * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
  * are soft, `delayed` is email.delivery_delayed, and `delivered`/`relayed` is email.delivered.
+ * Only the report's recipients that the email was sent to count: an address it never went to
+ * gets no suppression, and a report naming none of them records nothing at all (no event with
+ * text of the reporter's choosing).
  */
 export async function recordDsn(
   deps: Deps,
@@ -50,8 +55,13 @@ export async function recordDsn(
     if (!(await firstArrival(tx, 'dsn', key, 'dsn'))) return 'duplicate';
     const email = await find(tx);
     if (!email) return NO_MATCHING_EMAIL;
+    const sentTo = new Set(
+      (await tx.find(EmailRecipient, { email: email.id }, { fields: ['address'] })).map((r) => r.address.toLowerCase()),
+    );
+    const recipients = dsn.recipients.filter((r) => sentTo.has(r.address.toLowerCase()));
+    if (recipients.length === 0) return NO_MATCHING_RECIPIENT;
     const at = deps.clock();
-    const failed = dsn.recipients.filter((r) => r.action === 'failed');
+    const failed = recipients.filter((r) => r.action === 'failed');
     const hard = failed.filter((r) => r.status.startsWith('5.'));
     const soft = failed.filter((r) => !r.status.startsWith('5.'));
     const bounce = (type: string, list: typeof failed) =>
@@ -76,10 +86,10 @@ export async function recordDsn(
       );
     if (soft.length > 0)
       await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
-    if (dsn.recipients.some((r) => r.action === 'delayed'))
+    if (recipients.some((r) => r.action === 'delayed'))
       await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
-    if (dsn.recipients.some((r) => r.action === 'delivered' || r.action === 'relayed'))
+    if (recipients.some((r) => r.action === 'delivered' || r.action === 'relayed'))
       await recordEmailEvent(deps, tx, email, 'email.delivered', at);
-    return `${dsn.recipients.map((r) => r.action).join(', ') || 'no recipients'} reported`;
+    return `${recipients.map((r) => r.action).join(', ')} reported`;
   });
 }

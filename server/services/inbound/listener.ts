@@ -108,7 +108,7 @@ export async function startInboundListener(
         helo: session.hostNameAppearsAs ?? '',
       });
       if (!verdict.accepted) throw reply(550, 'No such recipient here');
-      return verdict.storedId ? `Accepted as ${verdict.storedId}` : 'Accepted';
+      return 'Accepted'; // never the stored id: the sender has no business knowing it (issue 33, 9)
     } finally {
       bytesHeld -= held;
     }

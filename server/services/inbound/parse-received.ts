@@ -37,6 +37,11 @@ const EMPTY: Omit<ParsedMessage, 'parseError'> = {
   attachments: [],
 };
 
+/** A message stored raw, unparsed, for the reason given. */
+export function unparsed(reason: string): ParsedMessage {
+  return { ...EMPTY, headers: Object.create(null) as Record<string, string>, parseError: reason };
+}
+
 /** `Name <a@b>` or `a@b` per mailbox, groups flattened. */
 function formatted(field: AddressObject | AddressObject[] | undefined): string[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
@@ -47,16 +52,24 @@ function formatted(field: AddressObject | AddressObject[] | undefined): string[]
     .map((mailbox) => (mailbox.name ? `${mailbox.name} <${mailbox.address}>` : mailbox.address!));
 }
 
-/** Header fields by lower-case name, unfolded; a repeated field's values joined by a newline (Received, DKIM-Signature). */
-function headerMap(lines: readonly { key: string; line: string }[]): Record<string, string> {
-  const headers: Record<string, string> = {};
+/**
+ * Header fields by lower-case name, unfolded; a repeated field's values joined by a newline (Received, DKIM-Signature).
+ * Built in a `Map` so a sender's field names (`constructor`, `__proto__`, `toString`) are plain keys, never
+ * inherited members; the result is a null-prototype object with own enumerable properties only.
+ */
+export function headerMap(lines: readonly { key: string; line: string }[]): Record<string, string> {
+  const fields = new Map<string, string>();
   for (const { key, line } of lines) {
     const value = line
       .slice(line.indexOf(':') + 1)
       .replace(/\r?\n[ \t]+/g, ' ')
       .trim();
-    headers[key] = key in headers ? `${headers[key]}\n${value}` : value;
+    const earlier = fields.get(key);
+    fields.set(key, earlier === undefined ? value : `${earlier}\n${value}`);
   }
+  const headers = Object.create(null) as Record<string, string>;
+  for (const [key, value] of fields)
+    Object.defineProperty(headers, key, { value, enumerable: true, writable: true, configurable: true });
   return headers;
 }
 

@@ -1,5 +1,31 @@
+import { isIPv4, isIPv6 } from 'node:net';
+
 /**
- * Per client IP: connections held now, and what it spent in the current minute (messages and
+ * The key per-IP limits count under: an IPv4 address as is (also when written IPv4-mapped, `::ffff:192.0.2.1`),
+ * an IPv6 address by its /64 prefix, the smallest block one subscriber or server is normally given; keying on the
+ * full address would let one /64 open as many connections as it has addresses.
+ */
+export function peerKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped && isIPv4(mapped[1]!)) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const address = ip.split('%')[0]!.toLowerCase();
+  const [head = '', tail = ''] = address.includes('::') ? address.split('::') : [address, ''];
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === '' ? [] : tail.split(':');
+  // An embedded IPv4 tail (`64:ff9b::192.0.2.1`) counts as two groups; it lies beyond the first four either way.
+  const width = [...headGroups, ...tailGroups].reduce((n, group) => n + (group.includes('.') ? 2 : 1), 0);
+  const groups = address.includes('::')
+    ? [...headGroups, ...Array<string>(8 - width).fill('0'), ...tailGroups]
+    : headGroups;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (Number.parseInt(group, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
+
+/**
+ * Per client IP (IPv6: per /64, see `peerKey`): connections held now, and what it spent in the current minute (messages and
  * refused recipients). Fixed one-minute windows, forgotten at each rollover, so memory is bounded
  * by the IPs seen in one minute.
  */
@@ -16,6 +42,7 @@ export class PeerLimits {
 
   /** Counts a new connection; false (and not counted) when the IP holds its limit already. */
   connect(ip: string): boolean {
+    ip = peerKey(ip);
     const held = this.connections.get(ip) ?? 0;
     if (held >= this.maxConnections) return false;
     this.connections.set(ip, held + 1);
@@ -23,6 +50,7 @@ export class PeerLimits {
   }
 
   disconnect(ip: string): void {
+    ip = peerKey(ip);
     const held = (this.connections.get(ip) ?? 1) - 1;
     if (held > 0) this.connections.set(ip, held);
     else this.connections.delete(ip);
@@ -35,8 +63,9 @@ export class PeerLimits {
       this.spent = new Map();
       this.windowStart = now;
     }
-    const spent = (this.spent.get(ip) ?? 0) + 1;
-    this.spent.set(ip, spent);
+    const key = peerKey(ip);
+    const spent = (this.spent.get(key) ?? 0) + 1;
+    this.spent.set(key, spent);
     return spent <= this.perMinute;
   }
 }

@@ -9,13 +9,14 @@ export interface ReceivingDomain {
 
 /**
  * The teams that receive mail for these domain names: receiving enabled, and the domain verified
- * at least once, so a team cannot claim mail for a domain it never proved it controls (adding the
- * name and pointing nothing would otherwise be enough). A name verified by two teams serves both.
+ * now (its status, not `verified_at`), so a team cannot claim mail for a domain it never proved it
+ * controls, nor keep receiving for one whose verification failed since (another team may own the
+ * name today). A name verified now by two teams serves both.
  */
 export function findReceivingDomains(em: EntityManager, names: readonly string[]): Promise<ReceivingDomain[]> {
   return sqlQuery<ReceivingDomain>(
     em,
-    'SELECT team_id AS "teamId", name FROM domain WHERE receiving AND verified_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text(?::jsonb))',
+    `SELECT team_id AS "teamId", name FROM domain WHERE receiving AND status = 'verified' AND name IN (SELECT jsonb_array_elements_text(?::jsonb))`,
     [JSON.stringify([...new Set(names)])],
     'postlane_receiving_domains',
   );

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { Email } from '../../entities/index.js';
 import { bounceToken, ReturnPaths } from './return-path.js';
 import { parseDsn } from './dsn.js';
-import { NO_MATCHING_EMAIL, recordDsn } from './ingest-dsn.js';
+import { NO_MATCHING_EMAIL, NO_MATCHING_RECIPIENT, recordDsn } from './ingest-dsn.js';
 
 /**
  * Whether the inbound listener takes mail for this recipient as a bounce: a return path of the
@@ -23,15 +23,22 @@ export function isBounceAddress(config: Pick<Config, 'POSTLANE_BOUNCE_DOMAIN'>, 
  * and the sending MTA to try again.
  */
 export async function ingestBounceMessage(deps: Deps, rcpt: string, raw: Buffer | string): Promise<string> {
+  // The token first: a forged return path costs an HMAC, never a decode or a parse of the message.
   const emailId = ReturnPaths.from(deps)?.emailOf(rcpt) ?? null;
-  const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-  const dsn = emailId ? parseDsn(text) : null;
-  const outcome = !emailId
-    ? 'forged or foreign return path'
-    : !dsn
-      ? 'not a delivery status notification'
-      : await recordDsn(deps, text, dsn, (tx) => tx.findOne(Email, { id: emailId }));
-  const kind = outcome === 'duplicate' ? 'duplicate' : !dsn || outcome === NO_MATCHING_EMAIL ? 'dropped' : 'applied';
+  const text = emailId ? (typeof raw === 'string' ? raw : raw.toString('utf8')) : null;
+  const dsn = text === null ? null : parseDsn(text);
+  const outcome =
+    text === null
+      ? 'forged or foreign return path'
+      : !dsn
+        ? 'not a delivery status notification'
+        : await recordDsn(deps, text, dsn, (tx) => tx.findOne(Email, { id: emailId! }));
+  const kind =
+    outcome === 'duplicate'
+      ? 'duplicate'
+      : !dsn || outcome === NO_MATCHING_EMAIL || outcome === NO_MATCHING_RECIPIENT
+        ? 'dropped'
+        : 'applied';
   deps.metrics.ingestedNotifications.inc({ source: 'verp', outcome: kind });
   // The email's id, never the addresses: the report names recipients.
   if (kind === 'dropped') deps.logger.warn({ emailId, outcome }, 'bounce message dropped');

@@ -49,6 +49,24 @@ export const purgeFinishedJobs = (deps: PurgeDeps) =>
 export const purgeReceivedEmails = (deps: PurgeDeps) =>
   purgeInChunks(deps, 'received_email', 'created_at < ?', daysAgo(deps, deps.config.POSTLANE_RECEIVED_RETENTION_DAYS));
 
+/** Finished automation runs (their steps go with them) past POSTLANE_AUTOMATION_RETENTION_DAYS; running runs stay. */
+export const purgeAutomationRuns = (deps: PurgeDeps) =>
+  purgeInChunks(
+    deps,
+    'automation_run',
+    "status <> 'running' AND completed_at < ?",
+    daysAgo(deps, deps.config.POSTLANE_AUTOMATION_RETENTION_DAYS),
+  );
+
+/** Sent custom events past POSTLANE_AUTOMATION_RETENTION_DAYS. */
+export const purgeCustomEvents = (deps: PurgeDeps) =>
+  purgeInChunks(
+    deps,
+    'custom_event_record',
+    'created_at < ?',
+    daysAgo(deps, deps.config.POSTLANE_AUTOMATION_RETENTION_DAYS),
+  );
+
 /** Settled webhook deliveries (their attempts go with them) past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS. */
 export const purgeWebhookDeliveries = (deps: PurgeDeps) =>
   purgeInChunks(

@@ -2,6 +2,8 @@ import type { Deps } from '../../deps.js';
 import { addEmailPartitions, DAYS_AHEAD, dropExpiredEmailPartitions } from './email-partitions.js';
 import {
   purgeApiLogs,
+  purgeAutomationRuns,
+  purgeCustomEvents,
   purgeEmailTracking,
   purgeCapturedMessages,
   purgeFinishedJobs,
@@ -57,6 +59,16 @@ export const MAINTENANCE_TASKS: {
     name: 'received_mail',
     title: 'Purge received mail past POSTLANE_RECEIVED_RETENTION_DAYS',
     run: purgeReceivedEmails,
+  },
+  {
+    name: 'automation_runs',
+    title: 'Purge finished automation runs past POSTLANE_AUTOMATION_RETENTION_DAYS',
+    run: purgeAutomationRuns,
+  },
+  {
+    name: 'custom_events',
+    title: 'Purge sent custom events past POSTLANE_AUTOMATION_RETENTION_DAYS',
+    run: purgeCustomEvents,
   },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
   {

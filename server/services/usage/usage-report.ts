@@ -10,16 +10,17 @@ export interface UsageDay {
   complained: number;
 }
 
-// Accepted from the usage counters; outcomes from the team's events, by UTC day.
+// Accepted from the usage counters; outcomes from the hourly email metrics, which outlive the
+// emails and their events (retention), summed by UTC day.
 const DAILY_REPORT = `
   SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
          coalesce((SELECT sum(u.accepted) FROM team_daily_usage u WHERE u.team_id = ? AND u.day = d.day), 0)::int AS accepted,
-         count(e.id) FILTER (WHERE e.type = 'email.delivered')::int AS delivered,
-         count(e.id) FILTER (WHERE e.type = 'email.bounced')::int AS bounced,
-         count(e.id) FILTER (WHERE e.type = 'email.complained')::int AS complained
+         coalesce(sum(m.delivered), 0)::int AS delivered,
+         coalesce(sum(m.bounced_permanent + m.bounced_transient + m.bounced_undetermined), 0)::int AS bounced,
+         coalesce(sum(m.complained), 0)::int AS complained
     FROM generate_series(?::date, ?::date, interval '1 day') AS d(day)
-    LEFT JOIN event e ON e.team_id = ? AND e.created_at >= d.day AND e.created_at < d.day + interval '1 day'
-                     AND e.type IN ('email.delivered', 'email.bounced', 'email.complained')
+    LEFT JOIN email_metrics_hourly m ON m.team_id = ? AND m.hour >= d.day::date::timestamp AT TIME ZONE 'UTC'
+                                    AND m.hour < (d.day::date + 1)::timestamp AT TIME ZONE 'UTC'
    GROUP BY d.day ORDER BY d.day`;
 
 /** What `postlane usage` shows: the plan and period, and the last `days` UTC days, today last. */

@@ -13,7 +13,8 @@ beforeAll(async () => {
   const team = await app.createTeamWithKey();
   teamId = team.teamId;
   const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
-  await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
+  const batch = await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
+  const emailId: string = batch.body.data[0].id;
   await sql(
     `INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, (now() AT TIME ZONE 'UTC')::date - 1, 0, 12)`,
     [teamId],
@@ -26,8 +27,8 @@ beforeAll(async () => {
     ['email.sent', '0'],
   ]) {
     await sql(
-      `INSERT INTO event (id, created_at, team_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, '{}')`,
-      [Number(age), teamId, type],
+      `INSERT INTO event (id, created_at, team_id, email_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, ?, '{"from": "a@acme.test"}')`,
+      [Number(age), teamId, emailId, type],
     );
   }
 });
@@ -53,6 +54,18 @@ describe('postlane usage', () => {
         [3, 2, 1, 0],
       ],
     );
+  });
+
+  it('keeps the days whose emails and events are gone (retention): it reads the hourly metrics', async () => {
+    await sql(`DELETE FROM event WHERE team_id = ?`, [teamId]);
+    await sql(`DELETE FROM email WHERE team_id = ?`, [teamId]);
+    const result = await runPostlane(['usage', '--days', '3', '--json'], { DATABASE_URL: app.databaseUrl });
+    const report = JSON.parse(result.stdout);
+    expect(report.days.map((d: Record<string, unknown>) => [d.delivered, d.bounced, d.complained])).toEqual([
+      [0, 0, 0],
+      [0, 0, 1],
+      [2, 1, 0],
+    ]);
   });
 
   it('draws a bar per day, scaled to the busiest', async () => {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docsDir, GUIDE_PAGES } from '../../../server/http/public/guide-pages.js';
+import { docsDir, GUIDE_PAGES, guideFile } from '../../../server/http/public/guide-pages.js';
 import { launchBrowser } from '../../support/browser.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -46,7 +46,7 @@ describe('GET /docs', () => {
 
 describe('GET /docs/guide/<page>', () => {
   it('links every docs/ page from /docs, and each answers HTML with its title and working links', async () => {
-    expect(GUIDE_PAGES.map((page) => `${page.slug}.md`).sort()).toEqual(
+    expect(GUIDE_PAGES.map(guideFile).sort()).toEqual(
       readdirSync(docsDir())
         .filter((file) => file.endsWith('.md'))
         .sort(),

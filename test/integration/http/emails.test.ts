@@ -111,7 +111,7 @@ describe('POST /emails', () => {
       'validation_error',
       'reply_to: must hold at most 50 addresses',
     ],
-    [{ ...valid, from: `${'('.repeat(20_000)}a@acme.test` }, 422, 'validation_error', 'from: is too long'],
+    [{ ...valid, from: `${'('.repeat(20_000)}a@acme.test` }, 422, 'validation_error', /^from: is too long/],
     [
       { ...valid, headers: { Bcc: 'x@example.com' } },
       422,
@@ -195,7 +195,7 @@ describe('POST /emails', () => {
       { ...valid, attachments: [{ filename: 'a.txt', content: 'not base64!' }] },
       422,
       'validation_error',
-      'attachments.0.content: must be standard base64',
+      /^attachments.0.content: must be standard base64/,
     ],
     [{ ...valid, tags: [{ name: 'has space', value: 'x' }] }, 422, 'validation_error', /^tags\.0\.name: /],
   ])('refuses %j and writes nothing', async (body, status, name, message) => {

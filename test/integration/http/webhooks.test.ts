@@ -79,6 +79,11 @@ describe('POST /webhooks', () => {
       expect(res.body.name).toBe('validation_error');
       expect(res.body.message).toMatch(/^endpoint: /);
     }
+    // A refused address says which setting lets it through.
+    expect((await create(token, { endpoint: 'http://127.0.0.2:8080/' })).body.message).toBe(
+      'endpoint: must not point to a private, loopback or internal address (127.0.0.2 is 127.0.0.2); ' +
+        'to deliver there, add 127.0.0.2/32 to POSTLANE_WEBHOOK_ALLOWED_CIDRS',
+    );
     // The allowlisted loopback range is reachable.
     expect((await create(token, { endpoint: 'http://127.0.0.1:1234/ok' })).status).toBe(201);
   });

@@ -223,4 +223,31 @@ describe('bounces through a VERP return path', () => {
     expect(await deliver(mail.envelope.from, report)).toEqual({ rcpt: 250, data: 250 });
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
   });
+  it('applies a report only to addresses the email went to: a guessed address gets no suppression, and a report naming none of them records nothing (issue 33, 6)', async () => {
+    const { id, mail } = await sendAndRelay(['mine@example.com', 'cosent@example.com']);
+    const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
+    // Naming nobody on the email, with text of the sender's choosing: before, an email.bounced with `known` false.
+    const nobody = dsnReport(null, [
+      { address: 'stranger@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 attacker text' },
+    ]);
+    expect(await deliver(mail.envelope.from, nobody)).toEqual({ rcpt: 250, data: 250 });
+    expect(await eventsOf(id)).toEqual(['email.sent']);
+    // A guessed Bcc-like address beside a real recipient: only the real one is suppressed.
+    const guessed = dsnReport(null, [
+      { address: 'guessed-bcc@example.com', action: 'failed', status: '5.1.1' },
+      { address: 'Cosent@example.com', action: 'failed', status: '5.1.1' },
+    ]);
+    expect(await deliver(mail.envelope.from, guessed)).toEqual({ rcpt: 250, data: 250 });
+    expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
+    const suppressed = (await app.request('GET', '/suppressions?origin=bounce', { token })).body.data.map(
+      (row: { email: string }) => row.email,
+    );
+    expect(suppressed).toContain('cosent@example.com');
+    expect(suppressed).not.toContain('guessed-bcc@example.com');
+    expect(suppressed).not.toContain('stranger@example.com');
+    expect({
+      dropped: (await verpCount('dropped')) - before.dropped,
+      applied: (await verpCount('applied')) - before.applied,
+    }).toEqual({ dropped: 1, applied: 1 });
+  });
 });

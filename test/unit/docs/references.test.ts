@@ -1,7 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as prettier from 'prettier';
 import { describe, expect, it } from 'vitest';
 import { createProgram } from '../../../cli/program.js';
 import { cliReference } from '../../../cli/reference.js';
 import { configReference } from '../../../config/reference.js';
+import { withMetricsReference } from '../../../server/metrics/reference.js';
+import { allRoutes } from '../../../server/http/router.js';
+import { sdkRouteTable, withRouteTable } from '../../support/sdk-routes.js';
 
 // docs/ holds these generated pages; `npm run docs` rewrites them, and this fails while they are stale.
 describe('generated references', () => {
@@ -9,7 +15,20 @@ describe('generated references', () => {
     await expect(configReference()).toMatchFileSnapshot('../../../docs/configuration.md');
   });
 
+  it("docs/operations.md's metrics table is the registry GET /metrics serves", async () => {
+    const page = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+    await expect(withMetricsReference(page)).toMatchFileSnapshot('../../../docs/operations.md');
+  });
+
   it('docs/cli.md is the commander program', async () => {
     await expect(cliReference(createProgram())).toMatchFileSnapshot('../../../docs/cli.md');
+  });
+
+  it("docs/api.md's route table is every route of the SDK against the router", async () => {
+    const file = fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
+    const page = withRouteTable(readFileSync(file, 'utf8'), await sdkRouteTable(allRoutes));
+    // As Prettier leaves it, which the rest of the page is kept in.
+    const formatted = await prettier.format(page, { ...(await prettier.resolveConfig(file)), filepath: file });
+    await expect(formatted).toMatchFileSnapshot('../../../docs/api.md');
   });
 });

@@ -1,5 +1,6 @@
 import { createApiKey } from '../../../services/api-keys/create-api-key.js';
 import { listApiKeys } from '../../../services/api-keys/list-api-keys.js';
+import { renameApiKey } from '../../../services/api-keys/rename-api-key.js';
 import { revokeApiKey } from '../../../services/api-keys/revoke-api-key.js';
 import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
@@ -12,6 +13,8 @@ import {
   CreateApiKeyBodySchema,
   CreatedApiKeySchema,
   DeletedApiKeySchema,
+  UpdateApiKeyBodySchema,
+  UpdatedApiKeySchema,
 } from './api-keys.schemas.js';
 
 export const apiKeyRoutes = [
@@ -52,6 +55,24 @@ export const apiKeyRoutes = [
       examples: { response: exampleList(API_KEY_LIST_ITEM) },
     },
     async ({ input: { query }, auth, deps }) => presentList(await listApiKeys(deps, auth.teamId, query), presentApiKey),
+  ),
+  defineRoute(
+    {
+      method: 'patch',
+      path: '/api-keys/:id',
+      operationId: 'updateApiKey',
+      summary: 'Rename an API key',
+      tags: ['API keys'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      body: UpdateApiKeyBodySchema,
+      responses: { 200: UpdatedApiKeySchema },
+      examples: { request: { name: 'Production (billing)' }, response: { object: 'api_key', id: ID.apiKey } },
+    },
+    async ({ input: { params, body }, auth, deps }) => {
+      const apiKey = await renameApiKey(deps, auth.teamId, params.id, body.name);
+      return { object: 'api_key' as const, id: apiKey.id };
+    },
   ),
   defineRoute(
     {

@@ -2,14 +2,16 @@ import * as v from 'valibot';
 import { API_KEY_PERMISSIONS } from '../../../entities/api-key.entity.js';
 import { LineSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
+const ApiKeyNameSchema = v.pipe(
+  LineSchema,
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(50, 'must be at most 50 characters'),
+);
+
 export const CreateApiKeyBodySchema = v.pipe(
   v.strictObject({
-    name: v.pipe(
-      LineSchema,
-      v.trim(),
-      v.minLength(1, 'must not be empty'),
-      v.maxLength(50, 'must be at most 50 characters'),
-    ),
+    name: ApiKeyNameSchema,
     permission: v.optional(v.picklist(API_KEY_PERMISSIONS, 'must be full_access or sending_access'), 'full_access'),
     domain_id: v.optional(v.nullable(UuidSchema)),
   }),
@@ -35,3 +37,13 @@ export const ApiKeyListItemSchema = v.pipe(
 );
 
 export const DeletedApiKeySchema = v.object({ object: v.literal('api_key'), id: UuidSchema, deleted: v.literal(true) });
+
+export const UpdateApiKeyBodySchema = v.pipe(
+  v.strictObject({ name: ApiKeyNameSchema }),
+  v.metadata({ title: 'UpdateApiKeyRequest' }),
+);
+
+export const UpdatedApiKeySchema = v.pipe(
+  v.object({ object: v.literal('api_key'), id: UuidSchema }),
+  v.metadata({ title: 'UpdateApiKeyResponse' }),
+);

@@ -1,3 +1,4 @@
+import type { BroadcastRecipientRow, ClickedLinkRow } from '../../../services/broadcasts/broadcast-analytics.js';
 import type { BroadcastEstimate } from '../../../services/broadcasts/broadcast-capacity.js';
 import type { BroadcastProgress } from '../../../services/broadcasts/find-broadcasts.js';
 
@@ -40,4 +41,20 @@ export const presentBroadcastSent = (id: string, estimate: BroadcastEstimate | n
   finishes_at: iso(estimate?.finishesAt),
   estimated: true as const,
   ...(estimate?.warning ? { warning: estimate.warning } : {}),
+});
+
+export const presentBroadcastRecipient = (row: BroadcastRecipientRow) => ({
+  id: row.cursor,
+  contact_id: row.contactId,
+  email: row.email,
+  ...(row.count !== undefined ? { count: row.count } : {}),
+  ...(row.clickedLinks !== undefined ? { clicked_links: row.clickedLinks } : {}),
+  ...(row.bounceType !== undefined ? { bounce_type: row.bounceType } : {}),
+});
+
+export const presentClickedLink = (row: ClickedLinkRow) => ({
+  id: row.cursor,
+  url: row.url,
+  clicks: row.clicks,
+  unique_clicks: row.uniqueClicks,
 });

@@ -5,6 +5,10 @@ import {
   duplicateBroadcast,
   updateBroadcast,
 } from '../../../services/broadcasts/save-broadcast.js';
+import {
+  listBroadcastClickedLinks,
+  listBroadcastRecipients,
+} from '../../../services/broadcasts/broadcast-analytics.js';
 import { getBroadcast, listBroadcasts } from '../../../services/broadcasts/find-broadcasts.js';
 import { cancelBroadcast, sendBroadcast } from '../../../services/broadcasts/send-broadcast.js';
 import { exampleList, ID } from '../../examples.js';
@@ -18,8 +22,18 @@ import {
   BROADCAST_SENT,
   CREATE_BROADCAST_REQUEST,
 } from './broadcasts.examples.js';
-import { presentBroadcast, presentBroadcastListItem, presentBroadcastSent } from './broadcast.presenter.js';
 import {
+  presentBroadcast,
+  presentBroadcastListItem,
+  presentBroadcastRecipient,
+  presentBroadcastSent,
+  presentClickedLink,
+} from './broadcast.presenter.js';
+import {
+  BroadcastClickedLinkSchema,
+  BroadcastRecipientSchema,
+  BroadcastRecipientsQuerySchema,
+  ClickedLinksQuerySchema,
   BroadcastListItemSchema,
   BroadcastRefSchema,
   BroadcastSchema,
@@ -195,5 +209,64 @@ export const broadcastRoutes = [
       object: 'broadcast' as const,
       id: (await duplicateBroadcast(deps, auth.teamId, params.id)).id,
     }),
+  ),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/broadcasts/:id/recipients',
+      operationId: 'listBroadcastRecipients',
+      summary: 'The recipients of a broadcast to whom something happened (sent, opened, bounced…)',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      query: BroadcastRecipientsQuerySchema,
+      responses: { 200: listOf(BroadcastRecipientSchema) },
+      examples: {
+        response: exampleList({
+          id: 'cjo0ZDJjYmQ5MS0xYzFmLTRlNmUtYjYwNy1kYjE2NWEwNjgxZjE',
+          contact_id: ID.contact,
+          email: 'jane@example.com',
+          count: 2,
+        }),
+      },
+    },
+    async ({ input: { params, query }, auth, deps }) => {
+      const page = await listBroadcastRecipients(deps, auth.teamId, params.id, {
+        type: query.type,
+        email: query.email,
+        bounceType: query.bounce_type,
+        page: { limit: query.limit, after: query.after, before: query.before },
+      });
+      return presentList({ data: page.rows, hasMore: page.hasMore }, presentBroadcastRecipient);
+    },
+  ),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/broadcasts/:id/clicked-links',
+      operationId: 'listBroadcastClickedLinks',
+      summary: 'The links of a broadcast its recipients clicked, with clicks and unique clicks',
+      tags,
+      permission: 'full_access',
+      params: IdParamSchema,
+      query: ClickedLinksQuerySchema,
+      responses: { 200: listOf(BroadcastClickedLinkSchema) },
+      examples: {
+        response: exampleList({
+          id: 'bDpodHRwczovL2FjbWUudGVzdC9wcmljaW5n',
+          url: 'https://acme.test/pricing',
+          clicks: 42,
+          unique_clicks: 30,
+        }),
+      },
+    },
+    async ({ input: { params, query }, auth, deps }) => {
+      const page = await listBroadcastClickedLinks(deps, auth.teamId, params.id, {
+        limit: query.limit,
+        after: query.after,
+        before: query.before,
+      });
+      return presentList({ data: page.rows, hasMore: page.hasMore }, presentClickedLink);
+    },
   ),
 ];

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { BROADCAST_STATUSES } from '../../../entities/broadcast.entity.js';
+import { BOUNCE_TYPES, RECIPIENT_TYPES } from '../../../services/broadcasts/broadcast-analytics.js';
 import { LineSchema, TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 import { MailboxSchema, ScheduledAtSchema } from '../emails/emails.schemas.js';
 
@@ -110,3 +111,45 @@ export const CanceledBroadcastSchema = v.object({
   id: UuidSchema,
   canceled_remaining: v.number(),
 });
+
+const CursorSchema = v.pipe(v.string(), v.maxLength(4096, 'is not a cursor this list returned'));
+const limitEntry = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, 'must be a whole number between 1 and 100'),
+    v.transform(Number),
+    v.minValue(1, 'must be between 1 and 100'),
+    v.maxValue(100, 'must be between 1 and 100'),
+  ),
+  '20',
+);
+const cursorPage = <E extends v.ObjectEntries>(extra: E) =>
+  v.pipe(
+    v.object({ limit: limitEntry, after: v.optional(CursorSchema), before: v.optional(CursorSchema), ...extra }),
+    v.check((q) => !(q.after && q.before), 'after and before cannot be used together'),
+  );
+
+export const BroadcastRecipientsQuerySchema = cursorPage({
+  type: v.picklist(RECIPIENT_TYPES, `must be one of ${RECIPIENT_TYPES.join(', ')}`),
+  email: v.optional(v.pipe(v.string(), v.maxLength(320))),
+  bounce_type: v.optional(v.picklist(BOUNCE_TYPES, `must be one of ${BOUNCE_TYPES.join(', ')}`)),
+});
+
+export const ClickedLinksQuerySchema = cursorPage({});
+
+export const BroadcastRecipientSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    contact_id: v.nullable(UuidSchema),
+    email: v.string(),
+    count: v.optional(v.number()),
+    clicked_links: v.optional(v.array(v.object({ url: v.string(), clicks: v.number() }))),
+    bounce_type: v.optional(v.picklist(BOUNCE_TYPES)),
+  }),
+  v.metadata({ title: 'BroadcastRecipient' }),
+);
+
+export const BroadcastClickedLinkSchema = v.pipe(
+  v.object({ id: v.string(), url: v.string(), clicks: v.number(), unique_clicks: v.number() }),
+  v.metadata({ title: 'BroadcastClickedLink' }),
+);

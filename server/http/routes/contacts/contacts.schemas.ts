@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseMailbox } from '../../../mail/address.js';
+import { contactAddress } from '../../../mail/contact-address.js';
 import {
   LineSchema,
   listOf,
@@ -9,28 +9,14 @@ import {
   UuidSchema,
 } from '../../schemas/common.schemas.js';
 
-/**
- * The everyday ASCII address (dot-atom local part, hostname labels): certainly valid, so it skips
- * the full RFC 5322 parser, which costs a hundred times more and dominated bulk imports. Anything
- * else still goes through the parser.
- */
-const PLAIN_ADDRESS =
-  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
-
 /** A bare address (no display name), kept lower-cased: contacts are matched case-insensitively. */
 export const ContactEmailSchema = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const value = dataset.value;
-    if (PLAIN_ADDRESS.test(value) && value.length <= 254 && value.indexOf('@') <= 64) return value.toLowerCase();
-    const parsed = parseMailbox(dataset.value.trim());
-    if (typeof parsed === 'string' || parsed.name !== null || parsed.formatted !== dataset.value.trim()) {
-      addIssue({
-        message: typeof parsed === 'string' ? parsed : 'must be a bare email address, without a display name',
-      });
-      return NEVER;
-    }
-    return parsed.address.toLowerCase();
+    const result = contactAddress(dataset.value);
+    if ('address' in result) return result.address;
+    addIssue({ message: result.problem });
+    return NEVER;
   }),
   v.metadata({ description: 'A bare email address; matched case-insensitively.' }),
 );

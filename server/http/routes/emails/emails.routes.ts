@@ -15,7 +15,7 @@ import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { attachmentRoutes } from './attachment.routes.js';
+import { presentAttachment, presentAttachmentListItem } from './attachment.presenter.js';
 import {
   BATCH_EMAILS,
   EMAIL,
@@ -32,10 +32,14 @@ import {
   presentEmailRef,
 } from './email.presenter.js';
 import {
+  AttachmentListItemSchema,
+  AttachmentObjectSchema,
   type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
   DeletedEmailSchema,
+  EmailAttachmentParamSchema,
+  EmailIdParamSchema,
   EmailListItemSchema,
   EmailObjectRefSchema,
   EmailRefSchema,
@@ -144,7 +148,7 @@ export const emailRoutes = [
       examples: { request: { scheduled_at: 'tomorrow at 9am' }, response: EMAIL_REF },
     },
     async ({ input: { params, body }, auth, deps }) => {
-      await rescheduleEmail(deps, auth.teamId, params.id, body.scheduled_at);
+      await rescheduleEmail(deps, auth, params.id, body.scheduled_at);
       return presentEmailObjectRef(params.id);
     },
   ),
@@ -161,7 +165,7 @@ export const emailRoutes = [
       examples: { response: EMAIL_REF },
     },
     async ({ input: { params }, auth, deps }) => {
-      await cancelEmail(deps, auth.teamId, params.id);
+      await cancelEmail(deps, auth, params.id);
       return presentEmailObjectRef(params.id);
     },
   ),
@@ -211,13 +215,35 @@ export const emailRoutes = [
       return presentDeletedEmail(params.id);
     },
   ),
-  ...attachmentRoutes({
-    emailPath: '/emails/:email_id',
-    kind: 'sent',
-    operationNoun: 'Email',
-    tag: 'Emails',
-    example: EMAIL_ATTACHMENT,
-    list: listEmailAttachments,
-    get: getEmailAttachment,
-  }),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/emails/:email_id/attachments',
+      operationId: 'listEmailAttachments',
+      summary: "List a sent email's attachments, with download URLs",
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: EmailIdParamSchema,
+      query: PaginationQuerySchema,
+      responses: { 200: listOf(AttachmentListItemSchema) },
+      examples: { response: exampleList(EMAIL_ATTACHMENT) },
+    },
+    async ({ input: { params, query }, auth, deps }) =>
+      presentList(await listEmailAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
+  ),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/emails/:email_id/attachments/:id',
+      operationId: 'getEmailAttachment',
+      summary: "Retrieve one of a sent email's attachments, with a download URL",
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: EmailAttachmentParamSchema,
+      responses: { 200: AttachmentObjectSchema },
+      examples: { response: { object: 'attachment', ...EMAIL_ATTACHMENT } },
+    },
+    async ({ input: { params }, auth, deps }) =>
+      presentAttachment(await getEmailAttachment(deps, auth.teamId, params.email_id, params.id)),
+  ),
 ];

@@ -56,13 +56,44 @@ export const HeadersSchema = v.pipe(
 export const MAX_ATTACHMENT_BYTES = 30 * 1024 * 1024;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/**
+ * Node's `JSON.stringify(buffer)`, `{"type":"Buffer","data":[…bytes]}`: what the `resend` SDK before
+ * 6.x and Resend's CLI send for the documented `content: fs.readFileSync(…)`, and what Resend accepts.
+ * Taken as the bytes it lists and stored as base64, as if sent so. The count is checked before the
+ * bytes are (the body limit bounds the JSON, this bounds the array), then one plain loop checks them.
+ */
+const BufferJsonSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('Buffer'),
+    data: v.pipe(
+      v.array(v.unknown()),
+      v.maxLength(MAX_ATTACHMENT_BYTES, `must hold at most ${MAX_ATTACHMENT_BYTES} bytes`),
+      v.check(
+        (bytes) => bytes.every((b) => Number.isInteger(b) && (b as number) >= 0 && (b as number) <= 255),
+        'must hold bytes (integers from 0 to 255)',
+      ),
+    ),
+  }),
+  v.transform(({ data }) => Buffer.from(data as number[]).toString('base64')),
+);
+
+const AttachmentContentSchema = v.pipe(
+  v.union(
+    [v.pipe(v.string(), v.regex(BASE64, 'must be standard base64')), BufferJsonSchema],
+    'must be standard base64, or a Node Buffer as JSON ({"type":"Buffer","data":[…]})',
+  ),
+  v.metadata({
+    description: 'The file in standard base64, or (as Node serialises a `Buffer`) `{"type":"Buffer","data":[…bytes]}`.',
+  }),
+);
+
 const AttachmentSchema = v.strictObject({
   // Declared (first, so their reason is the one reported) only to refuse them: a path is never
   // fetched, inline images are not supported.
   path: v.optional(v.never('attachments take inline base64 `content` only; a `path` is never fetched')),
   content_id: v.optional(v.never('inline attachments (`content_id`) are not supported')),
   filename: v.pipe(LineSchema, v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters')),
-  content: v.pipe(v.string(), v.regex(BASE64, 'must be standard base64')),
+  content: AttachmentContentSchema,
   content_type: v.optional(
     v.pipe(v.string(), v.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type like `application/pdf`')),
   ),
