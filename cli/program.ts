@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
+import { registerEmails } from './commands/emails.js';
 import { registerErase } from './commands/erase.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
@@ -27,6 +28,7 @@ export function createProgram(): Command {
   registerMigrate(program);
   registerKeys(program);
   registerDomains(program);
+  registerEmails(program);
   registerOutbox(program);
   registerMaintenance(program);
   registerUsage(program);
