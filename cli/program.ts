@@ -10,6 +10,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerServe } from './commands/serve.js';
 import { registerService } from './commands/service.js';
+import { registerStatus } from './commands/status.js';
 import { registerTeams } from './commands/teams.js';
 import { registerUsage } from './commands/usage.js';
 import { registerWebhooks } from './commands/webhooks.js';
@@ -33,6 +34,7 @@ export function createProgram(): Command {
   registerMaintenance(program);
   registerUsage(program);
   registerTeams(program);
+  registerStatus(program);
   registerDoctor(program);
   registerErase(program);
   registerWebhooks(program);

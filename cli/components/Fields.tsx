@@ -11,11 +11,12 @@ export interface FieldsProps {
 /** `Label   value` lines, labels aligned, values wrapped in their own column. */
 export function Fields({ rows, width }: FieldsProps) {
   const labelWidth = Math.max(...rows.map(([label]) => label.length));
-  const valueWidth = width === undefined ? undefined : Math.max(20, width - labelWidth - 2);
+  const valueWidth = width === undefined ? undefined : Math.max(20, width - labelWidth - (labelWidth === 0 ? 0 : 2));
   const lines = rows.flatMap(([label, value]) => {
     const clean = (value ?? '-').replace(/[\u0000-\u001f\u007f-\u009f]/g, '�');
     const wrapped = valueWidth === undefined ? [clean] : wrapCell(clean, valueWidth);
-    return wrapped.map((part, at) => `${(at === 0 ? label : '').padEnd(labelWidth)}  ${part}`.trimEnd());
+    const gap = labelWidth === 0 ? '' : '  ';
+    return wrapped.map((part, at) => `${(at === 0 ? label : '').padEnd(labelWidth)}${gap}${part}`.trimEnd());
   });
   return (
     <Box flexDirection="column">

@@ -63,6 +63,12 @@ async function describeFailure(err: Error): Promise<{ title: string; problems: s
   return { title: err.message || 'Unexpected failure', problems: [] };
 }
 
+/**
+ * How long a command waits for PostgreSQL: a couple of quick retries (a restart in progress), so a
+ * refused or unreachable database is reported within two seconds rather than after a long wait.
+ */
+export const DATABASE_WAIT_MS = 1_200;
+
 /** Config, a database connection and a unit of work, for commands that talk to Postgres directly. */
 export async function withDatabase<T>(
   fn: (ctx: { config: Config; orm: MikroORM }) => Promise<T>,
@@ -74,7 +80,7 @@ export async function withDatabase<T>(
     import('@mikro-orm/core'),
   ]);
   const config = given ?? loadConfig();
-  await waitForDatabase(config, null, 5_000);
+  await waitForDatabase(config, null, DATABASE_WAIT_MS);
   const orm = await initOrm(config);
   try {
     return await RequestContext.create(orm.em, () => fn({ config, orm }));
