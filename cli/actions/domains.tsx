@@ -9,7 +9,7 @@ import { listDomains } from '../../server/services/domains/list-domains.js';
 import { verifyDomain } from '../../server/services/domains/verify-domain.js';
 import { DnsRecordsTable } from '../components/DnsRecordsTable.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderElement, renderTable, renderTasks, terminalWidth } from '../lib/render.js';
+import { printJson, renderElement, renderTable, renderTasks, task, terminalWidth } from '../lib/render.js';
 import { withDomainDeps } from '../services/domain-deps.js';
 import { domainObject, resolveTeam } from '../services/resolve-team.js';
 
@@ -102,15 +102,15 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
       const team = await resolveTeam(orm, options.team, domainObject(idOrName));
       const [verified] = await renderTasks(
         [
-          {
+          task({
             title: `Checking the DNS records of ${idOrName}`,
             run: () => verifyDomain(deps, team.id, idOrName),
             detail: (d) => d.status,
-          },
+          }),
         ],
         { quiet: json },
       );
-      return presentDomain(verified as Awaited<ReturnType<typeof verifyDomain>>);
+      return presentDomain(verified);
     }),
   );
   if (json) return printJson(domain);
@@ -140,7 +140,7 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
         [{ title: `Asking DNS about ${idOrName}`, run: () => diagnoseDomain(deps, team.id, idOrName) }],
         { quiet: json },
       );
-      return result as Awaited<ReturnType<typeof diagnoseDomain>>;
+      return result;
     }),
   );
   const required = diagnosis.records.filter((r) => r.required);

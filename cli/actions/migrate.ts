@@ -5,7 +5,7 @@ import { printJson, renderTasks } from '../lib/render.js';
 
 export async function migrate(options: { status?: boolean }, cmd: Command): Promise<void> {
   const json = Boolean(cmd.optsWithGlobals().json);
-  const [names] = (await renderTasks(
+  const [names] = await renderTasks(
     [
       {
         title: options.status ? 'Check for pending migrations' : 'Apply pending migrations',
@@ -15,6 +15,6 @@ export async function migrate(options: { status?: boolean }, cmd: Command): Prom
       },
     ],
     { quiet: json },
-  )) as [string[]];
+  );
   if (json) printJson(options.status ? { pending: names } : { applied: names });
 }

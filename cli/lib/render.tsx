@@ -1,23 +1,46 @@
 import { render, renderToString } from 'ink';
 import type { ReactElement } from 'react';
+import { PlainOutput } from './plain-output.js';
 import { Problems } from '../components/Problems.js';
 import { Table, type TableProps } from '../components/Table.js';
 import { TaskList, type TaskView } from '../components/TaskList.js';
 
+/*
+ * The callbacks are methods, not function-typed properties, so a `Task<string>` is also a
+ * `Task<unknown>` and a list of tasks of different result types keeps each type (`renderTasks`).
+ */
 export interface Task<T = unknown> {
   title: string;
-  run: () => Promise<T>;
+  run(): Promise<T>;
   /** A short note shown after the title once the task is done. */
-  detail?: (result: T) => string | undefined;
+  detail?(result: T): string | undefined;
   /** A result can still be a warning or a failure (a check that ran and found a problem). */
-  state?: (result: T) => 'done' | 'warned' | 'failed' | 'skipped';
+  state?(result: T): 'done' | 'warned' | 'failed' | 'skipped';
   /** What to do about it, shown under the title. */
-  hint?: (result: T) => string | undefined;
+  hint?(result: T): string | undefined;
 }
 
-/** Static output for tables and messages; unwrapped when piped, so `grep` and `cut` see whole rows. */
+/** A task with its result type inferred from `run`, so its callbacks are typed (in a list of tasks they are not). */
+export const task = <T,>(spec: Task<T>): Task<T> => spec;
+
+/** Each task's result, in order; with `keepGoing`, a failed task's result is its Error. */
+export type TaskResults<Tasks extends readonly Task[], Failure = never> = {
+  -readonly [K in keyof Tasks]: Tasks[K] extends Task<infer R> ? R | Failure : never;
+};
+
+/** Whether a stream gets plain lines: not a terminal (a pipe, a file, a log), so no frames and no colour. */
+export const isPlain = (stream: NodeJS.WriteStream) => !stream.isTTY;
+
+/**
+ * Static output for tables and messages. On a terminal it fits the terminal's width; piped, it is
+ * plain lines (components drop their frames: PlainOutput), unwrapped, so `grep` and `cut` see whole rows.
+ */
 async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Promise<void> {
-  stream.write(`${renderToString(element, { columns: stream.isTTY ? stream.columns : 10_000 })}\n`);
+  const plain = isPlain(stream);
+  const text = renderToString(<PlainOutput.Provider value={plain}>{element}</PlainOutput.Provider>, {
+    columns: plain ? 10_000 : stream.columns,
+  });
+  stream.write(`${plain ? text.replace(/[ \t]+$/gm, '') : text}\n`);
 }
 
 /**
@@ -26,8 +49,16 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
  * drawn. Stops at the first failure and rethrows it; with `keepGoing` every step runs, and a
  * failed step's result is its Error.
  */
+export function renderTasks<const Tasks extends readonly Task[]>(
+  tasks: Tasks,
+  options: { quiet: boolean; keepGoing?: false },
+): Promise<TaskResults<Tasks>>;
+export function renderTasks<const Tasks extends readonly Task[]>(
+  tasks: Tasks,
+  options: { quiet: boolean; keepGoing: true },
+): Promise<TaskResults<Tasks, Error>>;
 export async function renderTasks(
-  tasks: Task<any>[],
+  tasks: readonly Task[],
   { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean },
 ): Promise<unknown[]> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
