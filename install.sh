@@ -409,11 +409,11 @@ UNIT=/etc/systemd/system/postlane.service
 # The Node flags every start passes (README "Memory"), as `postlane service restart` does.
 NODE_FLAGS=$("$NODE" --input-type=module -e '
   const { pathToFileURL } = await import("node:url");
-  const { SERVICE_NODE_FLAGS } = await import(pathToFileURL(process.argv[1] + "/dist/cli/services/service.js").href);
+  const { SERVICE_NODE_FLAGS } = await import(pathToFileURL(process.argv[1] + "/dist/cli/services/systemd-unit.js").href);
   console.log(SERVICE_NODE_FLAGS.join(" "));' "$REPO")
 USE_SYSTEMD=0
 [ "$HAS_SYSTEMD" -eq 1 ] && [ "$IS_ROOT" -eq 1 ] && USE_SYSTEMD=1
-# `postlane service` (cli/services/service.ts) starts, stops and reports the background process.
+# `postlane service` (cli/services/systemd-unit.ts) starts, stops and reports the background process.
 service_cli() { POSTLANE_CONFIG=$CONFIG_PATH POSTLANE_STATE_DIR=$STATE_DIR "$NODE" "$REPO/bin/postlane.js" service "$@" </dev/null; }
 
 # Something else answering where Postlane should listen would fool the health check.

@@ -5,6 +5,18 @@ import { migrationsList } from '../server/db/migrations/index.js';
 import { entities } from '../server/entities/index.js';
 import { behindPooler, type Config } from './schema.js';
 
+declare module '@mikro-orm/core' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- declaration merging repeats the interface's type parameters
+  interface MikroORMOptions<D, EM> {
+    /**
+     * Postlane's own option: hot statements are prepared under a name, planned once per connection.
+     * Off on a transaction pooler (PgBouncer in transaction mode), where a client's next statement
+     * may run on another server connection that lacks (or has another client's) statement of that name.
+     */
+    namedStatements?: boolean;
+  }
+}
+
 const migrationsDir = (suffix: string) => fileURLToPath(new URL(`../server/db/migrations${suffix}`, import.meta.url));
 
 export type PgConnection = {
@@ -69,6 +81,8 @@ export function serverPool(config: Config): Options['pool'] {
 export function mikroOrmConfig(config: Config, overrides: Partial<Options> = {}): Options {
   return defineConfig({
     clientUrl: config.DATABASE_URL,
+    // Only the direct URL is known to be a real session (DATABASE_URL may point at the pooler).
+    namedStatements: (overrides.clientUrl ?? config.DATABASE_URL) === config.POSTLANE_DATABASE_DIRECT_URL,
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: config.DATABASE_POOL_SIZE },

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import * as v from 'valibot';
 import { DEFAULT_PLANS, PlansSchema } from './plans.js';
-import { parseMailbox } from '../server/mail/address.js';
+import emailAddresses from 'email-addresses';
 
 /** Whole numbers arrive as strings from the environment and as numbers from the JSON config file. */
 const Integer = (min: number, max: number) =>
@@ -257,7 +257,8 @@ export const ConfigSchema = v.pipe(
       v.pipe(
         v.string(),
         v.check(
-          (value) => typeof parseMailbox(value) !== 'string',
+          // The sending path parses it strictly again; config only checks its shape (and imports nothing from server/).
+          (value) => emailAddresses.parseOneAddress(value)?.type === 'mailbox',
           'must be one address, like `Postlane <postlane@example.com>`',
         ),
       ),

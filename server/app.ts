@@ -1,20 +1,20 @@
 import Koa from 'koa';
 import type { Deps } from './deps.js';
 import { routeNotFound } from './errors.js';
-import { createDownloadRouter } from './http/ingest/downloads.routes.js';
-import { createIngestRouter } from './http/ingest/ingest.routes.js';
-import { createPreferenceRouter } from './http/ingest/preferences.routes.js';
-import { createTrackingRouter } from './http/ingest/tracking.routes.js';
-import { apiReference } from './http/middleware/api-reference.js';
+import { createDownloadRouter } from './http/public/downloads.routes.js';
+import { createIngestRouter } from './http/public/ingest.routes.js';
+import { createPreferenceRouter } from './http/public/preferences.routes.js';
+import { createTrackingRouter } from './http/public/tracking.routes.js';
+import { apiReference } from './http/public/api-reference.js';
 import { errorHandler } from './http/middleware/error-handler.js';
-import { guidePages } from './http/middleware/guide-pages.js';
+import { guidePages } from './http/public/guide-pages.js';
 import { logRequests } from './http/middleware/log-requests.js';
-import { metricsEndpoint } from './http/middleware/metrics-endpoint.js';
+import { metricsEndpoint } from './http/public/metrics-endpoint.js';
 import { normalizePath } from './http/middleware/normalize-path.js';
 import { ormContext } from './http/middleware/orm-context.js';
 import { recordApiLog } from './http/middleware/record-api-log.js';
 import { requestId } from './http/middleware/request-id.js';
-import type { AppState } from './http/route.js';
+import type { AppState } from './http/context.js';
 import { createRouter } from './http/router.js';
 
 /** The whole HTTP stack; it never listens, so tests and `postlane serve` mount the same thing. */

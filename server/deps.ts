@@ -1,19 +1,20 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import { DnsResolver } from './dns/resolver.js';
-import type { JobQueue } from './jobs/job-queue.js';
+import type { JobQueue } from './job-queue.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
+import { jobBacklog } from './services/health/job-backlog.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
-import { QueuedEmailWriter } from './services/emails/queued-email-writer.js';
-import { SendStateLoader } from './services/emails/send-state-loader.js';
+import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
+import { SendStateLoader } from './services/outbox/send-state-loader.js';
 import { ProviderFailureLog } from './services/provider-health/provider-failures.js';
 import { StoredKeyReader } from './services/idempotency/stored-key-reader.js';
-import { SnsVerifier } from './services/ingest/sns.js';
+import { SnsVerifier } from './services/provider-reports/sns.js';
 import { DeliverySettler } from './services/webhooks/delivery-settler.js';
 import { WebhookWaker } from './services/webhooks/webhook-waker.js';
 import { DeliveryAgents } from './webhooks/ssrf.js';
@@ -49,7 +50,7 @@ export interface Deps {
 export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 'orm' | 'jobs' | 'logger'>): Deps {
   // Events written in any transaction wake their webhook workers once it commits.
   orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
-  const metrics = new Metrics({ orm });
+  const metrics = new Metrics({ orm, jobBacklog: () => jobBacklog({ orm }) });
   return {
     config,
     orm,

@@ -11,9 +11,9 @@ import { createDeps, type Deps } from './deps.js';
 import { serviceUnavailable } from './errors.js';
 import { createHttpServer } from './http/http-server.js';
 import { AgendaJobs, jobDefinitions } from './jobs/index.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, type Logger, errorFields } from './logger.js';
 import { SecretBox } from './security/secret-box.js';
-import { type InboundListener, startInboundListener } from './smtp/inbound-listener.js';
+import { type InboundListener, startInboundListener } from './services/inbound/listener.js';
 
 export type Role = 'api' | 'worker' | 'inbound' | 'all';
 
@@ -60,12 +60,15 @@ export async function boot(
   if (port !== null) {
     server = createHttpServer((req, res) => handle(req, res), config);
     server.listen(port, config.POSTLANE_HOST);
-    await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
+    await Promise.race([
+      once(server, 'listening'),
+      once(server, 'error').then(([err]) => Promise.reject(err as Error)),
+    ]);
     url = `http://${config.POSTLANE_HOST.includes(':') ? `[${config.POSTLANE_HOST}]` : config.POSTLANE_HOST}:${(server.address() as AddressInfo).port}`;
   }
   const closeServer = async () => {
     if (!server) return;
-    const closed = new Promise((resolve) => server!.close(resolve));
+    const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     server.closeAllConnections();
@@ -107,13 +110,19 @@ export async function boot(
     })());
 
   try {
-    if (server) handle = (serves ? createApp(deps) : createMetricsApp(deps)).callback();
+    if (server) {
+      const app = (serves ? createApp(deps) : createMetricsApp(deps)).callback();
+      // Koa answers its own errors; a rejection here would be a bug in Koa, logged rather than fatal.
+      handle = (req, res) => {
+        app(req, res).catch((err: unknown) => logger.error({ err: errorFields(err) }, 'request handler failed'));
+      };
+    }
     if (role === 'worker' || role === 'all') await jobs.start(deps, jobDefinitions);
     // Once the database answers: until then senders find the port closed and retry, as with any MX.
     if (receives)
       inbound = await startInboundListener(deps, {
         host: config.POSTLANE_INBOUND_HOST,
-        port: config.POSTLANE_INBOUND_PORT!,
+        port: config.POSTLANE_INBOUND_PORT,
       });
   } catch (err) {
     await shutdown().catch(() => {});

@@ -1,20 +1,42 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects (docs/development.md, "Tests"):
+ * - unit: no database, no process, no network; seconds.
+ * - integration: the app on a real socket against the development PostgreSQL, as any user.
+ * - system: what needs root, extra OS tools or minutes: crash tests (processes killed, PostgreSQL
+ *   restarted), the topology tests (PgBouncer, Patroni, network namespaces).
+ * `npm test` runs all three; `npm run test:quick` runs unit and integration.
+ */
+const system = ['test/integration/crash/**/*.test.ts', 'test/topology/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: [
-      'test/unit/**/*.test.ts',
-      'test/unit/**/*.test.tsx',
-      'test/integration/**/*.test.ts',
-      'test/topology/**/*.test.ts',
-    ],
-    globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', './test/support/no-skips-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Far from UTC (+14): a test that leans on the machine's time zone fails here on any machine.
     env: { NODE_ENV: 'test', TZ: 'Pacific/Kiritimati' },
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/unit/**/*.test.tsx'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          exclude: system,
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'system', include: system, globalSetup: ['test/support/global-setup.ts'] },
+      },
+    ],
   },
 });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type CheckResult, doctorChecks } from '../../server/services/system/doctor.js';
+import { type CheckResult, doctorChecks } from '../../server/services/doctor/doctor.js';
 import { printJson, renderTasks } from '../lib/render.js';
 
 const STATE = { ok: 'done', warn: 'warned', fail: 'failed', skipped: 'skipped' } as const;

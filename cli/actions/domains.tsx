@@ -53,7 +53,7 @@ export async function add(name: string, options: { region?: string; team?: strin
         ],
         { quiet: json },
       );
-      return presentDomain(created as Awaited<ReturnType<typeof createDomain>>);
+      return presentDomain(created);
     }),
   );
   if (json) return printJson(domain);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { getCapturedMessage } from '../../server/services/outbox/get-captured-message.js';
-import { listCapturedMessages } from '../../server/services/outbox/list-captured-messages.js';
+import { getCapturedMessage } from '../../server/services/capture/get-captured-message.js';
+import { listCapturedMessages } from '../../server/services/capture/list-captured-messages.js';
 import type { ICapturedMessage } from '../../server/entities/index.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderTable } from '../lib/render.js';

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import { Text } from 'ink';
 import { printJson, renderElement } from '../lib/render.js';
-import { restartService, type ServiceStatus, serviceLogs, serviceStatus, stopService } from '../services/service.js';
+import {
+  restartService,
+  type ServiceStatus,
+  serviceLogs,
+  serviceStatus,
+  stopService,
+} from '../services/systemd-unit.js';
 
 function report(status: ServiceStatus, cmd: Command): Promise<void> | void {
   if (cmd.optsWithGlobals().json) return printJson(status);

@@ -5,14 +5,16 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-type Action = (...args: any[]) => Promise<void>;
+/** Any action: parameters are `never` so that every commander signature fits (they are called with what commander passes). */
+type Action = (...args: never[]) => Promise<void>;
 
 /**
  * A command's actions, by the names its module exports; the module is imported only when one of
  * them runs, as it brings Ink, React and services of its own that `postlane serve` must not load.
  */
 export function actionsFrom<M extends Record<keyof M, Action>>(load: () => Promise<M>) {
-  return (name: keyof M) => command(async (...args) => (await load())[name](...args));
+  return (name: keyof M) =>
+    command(async (...args) => ((await load())[name] as unknown as (...args: unknown[]) => Promise<void>)(...args));
 }
 
 /** Runs a command body and turns every failure into a clear message and a non-zero exit. */

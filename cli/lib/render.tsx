@@ -5,27 +5,34 @@ import { Problems } from '../components/Problems.js';
 import { Table, type TableProps } from '../components/Table.js';
 import { TaskList, type TaskView } from '../components/TaskList.js';
 
-/*
- * The callbacks are methods, not function-typed properties, so a `Task<string>` is also a
- * `Task<unknown>` and a list of tasks of different result types keeps each type (`renderTasks`).
- */
 export interface Task<T = unknown> {
   title: string;
-  run(): Promise<T>;
+  run: () => Promise<T>;
   /** A short note shown after the title once the task is done. */
-  detail?(result: T): string | undefined;
+  detail?: (result: T) => string | undefined;
   /** A result can still be a warning or a failure (a check that ran and found a problem). */
-  state?(result: T): 'done' | 'warned' | 'failed' | 'skipped';
+  state?: (result: T) => 'done' | 'warned' | 'failed' | 'skipped';
   /** What to do about it, shown under the title. */
-  hint?(result: T): string | undefined;
+  hint?: (result: T) => string | undefined;
 }
 
-/** A task with its result type inferred from `run`, so its callbacks are typed (in a list of tasks they are not). */
+/** Any task, whatever its result: the element type of a list of tasks with different results. */
+export interface AnyTask {
+  title: string;
+  run: () => Promise<unknown>;
+  detail?: (result: never) => string | undefined;
+  state?: (result: never) => 'done' | 'warned' | 'failed' | 'skipped';
+  hint?: (result: never) => string | undefined;
+}
+
+/** A task whose callbacks are typed by what `run` returns (an inline literal would leave them untyped). */
 export const task = <T,>(spec: Task<T>): Task<T> => spec;
 
+type ResultOf<T> = T extends Task<infer R> ? R : never;
+
 /** Each task's result, in order; with `keepGoing`, a failed task's result is its Error. */
-export type TaskResults<Tasks extends readonly Task[], Failure = never> = {
-  -readonly [K in keyof Tasks]: Tasks[K] extends Task<infer R> ? R | Failure : never;
+export type TaskResults<Ts extends readonly AnyTask[], Failure = never> = {
+  -readonly [K in keyof Ts]: ResultOf<Ts[K]> | Failure;
 };
 
 /** Whether a stream gets plain lines: not a terminal (a pipe, a file, a log), so no frames and no colour. */
@@ -49,18 +56,10 @@ async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Pr
  * drawn. Stops at the first failure and rethrows it; with `keepGoing` every step runs, and a
  * failed step's result is its Error.
  */
-export function renderTasks<const Tasks extends readonly Task[]>(
-  tasks: Tasks,
-  options: { quiet: boolean; keepGoing?: false },
-): Promise<TaskResults<Tasks>>;
-export function renderTasks<const Tasks extends readonly Task[]>(
-  tasks: Tasks,
-  options: { quiet: boolean; keepGoing: true },
-): Promise<TaskResults<Tasks, Error>>;
-export async function renderTasks(
-  tasks: readonly Task[],
-  { quiet, keepGoing = false }: { quiet: boolean; keepGoing?: boolean },
-): Promise<unknown[]> {
+export async function renderTasks<const Ts extends readonly AnyTask[], KeepGoing extends boolean = false>(
+  tasks: Ts,
+  { quiet, keepGoing }: { quiet: boolean; keepGoing?: KeepGoing },
+): Promise<TaskResults<Ts, KeepGoing extends true ? Error : never>> {
   const views: TaskView[] = tasks.map((t) => ({ title: t.title, state: 'pending' }));
   const live = !quiet && process.stderr.isTTY;
   const instance = live
@@ -73,20 +72,21 @@ export async function renderTasks(
   };
   const results: unknown[] = [];
   try {
-    for (const [index, task] of tasks.entries()) {
+    // Each task's callbacks take what its own `run` returned.
+    for (const [index, task] of (tasks as readonly Task[]).entries()) {
       views[index] = { ...views[index]!, state: 'running' };
       redraw(index);
       try {
         const result = await task.run();
         results.push(result);
         views[index] = {
-          ...views[index]!,
+          ...views[index],
           state: task.state?.(result) ?? 'done',
           detail: task.detail?.(result),
           hint: task.hint?.(result),
         };
       } catch (err) {
-        views[index] = { ...views[index]!, state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
+        views[index] = { ...views[index], state: 'failed', detail: keepGoing ? (err as Error).message : undefined };
         if (!keepGoing) throw err;
         results.push(err);
       } finally {
@@ -97,7 +97,7 @@ export async function renderTasks(
     instance?.unmount();
     await instance?.waitUntilExit();
   }
-  return results;
+  return results as TaskResults<Ts, KeepGoing extends true ? Error : never>;
 }
 
 /** The width tables fit into: the terminal's, or none when piped (whole rows for `grep` and `cut`). */

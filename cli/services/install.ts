@@ -8,7 +8,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
 import { migrate, waitForDatabase } from '../../server/db/orm.js';
 import { withDatabase } from '../lib/context.js';
-import type { Task } from '../lib/render.js';
+import type { AnyTask } from '../lib/render.js';
 
 export interface InstallOptions {
   databaseUrl?: string;
@@ -31,10 +31,10 @@ export interface InstallResult {
  * Idempotent: keeps every value already in the config file (flags only fill in or change what is
  * given), applies pending migrations, and creates the first team and key only if there is no team.
  */
-export function installTasks(options: InstallOptions): { tasks: Task<any>[]; result: () => InstallResult } {
+export function installTasks(options: InstallOptions): { tasks: AnyTask[]; result: () => InstallResult } {
   const path = configFilePath();
   const partial: Partial<InstallResult> = { config_path: path };
-  const tasks: Task<any>[] = [
+  const tasks: AnyTask[] = [
     {
       title: `Check the database and write ${path}`,
       run: async () => {

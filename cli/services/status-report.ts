@@ -5,7 +5,7 @@ import { DatabaseUnavailableError, initOrm, waitForDatabase } from '../../server
 import { collectStatus, STATUS_SECTIONS, type StatusReport } from '../../server/services/status/status-sections.js';
 import { defineStatusSection, type StatusView } from '../../server/services/status/status-section.js';
 import { DATABASE_WAIT_MS } from '../lib/context.js';
-import { serviceStatus } from './service.js';
+import { serviceStatus } from './systemd-unit.js';
 
 export interface ServiceState {
   /** `systemd` or `background` as installed, `hand-started` when only a `postlane serve` of someone's answers, or `stopped`. */

@@ -4,13 +4,10 @@ import pg from 'pg';
 import { behindPooler, type Config } from '../../config/index.js';
 import { mikroOrmConfig, type PgConnection } from '../../config/mikro-orm.js';
 import type { Logger } from '../logger.js';
-import { withoutNamedStatements } from './query.js';
 
-/** The ORM on DATABASE_URL (or `overrides.clientUrl`); on anything but the direct URL, no statement is prepared under a name. */
+/** The ORM on DATABASE_URL (or `overrides.clientUrl`). */
 export async function initOrm(config: Config, overrides: Partial<Options> = {}): Promise<MikroORM> {
-  const orm = await MikroORM.init(mikroOrmConfig(config, overrides));
-  if ((overrides.clientUrl ?? config.DATABASE_URL) !== config.POSTLANE_DATABASE_DIRECT_URL) withoutNamedStatements(orm);
-  return orm;
+  return MikroORM.init(mikroOrmConfig(config, overrides));
 }
 
 export class DatabaseUnavailableError extends Error {

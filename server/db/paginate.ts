@@ -37,7 +37,7 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
     if (!cursor)
       throw validationError(`${page.after ? 'after' : 'before'}: must be the id of an item this list returned`);
     const op = page.after ? '<' : '>';
-    const seek = raw(
+    const seek = raw<object, string>(
       (alias: string) => `(${alias}.created_at, ${alias}.id) ${op} (?, ?)`,
       [cursor.createdAt, cursor.id],
     );

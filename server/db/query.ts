@@ -1,15 +1,4 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-
-/**
- * The configurations of ORMs on a transaction pooler (PgBouncer 1.18 in transaction mode): there the
- * next statement of a client may run on another server connection, where a statement prepared
- * under a name does not exist (or another client's does), so every statement goes unnamed.
- */
-const unnamed = new WeakSet<object>();
-
-export function withoutNamedStatements(orm: MikroORM): void {
-  unnamed.add(orm.config);
-}
+import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
 
 /**
  * Raw SQL with bind parameters on the EntityManager's connection, inside its transaction when it
@@ -17,7 +6,7 @@ export function withoutNamedStatements(orm: MikroORM): void {
  * `Connection.execute` would inline every value into the SQL text in JS, so Postgres parses and
  * plans each call anew and long values (HTML bodies) are escaped on our event loop; here values
  * travel as parameters. Hot-path statements pass a `name`, which makes them prepared statements
- * that each connection plans once (not behind a transaction pooler). `?` placeholders; a JS array would be spread into several
+ * that each connection plans once, where the ORM's `namedStatements` option allows (config/mikro-orm.ts). `?` placeholders; a JS array would be spread into several
  * parameters, so lists travel as one JSON parameter (`jsonb_array_elements_text(?::jsonb)`,
  * `jsonb_to_recordset(?::jsonb)`).
  */
@@ -27,17 +16,16 @@ export async function sqlQuery<T>(
   bindings: readonly unknown[] = [],
   name?: string,
 ): Promise<T[]> {
-  const named = name !== undefined && !unnamed.has(em.config);
+  const named = name !== undefined && em.config.get('namedStatements') === true;
   // Unnamed, the name still labels the statement where an operator sees it (pg_stat_activity, logs).
-  const query = em
+  const query: Knex.Raw<{ rows: T[] }> = em
     .getConnection()
     .getKnex()
     .raw(name && !named ? `/* ${name} */ ${sql}` : sql, bindings as never);
   if (named) query.options({ name });
-  const transaction = em.getTransactionContext();
-  if (transaction) query.transacting(transaction as never);
-  const result = await query;
-  return result.rows as T[];
+  const transaction = em.getTransactionContext<Knex.Transaction>();
+  if (transaction) query.transacting(transaction);
+  return (await query).rows;
 }
 
 /** A hot-path statement on the ORM's current context, prepared once per connection under `name`. */

@@ -1,20 +1,14 @@
-import type { Middleware, ParameterizedContext } from 'koa';
+import type { Middleware } from 'koa';
 import * as v from 'valibot';
 import type { Deps } from '../deps.js';
-import type { Auth } from '../services/api-keys/authenticate-api-key.js';
-import type { IdempotencyClaim } from '../services/emails/send-email.js';
+import type { Auth } from '../services/api-keys/auth.js';
+import type { AppContext, AppState, Permission } from './context.js';
 import { authenticate } from './middleware/authenticate.js';
 import { body } from './middleware/body.js';
 import { idempotency } from './middleware/idempotency.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requirePermission } from './middleware/require-permission.js';
 import { validate } from './middleware/validate.js';
-
-/**
- * `public` needs no key (health); `sending_access` admits sending-only keys (only `/emails…` routes
- * may say so); `full_access` admits full-access keys only.
- */
-export type Permission = 'public' | 'sending_access' | 'full_access';
 
 type Schema = v.GenericSchema;
 type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
@@ -53,16 +47,6 @@ export interface RouteSpec<
   examples?: RouteExamples<B, R>;
 }
 
-export interface AppState {
-  requestId: string;
-  auth?: Auth;
-  input?: { params: unknown; query: unknown; body: unknown };
-  /** An idempotent request whose key is not stored yet: its send stores it (idempotentAnswer). */
-  idempotency?: IdempotencyClaim;
-}
-
-export type AppContext = ParameterizedContext<AppState>;
-
 export interface HandlerArgs<P, Q, B> {
   input: { params: Out<P>; query: Out<Q>; body: Out<B> };
   auth: Auth;
@@ -80,7 +64,7 @@ export function defineRoute<
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
   R extends Schema = Schema,
->(spec: RouteSpec<P, Q, B, R>, handler: (args: HandlerArgs<P, Q, B>) => Promise<unknown> | unknown): Route {
+>(spec: RouteSpec<P, Q, B, R>, handler: (args: HandlerArgs<P, Q, B>) => unknown): Route {
   const [status, responseSchema] = Object.entries(spec.responses)[0]!;
   return {
     spec: spec as Route['spec'],

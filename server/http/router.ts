@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps.js';
-import type { AppState, Route } from './route.js';
+import type { AppState } from './context.js';
+import type { Route } from './route.js';
 import { broadcastRoutes } from './routes/broadcasts/broadcasts.routes.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.routes.js';
 import { contactPropertyRoutes } from './routes/contact-properties/contact-properties.routes.js';

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { retryWhileUnavailable, throttledErrorLog } from '../db/unavailable.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { AnyJobDefinition } from './define-job.js';
-import type { JobName, JobPayloads, JobQueue } from './job-queue.js';
+import type { JobName, JobPayloads, JobQueue } from '../job-queue.js';
 
 /** Agenda's LISTEN/NOTIFY channel (the backend's default); a NOTIFY there makes workers fill their queues at once. */
 const AGENDA_NOTIFY_CHANNEL = 'agenda_jobs';

@@ -2,7 +2,7 @@ import type { BackoffStrategy } from 'agenda';
 import * as v from 'valibot';
 import type { Config } from '../../config/index.js';
 import type { Deps } from '../deps.js';
-import type { JobName, JobPayloads } from './job-queue.js';
+import type { JobName, JobPayloads } from '../job-queue.js';
 
 export interface JobOptions {
   concurrency: number;

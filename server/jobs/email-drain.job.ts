@@ -1,6 +1,6 @@
 import { exponential } from 'agenda';
 import * as v from 'valibot';
-import { drainOutbox } from '../services/emails/drain-outbox.js';
+import { drainOutbox } from '../services/outbox/drain-outbox.js';
 import { defineJob } from './define-job.js';
 
 /** Drain runs one worker process keeps going at once: one per region it serves, and at least two. */

@@ -18,5 +18,5 @@ export const jobDefinitions = [
   deliverabilityCheckJob,
 ];
 export { AgendaJobs } from './agenda.js';
-export type { JobQueue, JobName, JobPayloads } from './job-queue.js';
-export { RecordingJobQueue } from './job-queue.js';
+export type { JobQueue, JobName, JobPayloads } from '../job-queue.js';
+export { RecordingJobQueue } from '../job-queue.js';

@@ -1,6 +1,6 @@
 import { constant } from 'agenda';
 import { sweepBroadcasts } from '../services/broadcasts/run-broadcast.js';
-import { sweepOutbox } from '../services/emails/sweep-outbox.js';
+import { sweepOutbox } from '../services/outbox/sweep-outbox.js';
 import { sweepWebhooks } from '../services/webhooks/sweep-webhooks.js';
 import { defineJob, NoDataSchema } from './define-job.js';
 

@@ -8,7 +8,6 @@ export interface Mailbox {
   formatted: string;
 }
 
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 /** Half of a UTF-16 pair without the other half: not text, and Postgres refuses it. */
 export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -50,7 +49,7 @@ function parseUncached(input: string): Mailbox | string {
     mailbox = null;
   }
   if (!mailbox || mailbox.type !== 'mailbox') return 'must be a single email address, like `Name <user@example.com>`';
-  const { local, domain, name } = mailbox as emailAddresses.ParsedMailbox;
+  const { local, domain, name } = mailbox;
   if (!DOT_ATOM.test(local)) return 'must not use a quoted local part';
   if (domain.startsWith('[') || !domain.includes('.')) return 'must have a fully qualified domain';
   if (local.length > 64 || mailbox.address.length > 254) return 'is too long';

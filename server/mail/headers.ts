@@ -26,7 +26,6 @@ export function refuseHeader(name: string, value: string): string | null {
   if (RESERVED_PREFIXES.some((prefix) => lower.startsWith(prefix))) return 'is reserved';
   if (!lower.startsWith('x-') && !ALLOWED_NAMED_HEADERS.has(lower))
     return 'is not a header you may set (any X- header, or In-Reply-To, References, Importance, Priority, Comments, Keywords, Organization, List-Unsubscribe, List-Unsubscribe-Post)';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'must not contain line breaks or control characters';
   if (LONE_SURROGATE.test(value)) return 'must not contain broken characters (a lone UTF-16 surrogate)';
   if (value.length > 998) return 'is too long';

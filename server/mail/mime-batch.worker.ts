@@ -1,4 +1,4 @@
-import type { OutboundMessage } from '../providers/provider.js';
+import type { OutboundMessage } from './outbound-message.js';
 import { buildMime } from './mime.js';
 
 export type BuiltMime = Awaited<ReturnType<typeof buildMime>> | { error: string };

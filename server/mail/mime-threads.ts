@@ -1,8 +1,9 @@
+import type { OutboundMessage } from './outbound-message.js';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { OutboundMessage } from '../providers/provider.js';
+
 import buildMimeBatch, { type BuiltMime } from './mime-batch.worker.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./mime-batch.worker.js', import.meta.url));

@@ -1,6 +1,6 @@
+import type { Address, OutboundMessage } from './outbound-message.js';
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { Address, OutboundMessage } from '../providers/provider.js';
 
 const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
 

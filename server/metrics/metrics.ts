@@ -1,6 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Deps } from '../deps.js';
-import { jobBacklog } from '../services/system/job-backlog.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
 
 /**
  * What `GET /metrics` shows, in Prometheus' text format. Counters are per process (Prometheus sums
@@ -53,7 +52,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(deps: Pick<Deps, 'orm'>) {
+  /** `jobBacklog` is health's backlog query, passed in so that metrics (used by every service) imports none. */
+  constructor(deps: {
+    orm: MikroORM;
+    jobBacklog: () => Promise<{ name: string; due: number; oldest_due_seconds: number }[]>;
+  }) {
     collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
     const outbox = new Gauge({
       name: 'postlane_outbox_emails',
@@ -98,7 +101,7 @@ export class Metrics {
       async collect() {
         this.reset();
         due.reset();
-        for (const job of await jobBacklog(deps)) {
+        for (const job of await deps.jobBacklog()) {
           due.set({ job: job.name }, job.due);
           this.set({ job: job.name }, job.oldest_due_seconds);
         }

@@ -1,3 +1,4 @@
+import type { OutboundMessage } from '../mail/outbound-message.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../db/ids.js';
 import { sqlQuery } from '../db/query.js';
@@ -8,7 +9,6 @@ import {
   type DomainSetup,
   type EmailProvider,
   type OnOutcome,
-  type OutboundMessage,
   ProviderError,
   type SendResult,
 } from './provider.js';

@@ -1,14 +1,9 @@
+import type { OutboundMessage } from '../mail/outbound-message.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SESv2Client, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import type { ProviderConfig } from '../../config/index.js';
 import { composeRawMime } from '../mail/mime.js';
-import {
-  type DomainSetup,
-  type EmailProvider,
-  type OutboundMessage,
-  ProviderError,
-  type SendResult,
-} from './provider.js';
+import { type DomainSetup, type EmailProvider, ProviderError, type SendResult } from './provider.js';
 
 export type SesConfig = Extract<ProviderConfig, { type: 'ses' }>;
 

@@ -1,3 +1,4 @@
+import type { OutboundMessage } from '../mail/outbound-message.js';
 import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
@@ -8,7 +9,6 @@ import {
   type EmailProvider,
   mapConcurrently,
   type OnOutcome,
-  type OutboundMessage,
   ProviderError,
   type SendResult,
   Unrecorded,
@@ -77,7 +77,7 @@ export class SmtpProvider implements EmailProvider {
       return {
         providerMessageId: info.messageId,
         recipients: [
-          ...(info.accepted as string[]).map((address) => ({
+          ...info.accepted.map((address) => ({
             address,
             accepted: true,
             transient: false,

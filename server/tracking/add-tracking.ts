@@ -1,5 +1,6 @@
+import type { OutboundMessage } from '../mail/outbound-message.js';
 import { Parser } from 'htmlparser2';
-import type { OutboundMessage } from '../providers/index.js';
+
 import type { TrackingSigner } from './tracking-token.js';
 
 /** What a message's from-domain asks for, resolved to where its tracking URLs point. */
@@ -12,7 +13,7 @@ export interface TrackingSettings {
   untracked: readonly string[];
 }
 
-/** Tracking paths, served by `server/http/ingest/tracking.routes.ts` whatever the Host. */
+/** Tracking paths, served by `server/http/public/tracking.routes.ts` whatever the Host. */
 export const OPEN_PATH = '/o/';
 export const CLICK_PATH = '/c/';
 

@@ -52,7 +52,7 @@ import { createDeps } from '../../server/deps.js';
 import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
-import { claimStatement } from '../../server/services/emails/drain-outbox.js';
+import { claimStatement } from '../../server/services/outbox/drain-outbox.js';
 import { DAYS_AHEAD, dropExpiredEmailPartitions } from '../../server/services/maintenance/email-partitions.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';

@@ -25,7 +25,7 @@ import { createLogger } from '../../server/logger.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { createWebhook } from '../../server/services/webhooks/create-webhook.js';
-import { startInboundListener } from '../../server/smtp/inbound-listener.js';
+import { startInboundListener } from '../../server/services/inbound/listener.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';

@@ -17,7 +17,7 @@ declare module 'vitest' {
  * server, and one migrated database per run that every test file clones its own copy from.
  */
 export default async function setup(project: TestProject) {
-  ensureTestTools();
+  ensureTestTools(project.name === 'system' ? 'system' : 'integration');
   const server = await startTestServer();
   // The workers are forked after this, with this environment: db.ts reads it there.
   process.env.POSTLANE_TEST_ADMIN_URL = server.adminUrl;

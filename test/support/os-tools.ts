@@ -44,10 +44,10 @@ export function aptInstall(packages: string[], what: string): void {
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
  * its hosts from network namespaces) and openssl (a certificate for the inbound listener's STARTTLS).
- * Missing ones are installed when possible; a test is never skipped for want of them.
+ * Missing ones are installed when possible (as root with apt); a test is never skipped for want of them.
  */
-export function ensureTestTools(): void {
-  const needed = [
+export function ensureTestTools(project: 'integration' | 'system'): void {
+  const all = [
     { present: () => existsSync('/usr/bin/chromium'), pkg: 'chromium', what: 'Chromium (/usr/bin/chromium)' },
     { present: () => onPath('tmux'), pkg: 'tmux', what: 'tmux' },
     { present: () => onPath('pg_dump'), pkg: 'postgresql-client', what: 'pg_dump' },
@@ -62,6 +62,11 @@ export function ensureTestTools(): void {
       what: 'openssl (a certificate for the inbound listener’s STARTTLS)',
     },
   ];
+  // The integration project (npm run test:quick, any user) needs the first four, and PgBouncer when
+  // POSTLANE_TEST_PGBOUNCER=1; the system project needs them all.
+  const forIntegration = ['chromium', 'tmux', 'postgresql-client', 'openssl'];
+  if (process.env.POSTLANE_TEST_PGBOUNCER === '1') forIntegration.push('pgbouncer');
+  const needed = project === 'system' ? all : all.filter((tool) => forIntegration.includes(tool.pkg));
   const missing = needed.filter((tool) => !tool.present());
   if (missing.length === 0) return;
   aptInstall(

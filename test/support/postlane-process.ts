@@ -3,12 +3,12 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { appDatabaseEnv } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
-import { inNetns } from './throwaway-cluster.js';
+import { onHost } from './throwaway-cluster.js';
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
 /** The Node flags the installed service starts with (docs/operations.md, "Memory"): benchmarks run the service as installed. */
-export { SERVICE_NODE_FLAGS } from '../../cli/services/service.js';
+export { SERVICE_NODE_FLAGS } from '../../cli/services/systemd-unit.js';
 
 export interface PostlaneProcess {
   child: ChildProcess;
@@ -36,7 +36,7 @@ export function spawnPostlane(
   { netns, ...user }: ProcessPlacement = {},
 ): PostlaneProcess {
   const command = [process.execPath, ...nodeOptions, BIN, ...args];
-  const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
+  const [file, ...rest] = onHost(netns, command);
   const child = spawn(file!, rest, {
     ...user,
     // TZ passed on: the run's time zone (test/vitest.config.ts) holds for the processes too.

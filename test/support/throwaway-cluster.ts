@@ -13,6 +13,10 @@ import { promisify } from 'node:util';
  */
 export const inNetns = (netns: string) => ['nsenter', `--net=/run/netns/${netns}`];
 
+/** `command` as run on the host `netns` (see inNetns), or as it is when there is none. */
+export const onHost = (netns: string | undefined, command: string[]): string[] =>
+  netns ? [...inNetns(netns), ...command] : command;
+
 const run = promisify(execFile);
 const PG_BIN = process.env.POSTLANE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -68,7 +72,7 @@ export async function createThrowawayCluster({
     const command = asRoot
       ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args]
       : [join(PG_BIN, bin), ...args];
-    const [file, ...rest] = netns ? [...inNetns(netns), ...command] : command;
+    const [file, ...rest] = onHost(netns, command);
     return run(file!, rest, { cwd: dir });
   };
   await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import type { Host } from '../support/chaos.js';
 import { TestSetupError } from '../support/os-tools.js';
 import { inNetns } from '../support/throwaway-cluster.js';
+import { alive } from '../../cli/lib/pid.js';
 
 const run = promisify(execFile);
 const ip = (...args: string[]) => run('ip', args);
@@ -44,15 +45,6 @@ export interface Network {
   /** Kills what still runs in the namespaces and deletes them (and with them every veth of the run). */
   remove(): Promise<void>;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function killAll(netns: string): Promise<number> {
   const { stdout } = await ip('netns', 'pids', netns).catch(() => ({ stdout: '' }));

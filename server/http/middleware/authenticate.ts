@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Deps } from '../../deps.js';
 import { missingApiKey } from '../../errors.js';
 import { authenticateApiKey } from '../../services/api-keys/authenticate-api-key.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 export function authenticate(deps: Deps): Middleware<AppState> {
   return async function authenticate(ctx, next) {

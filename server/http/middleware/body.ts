@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import * as v from 'valibot';
 import { validationError } from '../../errors.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 import { TextSchema } from '../schemas/common.schemas.js';
 
 /** Deepest nesting a JSON body may have (the top-level object or array is depth 1); no route needs more than a few levels. */

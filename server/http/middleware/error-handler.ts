@@ -11,7 +11,7 @@ import {
   serviceUnavailable,
   validationError,
 } from '../../errors.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 interface HttpishError extends Error {
   status?: number;

@@ -7,9 +7,9 @@ import {
   invalidIdempotencyKey,
   invalidIdempotentRequest,
 } from '../../errors.js';
-import { IdempotencyKeyTaken } from '../../services/emails/queued-email-writer.js';
-import type { IdempotentAnswer } from '../../services/emails/send-email.js';
-import type { AppContext, AppState } from '../route.js';
+import { IdempotencyKeyTaken } from '../../services/outbox/queued-email-writer.js';
+import type { IdempotentAnswer } from '../../services/emails/send-input.js';
+import type { AppContext, AppState } from '../context.js';
 
 /** JSON with object keys sorted at every depth, array order kept: whitespace and key order do not matter. */
 function canonicalJson(value: unknown): string {
@@ -36,7 +36,10 @@ function canonicalJson(value: unknown): string {
 export function idempotency(deps: Deps, route: string, statusCode: number): Middleware<AppState> {
   return async function idempotency(ctx, next) {
     const key = ctx.request.headers['idempotency-key'];
-    if (key === undefined) return next();
+    if (key === undefined) {
+      await next();
+      return;
+    }
     if (typeof key !== 'string' || key.length < 1 || key.length > 256) throw invalidIdempotencyKey();
     const teamId = ctx.state.auth!.teamId;
     // The batch validation mode changes the answer, so it is part of the request.

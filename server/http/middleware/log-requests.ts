@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { type Logger, MASKED_ADDRESS } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { DOWNLOAD_PATH } from '../../services/downloads/download-token.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /** The path with every segment that is an address, in whatever encoding, masked, and a download URL's token (a credential while it lasts). */
 export function maskPath(path: string): string {

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /** SDKs differ on trailing slashes, and base URLs joined by hand produce `//`: both reach the same route. */
 export function normalizePath(): Middleware<AppState> {

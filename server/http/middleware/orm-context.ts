@@ -1,7 +1,7 @@
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Middleware } from 'koa';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /** A fresh EntityManager per request; the global one is never used (allowGlobalContext is off). */
 export function ormContext(orm: MikroORM): Middleware<AppState> {

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Deps } from '../../deps.js';
 import { rateLimitExceeded } from '../../errors.js';
 import { countRequest } from '../../services/rate-limit/count-request.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /** Per team, after authentication; the headers go on every response, refusals included. */
 export function rateLimit(deps: Deps): Middleware<AppState> {

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { errorFields, type Logger } from '../../logger.js';
 import type { ApiLogWriter } from '../../services/api-logs/api-log-writer.js';
 import { redactBody } from '../../services/api-logs/redact.js';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 /** Reading the logs is not itself logged: each read would add rows to what it reads. */
 const NOT_LOGGED = /^\/logs(\/|$)/;

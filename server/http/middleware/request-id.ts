@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { AppState } from '../route.js';
+import type { AppState } from '../context.js';
 
 const SAFE_ID = /^[\w.:-]{1,128}$/;
 

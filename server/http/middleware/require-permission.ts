@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { restrictedApiKey } from '../../errors.js';
-import type { AppState, Permission } from '../route.js';
+import type { AppState, Permission } from '../context.js';
 
 /** A sending-only key passes only routes that declare `sending_access`. */
 export function requirePermission(permission: Exclude<Permission, 'public'>): Middleware<AppState> {

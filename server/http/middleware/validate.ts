@@ -1,12 +1,17 @@
 import type { Middleware } from 'koa';
 import * as v from 'valibot';
 import { missingRequiredField, validationError } from '../../errors.js';
-import type { AppState, RouteSpec } from '../route.js';
+import type { AppState } from '../context.js';
+
+/** The schemas a route declares for what it reads. */
+interface InputSchemas {
+  params?: v.GenericSchema;
+  query?: v.GenericSchema;
+  body?: v.GenericSchema;
+}
 
 /** The route's own schemas parse params, query and body; the first issue becomes the 422. */
-export function validate(
-  spec: RouteSpec<v.GenericSchema | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>,
-): Middleware<AppState> {
+export function validate(spec: InputSchemas): Middleware<AppState> {
   const parse = (schema: v.GenericSchema | undefined, value: unknown) => {
     if (!schema) return undefined;
     const result = v.safeParse(schema, value);
@@ -32,7 +37,7 @@ export function issueToApiError(issue: v.BaseIssue<unknown>, within?: string) {
   const path = [within, dotPath].filter(Boolean).join('.');
   const last = issue.path?.at(-1);
   const missingKey =
-    issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key as string);
+    issue.input === undefined && last?.type === 'object' && !Object.hasOwn(last.input as object, last.key);
   if (missingKey && dotPath) return missingRequiredField(path);
   if (issue.type === 'strict_object' && issue.expected === 'never' && dotPath)
     return validationError(`${path}: is not a supported field`);

@@ -1,4 +1,4 @@
-import type { Auth } from './authenticate-api-key.js';
+import type { Auth } from './auth.js';
 
 /**
  * Recently verified keys, by token hash, for a few seconds: every API request authenticates, and

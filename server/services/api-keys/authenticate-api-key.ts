@@ -2,14 +2,8 @@ import { preparedQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
 import type { ApiKeyPermission } from '../../entities/index.js';
 import { invalidApiKey } from '../../errors.js';
+import type { Auth } from './auth.js';
 import { hashToken } from './token.js';
-
-export interface Auth {
-  keyId: string;
-  teamId: string;
-  permission: ApiKeyPermission;
-  domainId: string | null;
-}
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -22,7 +22,7 @@ export function redactBody(value: unknown, key?: string, insideAttachment = fals
     let copy: unknown[] | undefined;
     value.forEach((item, i) => {
       const redacted = redactBody(item, undefined, insideAttachment || key === 'attachments', depth + 1);
-      if (redacted !== item) (copy ??= [...value])[i] = redacted;
+      if (redacted !== item) (copy ??= [...(value as unknown[])])[i] = redacted;
     });
     return copy ?? value;
   }

@@ -35,7 +35,7 @@ export async function getContacts(
     emails: refs.flatMap((r) => (r.email ? [r.email] : [])),
   });
   const byKey = new Map(found.flatMap((c) => [[c.id, c] as const, [c.email, c] as const]));
-  const matched = refs.map((ref) => byKey.get((ref.id ?? ref.email!).toLowerCase()));
+  const matched = refs.map((ref) => byKey.get((ref.id ?? ref.email).toLowerCase()));
   const present = matched.filter((c) => c !== undefined);
   const decorated = new Map(
     (await withFacets(em, present, include, await loadAudienceCatalog(em, teamId, { segments: false }))).map((c) => [

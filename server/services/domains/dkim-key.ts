@@ -1,7 +1,8 @@
+import type { DkimKey } from '../../mail/outbound-message.js';
 import type { Deps } from '../../deps.js';
 import { Domain, type EmailFacts, type IDomain } from '../../entities/index.js';
 import { splitFormatted } from '../../mail/address.js';
-import type { DkimKey } from '../../providers/index.js';
+
 import { domainOfAddress } from './domain-name.js';
 
 /** A from-domain's tracking settings, as the send path needs them. */

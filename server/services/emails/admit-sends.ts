@@ -4,7 +4,7 @@ import type { Mailbox } from '../../mail/address.js';
 import { createPreferenceToken, preferenceUrls } from '../preferences/preference-token.js';
 import { addressHash } from '../suppressions/address-hash.js';
 import { applyTemplate, findSendTemplates } from '../templates/apply-template.js';
-import type { AdmittedEmail, SendEmailInput } from './send-email.js';
+import type { AdmittedEmail, SendEmailInput } from './send-input.js';
 
 const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{UNSUBSCRIBE_URL\}\}\}/g;
 

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { Email } from '../../entities/index.js';
-import { wakeDrain } from './drain-outbox.js';
+import { wakeDrain } from '../outbox/drain-outbox.js';
 import { updateScheduledEmail } from './update-scheduled-email.js';
 
 /** Moves a scheduled email that has not gone out; a time in the past sends it now. */

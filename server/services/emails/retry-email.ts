@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.js';
 import { Email, EmailRecipient, type IEmail, Suppression } from '../../entities/index.js';
 import { validationError } from '../../errors.js';
 import { addressHash } from '../suppressions/address-hash.js';
-import { wakeDrain } from './drain-outbox.js';
+import { wakeDrain } from '../outbox/drain-outbox.js';
 import { findEmail } from './email-delivery.js';
 
 export interface RetriedEmail {

@@ -1,46 +1,20 @@
 import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../errors.js';
-import type { IEmail } from '../../entities/index.js';
 import type { Mailbox } from '../../mail/address.js';
+import type { IEmail } from '../../entities/index.js';
 import { createMessageId } from '../../mail/mime.js';
 import { authorizeSenders, type Sender } from '../domains/authorize-sender.js';
 import { withTeamQuota } from '../usage/team-quota.js';
 import { admitSends } from './admit-sends.js';
-import type { IdempotencyRecord, QueuedEmailRow } from './queued-email-writer.js';
-
-export interface SendEmailInput {
-  from: Mailbox;
-  to: Mailbox[];
-  cc: Mailbox[];
-  bcc: Mailbox[];
-  replyTo: Mailbox[];
-  /** Null only on a send with a template, whose subject then fills it. */
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  headers: Record<string, string>;
-  attachments: { filename: string; contentType: string | null; content: string }[];
-  tags: { name: string; value: string }[];
-  scheduledAt: Date | null;
-  topicId: string | null;
-  template: { id: string; variables: Record<string, string | number> } | null;
-}
-
-/** An idempotent request's key, not stored yet. */
-export type IdempotencyClaim = Omit<IdempotencyRecord, 'response'>;
-
-/** The key a send stores with its emails, and the answer a repeat gets, made from the send's result before it is written. */
-export type IdempotentAnswer<T> = IdempotencyClaim & { present: (result: T) => unknown };
+import type { IdempotencyRecord, QueuedEmailRow } from '../outbox/queued-email-writer.js';
+import type { AdmittedEmail, IdempotentAnswer, SendEmailInput } from './send-input.js';
 
 const recordOf = <T>(answer: IdempotentAnswer<T> | undefined, result: T): IdempotencyRecord | undefined => {
   if (!answer) return undefined;
   const { present, ...claim } = answer;
   return { ...claim, response: present(result) };
 };
-
-/** An email as it will be written: its template rendered, its subject settled. */
-export type AdmittedEmail = SendEmailInput & { subject: string };
 
 /** The outbox row of an admitted email, with a fresh id and Message-ID. */
 export function toQueuedRow(

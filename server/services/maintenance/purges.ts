@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { INGESTED_RETENTION_DAYS } from '../ingest/ingest-sns.js';
+import { INGESTED_RETENTION_DAYS } from '../provider-reports/ingest-sns.js';
 
 type PurgeDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { Template, type TemplateVersion } from '../../entities/index.js';
 import { ApiError, missingRequiredField, validationError } from '../../errors.js';
-import type { AdmittedEmail, SendEmailInput } from '../emails/send-email.js';
+import type { AdmittedEmail, SendEmailInput } from '../emails/send-input.js';
 import { templateFilter } from './find-templates.js';
 import { renderTemplate } from './render-template.js';
 

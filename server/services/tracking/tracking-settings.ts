@@ -1,6 +1,7 @@
+import type { OutboundMessage } from '../../mail/outbound-message.js';
 import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
-import type { OutboundMessage } from '../../providers/index.js';
+
 import { addTracking, type TrackingSettings } from '../../tracking/add-tracking.js';
 import { TrackingSigner } from '../../tracking/tracking-token.js';
 import type { DomainTracking } from '../domains/dkim-key.js';

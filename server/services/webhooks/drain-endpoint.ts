@@ -259,7 +259,7 @@ async function drainClaimed(
   };
   await Promise.all(Array.from({ length: WEBHOOK_MAX_IN_FLIGHT }, lane));
   await Promise.all(settling);
-  if (claimFailed) throw claimFailed;
+  if (claimFailed) throw claimFailed as Error;
   return outOfTime;
 }
 

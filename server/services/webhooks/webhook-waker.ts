@@ -1,5 +1,6 @@
-import type { EntityManager, EventSubscriber, MikroORM, TransactionEventArgs } from '@mikro-orm/core';
-import type { JobQueue } from '../../jobs/job-queue.js';
+import type { EntityManager, EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import type { JobQueue } from '../../job-queue.js';
 import type { Logger } from '../../logger.js';
 
 /** Endpoints with new deliveries, per root transaction (or unit of work), until it commits or rolls back. */
@@ -7,20 +8,15 @@ const awaitingCommit = new WeakMap<object, Set<string>>();
 
 /**
  * What must commit before the deliveries are visible: the outermost transaction. A nested one only
- * releases a savepoint, and MikroORM runs commit hooks for the root alone, with its own context,
- * so a nested fork's wake-ups were lost until the sweep. MikroORM marks a nested transaction with
- * a symbol pointing at its parent (pinned version; the waker tests fail if that changes).
+ * releases a savepoint, and MikroORM runs commit hooks for the root alone, so a nested fork's
+ * wake-ups would be lost until the sweep. MikroORM's transaction context is knex's transaction,
+ * whose `parentTransaction` leads to the root.
  */
 function commitScope(em: EntityManager): object {
-  let transaction: object | undefined = em.getContext().getTransactionContext();
+  let transaction = em.getContext().getTransactionContext<Knex.Transaction>();
   if (!transaction) return em.getContext();
-  for (;;) {
-    const parent: symbol | undefined = Object.getOwnPropertySymbols(transaction).find(
-      (symbol) => symbol.description === 'parentTransaction',
-    );
-    if (!parent) return transaction;
-    transaction = (transaction as Record<symbol, object>)[parent]!;
-  }
+  while (transaction.parentTransaction) transaction = transaction.parentTransaction;
+  return transaction;
 }
 
 /** Called by the fan-out: wake these endpoints' workers once the caller's transaction commits. */
@@ -51,7 +47,7 @@ export class WebhookWaker implements EventSubscriber {
 
   afterTransactionCommit(args: TransactionEventArgs): void {
     // Keyed by the transaction, or by the unit of work when the fan-out ran outside one (its flush then commits it).
-    for (const scope of [args.transaction, args.em]) {
+    for (const scope of [args.transaction as object | undefined, args.em]) {
       const ids = scope && awaitingCommit.get(scope);
       if (!ids) continue;
       awaitingCommit.delete(scope);
@@ -61,7 +57,7 @@ export class WebhookWaker implements EventSubscriber {
   }
 
   afterTransactionRollback(args: TransactionEventArgs): void {
-    if (args.transaction) awaitingCommit.delete(args.transaction);
+    if (args.transaction) awaitingCommit.delete(args.transaction as object);
     awaitingCommit.delete(args.em);
   }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsList } from '../../../server/db/migrations/index.js';
-import type { Health } from '../../../server/services/system/check-health.js';
+import type { Health } from '../../../server/services/health/check-health.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { runPostlane, spawnPostlane } from '../../support/postlane-process.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

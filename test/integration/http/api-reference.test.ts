@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docsDir, GUIDE_PAGES } from '../../../server/http/middleware/guide-pages.js';
+import { docsDir, GUIDE_PAGES } from '../../../server/http/public/guide-pages.js';
 import { launchBrowser } from '../../support/browser.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 

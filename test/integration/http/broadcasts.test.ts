@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
 import { CLOCK_INSTANTS, utcMidnightAfter } from '../../support/clock-instants.js';
 import { queryDatabase } from '../../support/db.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
 import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { queryDatabase } from '../../support/db.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { queryDatabase } from '../../support/db.js';
 import { dsnReport } from '../../support/dsn-report.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

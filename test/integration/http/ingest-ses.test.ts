@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
-import { SnsVerifier } from '../../../server/services/ingest/sns.js';
+import { SnsVerifier } from '../../../server/services/provider-reports/sns.js';
 import { queryDatabase } from '../../support/db.js';
 import { CERT_URL, type FakeSns, SNS_HOST, startFakeSns } from '../../support/fake-sns.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

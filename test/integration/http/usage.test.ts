@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver } from '../../support/webhook-receiver.js';
@@ -145,16 +145,14 @@ describe('cloud plans', () => {
         vi.useFakeTimers({ toFake: ['Date'] });
         vi.setSystemTime(now);
         try {
-          return receiver.received
-            .slice(from)
-            .map(
-              (r) =>
-                new Webhook(hook.body.signing_secret).verify(r.body, r.headers as Record<string, string>) as {
-                  type: string;
-                  created_at: string;
-                  data: { used: number; resets_at: string };
-                },
-            );
+          return receiver.received.slice(from).map(
+            (r) =>
+              new Webhook(hook.body.signing_secret).verify(r.body, r.headers as Record<string, string>) as {
+                type: string;
+                created_at: string;
+                data: { used: number; resets_at: string };
+              },
+          );
         } finally {
           vi.useRealTimers();
         }

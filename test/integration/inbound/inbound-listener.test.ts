@@ -7,7 +7,7 @@ import nodemailer from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceivedEmail } from '../../../server/entities/index.js';
-import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
+import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

@@ -2,7 +2,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { FAILURE_SUMMARY_INTERVAL_MS } from '../../../server/services/provider-health/provider-failures.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

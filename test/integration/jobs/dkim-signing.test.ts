@@ -1,3 +1,4 @@
+import { untilFound } from '../../support/until.js';
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,13 +46,10 @@ async function verifiedDomain(token: string) {
 async function sendAndReceive(token: string, body: object) {
   const sent = await app.request('POST', '/emails', { token, body });
   expect(sent.status).toBe(200);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const mail = sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
-    if (mail) return mail;
-    if (Date.now() > deadline) throw new Error('the email never arrived');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return untilFound(
+    () => sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`)),
+    'the email never arrived',
+  );
 }
 
 describe('DKIM signing', () => {

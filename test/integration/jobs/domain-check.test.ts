@@ -121,13 +121,11 @@ describe('the recurring domain check', () => {
     await app.request('POST', `/domains/${lost.id}/verify`, { token });
 
     const warnings: unknown[][] = [];
-    const child = vi
-      .spyOn(app.deps.logger, 'child')
-      .mockImplementation(((bindings: object) => ({
-        ...app.deps.logger,
-        warn: (...args: unknown[]) => warnings.push([bindings, ...args]),
-        info: () => {},
-      })) as unknown as Logger['child']);
+    const child = vi.spyOn(app.deps.logger, 'child').mockImplementation(((bindings: object) => ({
+      ...app.deps.logger,
+      warn: (...args: unknown[]) => warnings.push([bindings, ...args]),
+      info: () => {},
+    })) as unknown as Logger['child']);
     try {
       dns.set('TXT', blip.records.find((r) => r.record === 'DKIM')!.name, { fault: 'timeout' });
       dns.remove('TXT', lost.records.find((r) => r.record === 'DKIM')!.name);

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event, EmailRecipient, Suppression } from '../../../server/entities/index.js';
 import { type EmailProvider, ProviderRegistry } from '../../../server/providers/index.js';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
-import { deliverDue, drainOutbox, releaseExpiredLeases } from '../../../server/services/emails/drain-outbox.js';
-import { sweepOutbox } from '../../../server/services/emails/sweep-outbox.js';
+import { deliverDue, drainOutbox, releaseExpiredLeases } from '../../../server/services/outbox/drain-outbox.js';
+import { sweepOutbox } from '../../../server/services/outbox/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 

@@ -1,15 +1,15 @@
+import type { OutboundMessage } from '../../../server/mail/outbound-message.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BatchOutcome,
   type EmailProvider,
   mapConcurrently,
-  type OutboundMessage,
   ProviderError,
   sendBatch,
   Unrecorded,
 } from '../../../server/providers/index.js';
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
-import { drainOutbox } from '../../../server/services/emails/drain-outbox.js';
+import { drainOutbox } from '../../../server/services/outbox/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 

@@ -5,7 +5,7 @@ import {
   IdempotencyKeyTaken,
   QueuedEmailWriter,
   type QueuedEmailRow,
-} from '../../../server/services/emails/queued-email-writer.js';
+} from '../../../server/services/outbox/queued-email-writer.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 let app: TestApp;

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { type SesReply, type SesRequest, startSesDouble, type SesDouble } from '../../support/ses-double.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 

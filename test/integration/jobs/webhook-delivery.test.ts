@@ -1,3 +1,4 @@
+import { until } from '../../support/until.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Team, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../../server/entities/index.js';
@@ -262,12 +263,13 @@ describe('the webhook delivery engine', () => {
         await outer.transactional((inner) =>
           emitEvent(inner, { teamId, type: 'contact.created', data: { id: 'c2' }, createdAt: new Date(now) }),
         );
-        // Only a savepoint is released so far: waking now would find nothing to deliver.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // Only a savepoint is released so far: waking now would find nothing to deliver. A wake
+        // would be enqueued 5 ms after the release (WAKE_COALESCE_MS); a second is a generous bound.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
         expect(app.recorded).toEqual([]);
       }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(async () => app.recorded.length > 0);
     expect(app.recorded).toEqual([{ name: 'webhook.deliver', data: { endpointId }, at: undefined }]);
   });
 

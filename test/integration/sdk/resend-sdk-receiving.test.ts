@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
-import { type InboundListener, startInboundListener } from '../../../server/smtp/inbound-listener.js';
+import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';

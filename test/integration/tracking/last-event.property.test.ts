@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, type IEmail } from '../../../server/entities/index.js';
-import { deliverDue } from '../../../server/services/emails/drain-outbox.js';
+import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 

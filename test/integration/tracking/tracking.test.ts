@@ -1,3 +1,4 @@
+import { untilFound } from '../../support/until.js';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -127,20 +128,19 @@ async function send(token: string, from: string, html: string, text = 'Plain htt
   });
   expect(sent.status).toBe(200);
   const id = sent.body.id as string;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const [row] = await sql<{ raw: string }>(
-      `SELECT c.raw FROM captured_message c JOIN email e ON e.message_id = c.message_id WHERE e.id = ? AND e.status = 'sent'`,
-      [id],
-    );
-    if (row) {
-      const parsed = await simpleParser(row.raw);
-      clockOffset = LATER;
-      return { id, html: parsed.html as string, text: parsed.text ?? '' };
-    }
-    if (Date.now() > deadline) throw new Error('the email was never sent');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const row = await untilFound(
+    async () =>
+      (
+        await sql<{ raw: string }>(
+          `SELECT c.raw FROM captured_message c JOIN email e ON e.message_id = c.message_id WHERE e.id = ? AND e.status = 'sent'`,
+          [id],
+        )
+      )[0],
+    'the email was never sent',
+  );
+  const parsed = await simpleParser(row.raw);
+  clockOffset = LATER;
+  return { id, html: parsed.html as string, text: parsed.text ?? '' };
 }
 
 const hrefs = (html: string) =>

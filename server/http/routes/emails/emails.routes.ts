@@ -1,3 +1,4 @@
+import type { SendEmailInput } from '../../../services/emails/send-input.js';
 import * as v from 'valibot';
 import { validationError } from '../../../errors.js';
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
@@ -7,20 +8,14 @@ import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmailAttachments } from '../../../services/emails/list-email-attachments.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
-import {
-  type BatchItem,
-  type SendEmailInput,
-  type SentEmails,
-  sendEmail,
-  sendEmails,
-} from '../../../services/emails/send-email.js';
+import { type BatchItem, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { idempotentAnswer } from '../../middleware/idempotency.js';
 import { issueToApiError } from '../../middleware/validate.js';
 import { exampleList, ID } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { presentAttachment, presentAttachmentListItem } from './attachment.presenter.js';
+import { attachmentRoutes } from './attachment.routes.js';
 import {
   BATCH_EMAILS,
   EMAIL,
@@ -37,14 +32,10 @@ import {
   presentEmailRef,
 } from './email.presenter.js';
 import {
-  AttachmentListItemSchema,
-  AttachmentObjectSchema,
   type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
   DeletedEmailSchema,
-  EmailAttachmentParamSchema,
-  EmailIdParamSchema,
   EmailListItemSchema,
   EmailObjectRefSchema,
   EmailRefSchema,
@@ -220,35 +211,13 @@ export const emailRoutes = [
       return presentDeletedEmail(params.id);
     },
   ),
-  defineRoute(
-    {
-      method: 'get',
-      path: '/emails/:email_id/attachments',
-      operationId: 'listEmailAttachments',
-      summary: "List a sent email's attachments, with download URLs",
-      tags: ['Emails'],
-      permission: 'full_access',
-      params: EmailIdParamSchema,
-      query: PaginationQuerySchema,
-      responses: { 200: listOf(AttachmentListItemSchema) },
-      examples: { response: exampleList(EMAIL_ATTACHMENT) },
-    },
-    async ({ input: { params, query }, auth, deps }) =>
-      presentList(await listEmailAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
-  ),
-  defineRoute(
-    {
-      method: 'get',
-      path: '/emails/:email_id/attachments/:id',
-      operationId: 'getEmailAttachment',
-      summary: "Retrieve one of a sent email's attachments, with a download URL",
-      tags: ['Emails'],
-      permission: 'full_access',
-      params: EmailAttachmentParamSchema,
-      responses: { 200: AttachmentObjectSchema },
-      examples: { response: { object: 'attachment', ...EMAIL_ATTACHMENT } },
-    },
-    async ({ input: { params }, auth, deps }) =>
-      presentAttachment(await getEmailAttachment(deps, auth.teamId, params.email_id, params.id)),
-  ),
+  ...attachmentRoutes({
+    emailPath: '/emails/:email_id',
+    kind: 'sent',
+    operationNoun: 'Email',
+    tag: 'Emails',
+    example: EMAIL_ATTACHMENT,
+    list: listEmailAttachments,
+    get: getEmailAttachment,
+  }),
 ];

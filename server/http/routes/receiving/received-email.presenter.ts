@@ -1,6 +1,6 @@
-import type { ReceivedEmailView } from '../../../services/receiving/get-received-email.js';
-import type { ReceivedEmailListItem } from '../../../services/receiving/list-received-emails.js';
-import type { ReceivedAttachmentInfo } from '../../../services/receiving/received-attachments.js';
+import type { ReceivedEmailView } from '../../../services/inbound/get-received-email.js';
+import type { ReceivedEmailListItem } from '../../../services/inbound/list-received-emails.js';
+import type { ReceivedAttachmentInfo } from '../../../services/inbound/received-attachments.js';
 import { presentDownload } from '../emails/attachment.presenter.js';
 
 const presentReceivedAttachment = (attachment: ReceivedAttachmentInfo) => ({

@@ -1,18 +1,12 @@
-import { getReceivedAttachment } from '../../../services/receiving/get-received-attachment.js';
-import { getReceivedEmail } from '../../../services/receiving/get-received-email.js';
-import { listReceivedAttachments } from '../../../services/receiving/list-received-attachments.js';
-import { listReceivedEmails } from '../../../services/receiving/list-received-emails.js';
+import { getReceivedAttachment } from '../../../services/inbound/get-received-attachment.js';
+import { getReceivedEmail } from '../../../services/inbound/get-received-email.js';
+import { listReceivedAttachments } from '../../../services/inbound/list-received-attachments.js';
+import { listReceivedEmails } from '../../../services/inbound/list-received-emails.js';
 import { exampleList } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { presentAttachment, presentAttachmentListItem } from '../emails/attachment.presenter.js';
-import {
-  AttachmentListItemSchema,
-  AttachmentObjectSchema,
-  EmailAttachmentParamSchema,
-  EmailIdParamSchema,
-} from '../emails/emails.schemas.js';
+import { attachmentRoutes } from '../emails/attachment.routes.js';
 import { presentReceivedEmail, presentReceivedEmailListItem } from './received-email.presenter.js';
 import { RECEIVED_ATTACHMENT, RECEIVED_EMAIL, RECEIVED_EMAIL_LIST_ITEM } from './receiving.examples.js';
 import { ReceivedEmailListItemSchema, ReceivedEmailQuerySchema, ReceivedEmailSchema } from './receiving.schemas.js';
@@ -50,35 +44,13 @@ export const receivingRoutes = [
     async ({ input: { params, query }, auth, deps }) =>
       presentReceivedEmail(await getReceivedEmail(deps, auth.teamId, params.id, query.html_format)),
   ),
-  defineRoute(
-    {
-      method: 'get',
-      path: '/emails/receiving/:email_id/attachments',
-      operationId: 'listReceivedAttachments',
-      summary: "List a received email's attachments, with download URLs",
-      tags: ['Receiving'],
-      permission: 'full_access',
-      params: EmailIdParamSchema,
-      query: PaginationQuerySchema,
-      responses: { 200: listOf(AttachmentListItemSchema) },
-      examples: { response: exampleList(RECEIVED_ATTACHMENT) },
-    },
-    async ({ input: { params, query }, auth, deps }) =>
-      presentList(await listReceivedAttachments(deps, auth.teamId, params.email_id, query), presentAttachmentListItem),
-  ),
-  defineRoute(
-    {
-      method: 'get',
-      path: '/emails/receiving/:email_id/attachments/:id',
-      operationId: 'getReceivedAttachment',
-      summary: "Retrieve one of a received email's attachments, with a download URL",
-      tags: ['Receiving'],
-      permission: 'full_access',
-      params: EmailAttachmentParamSchema,
-      responses: { 200: AttachmentObjectSchema },
-      examples: { response: { object: 'attachment', ...RECEIVED_ATTACHMENT } },
-    },
-    async ({ input: { params }, auth, deps }) =>
-      presentAttachment(await getReceivedAttachment(deps, auth.teamId, params.email_id, params.id)),
-  ),
+  ...attachmentRoutes({
+    emailPath: '/emails/receiving/:email_id',
+    kind: 'received',
+    operationNoun: 'Received',
+    tag: 'Receiving',
+    example: RECEIVED_ATTACHMENT,
+    list: listReceivedAttachments,
+    get: getReceivedAttachment,
+  }),
 ];

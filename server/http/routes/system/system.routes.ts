@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { checkHealth } from '../../../services/system/check-health.js';
+import { checkHealth } from '../../../services/health/check-health.js';
 import { buildOpenApi } from '../../openapi.js';
 import { defineRoute, type Route } from '../../route.js';
 

@@ -1,8 +1,8 @@
+import type { OutboundMessage } from '../../../../server/mail/outbound-message.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildMime } from '../../../../server/mail/mime.js';
 import type * as MimeThreadsModule from '../../../../server/mail/mime-threads.js';
-import type { OutboundMessage } from '../../../../server/providers/provider.js';
 
 // The compiled module (npm test builds first): only there is the worker module beside it, so batches go to a thread.
 // The build emits no declarations, so the source module types it; a variable specifier keeps tsc from resolving dist.

@@ -1,6 +1,7 @@
+import type { OutboundMessage } from '../../../../server/mail/outbound-message.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { OutboundMessage } from '../../../../server/providers/index.js';
+
 import { addTracking, type TrackingSettings } from '../../../../server/tracking/add-tracking.js';
 import { machineReason } from '../../../../server/tracking/machine-rules.js';
 import { TrackingSigner } from '../../../../server/tracking/tracking-token.js';

@@ -1,0 +1,34 @@
+/** A parsed mailbox: providers get the parts, never a string they would parse again their own way. */
+export interface Address {
+  name: string | null;
+  address: string;
+}
+
+/** What a provider needs to hand one email over; built from validated fields only. */
+export interface OutboundMessage {
+  emailId: string;
+  messageId: string;
+  from: Address;
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  replyTo: Address[];
+  /** Who gets it this time: every recipient at first, then only those a retry is still owed to. */
+  envelopeTo: string[];
+  /** The envelope sender (MAIL FROM) when it is not the From address: a VERP return path. */
+  returnPath?: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  attachments: { filename: string; contentType: string | null; content: Buffer }[];
+  /** Set when Postlane signs for the sending domain (providers that do not sign themselves). */
+  dkim?: DkimKey;
+}
+
+/** A DKIM signing key as nodemailer takes it. */
+export interface DkimKey {
+  domainName: string;
+  keySelector: string;
+  privateKey: string;
+}

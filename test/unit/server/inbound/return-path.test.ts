@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../../server/db/ids.js';
+import { ReturnPaths } from '../../../../server/services/inbound/return-path.js';
+import { generateSecretKey, SecretBox } from '../../../../server/security/secret-box.js';
+import { isBounceAddress } from '../../../../server/services/inbound/verp.js';
+
+const DOMAIN = 'bounces.example.net';
+const secrets = new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() });
+const paths = ReturnPaths.from({ config: { POSTLANE_BOUNCE_DOMAIN: DOMAIN }, secrets })!;
+const ids = [
+  newId(),
+  newId(),
+  randomUUID(),
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+];
+
+describe('VERP return paths', () => {
+  it('name their email and read back to it, in lower-case base32 within the 64-character local part', () => {
+    for (const id of ids) {
+      const address = paths.forEmail(id);
+      expect(address).toMatch(new RegExp(`^bounces\\+[a-z2-7]{52}@${DOMAIN.replace(/\./g, '\\.')}$`));
+      expect(address.slice(0, address.lastIndexOf('@')).length).toBeLessThanOrEqual(64);
+      expect(paths.emailOf(address)).toBe(id);
+    }
+  });
+
+  it('survive an MTA that changes the case of the address', () => {
+    const id = ids[0]!;
+    const address = paths.forEmail(id);
+    expect(paths.emailOf(address.toUpperCase())).toBe(id);
+    expect(paths.emailOf(address.replace(DOMAIN, 'Bounces.Example.NET'))).toBe(id);
+    expect(isBounceAddress({ POSTLANE_BOUNCE_DOMAIN: DOMAIN }, address.toUpperCase())).toBe(true);
+  });
+
+  it('refuse every altered token, another key, another domain, and one email’s MAC on another id', () => {
+    const [first, second] = [paths.forEmail(ids[0]!), paths.forEmail(ids[1]!)];
+    const start = 'bounces+'.length;
+    for (let at = start; at < start + 52; at += 1) {
+      const altered = `${first.slice(0, at)}${first[at] === 'a' ? 'b' : 'a'}${first.slice(at + 1)}`;
+      expect(paths.emailOf(altered), `character ${at - start} changed`).toBeNull();
+    }
+    // Id from the first, MAC from the second (the id is 16 bytes: 25 whole characters and 3 bits).
+    expect(paths.emailOf(`${first.slice(0, start + 25)}${second.slice(start + 25)}`)).toBeNull();
+    const otherKey = ReturnPaths.from({
+      config: { POSTLANE_BOUNCE_DOMAIN: DOMAIN },
+      secrets: new SecretBox({ POSTLANE_SECRET_KEY: generateSecretKey() }),
+    })!;
+    expect(otherKey.emailOf(first)).toBeNull();
+    expect(paths.emailOf(first.replace(DOMAIN, 'example.net'))).toBeNull();
+    expect(paths.emailOf(first.slice(0, -DOMAIN.length - 2) + `@${DOMAIN}`)).toBeNull();
+    expect(paths.emailOf(`bounces@${DOMAIN}`)).toBeNull();
+  });
+
+  it('are recognised at RCPT TO by their form, only on the bounce domain, and not at all without one', () => {
+    const address = paths.forEmail(ids[0]!);
+    const config = { POSTLANE_BOUNCE_DOMAIN: DOMAIN };
+    expect(isBounceAddress(config, address)).toBe(true);
+    expect(isBounceAddress(config, `bounces+${'a'.repeat(52)}@${DOMAIN}`)).toBe(true);
+    expect(isBounceAddress(config, `bounces+${'a'.repeat(51)}@${DOMAIN}`)).toBe(false);
+    expect(isBounceAddress(config, `postmaster@${DOMAIN}`)).toBe(false);
+    expect(isBounceAddress(config, address.replace(DOMAIN, `mail.${DOMAIN}`))).toBe(false);
+    expect(isBounceAddress({ POSTLANE_BOUNCE_DOMAIN: undefined }, address)).toBe(false);
+    expect(ReturnPaths.from({ config: { POSTLANE_BOUNCE_DOMAIN: undefined }, secrets })).toBeNull();
+  });
+});
