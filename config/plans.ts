@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 
-export const PLAN_NAMES = ['free', 'starter', 'pro', 'scale'] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+import { PLAN_NAMES, type PlanName } from './plan-names.js';
+
+export { PLAN_NAMES, type PlanName } from './plan-names.js';
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Nullable = <S extends v.GenericSchema>(schema: S) => v.nullable(schema);

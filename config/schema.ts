@@ -201,6 +201,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_DEFAULT_REGION: v.optional(v.string()),
     POSTLANE_SEND_LEASE_SECONDS: v.optional(Integer(2, 3600), 300),
     POSTLANE_SEND_MAX_ATTEMPTS: v.optional(Integer(1, 50), 8),
+    POSTLANE_OUTBOX_AGE_WARN_SECONDS: v.optional(Integer(1, 7 * 24 * 3600), 900),
     POSTLANE_SEND_BATCH_SIZE: v.optional(Integer(1, 5000), 250),
     POSTLANE_SEND_BATCH_MB: v.optional(Integer(1, 1024), 16),
     POSTLANE_JOB_CONCURRENCY: v.optional(Integer(1, 100), 10),
@@ -419,6 +420,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_SEND_MAX_ATTEMPTS: {
     description:
       'Attempts before an email with temporary provider failures is marked failed. Retries wait 30 s, 2 min, 10 min, 30 min, then 1 h.',
+  },
+  POSTLANE_OUTBOX_AGE_WARN_SECONDS: {
+    description:
+      'How long an email may wait for delivery (queued, or retrying after temporary failures) before `postlane doctor` and `postlane status` warn about it.',
   },
   POSTLANE_SEND_BATCH_SIZE: {
     description:

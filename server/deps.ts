@@ -12,6 +12,7 @@ import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
 import { SendStateLoader } from './services/outbox/send-state-loader.js';
+import { ProviderFailureLog } from './services/provider-health/provider-failures.js';
 import { StoredKeyReader } from './services/idempotency/stored-key-reader.js';
 import { SnsVerifier } from './services/provider-reports/sns.js';
 import { DeliverySettler } from './services/webhooks/delivery-settler.js';
@@ -41,6 +42,8 @@ export interface Deps {
   webhookSettler: DeliverySettler;
   /** Verifies SNS posts to the ingestion webhook; its certificate cache lives as long as the process. */
   sns: SnsVerifier;
+  /** Logs a provider's failures once when they start, in summaries while they last, and its recovery. */
+  providerFailures: ProviderFailureLog;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -67,5 +70,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     webhookAgents: new DeliveryAgents(config),
     webhookSettler: new DeliverySettler(orm),
     sns: new SnsVerifier(config.POSTLANE_SNS_TOPIC_ARNS, undefined),
+    providerFailures: new ProviderFailureLog(logger),
   };
 }

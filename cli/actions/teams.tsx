@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Box, Text } from 'ink';
 import type { PlanName } from '../../config/plans.js';
+import { parseMailbox } from '../../server/mail/address.js';
 import { liftSendingPause } from '../../server/services/deliverability/lift-sending-pause.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { describeTeam } from '../../server/services/teams/describe-team.js';
@@ -79,7 +80,17 @@ function presentTeam(team: Awaited<ReturnType<typeof describeTeam>>) {
   };
 }
 
+/** Each `--owner` checked as strictly as a recipient. */
+function checkOwners(owners: string[] | undefined): void {
+  for (const owner of owners ?? []) {
+    const parsed = parseMailbox(owner);
+    if (typeof parsed === 'string' || parsed.name !== null)
+      throw new Error(`--owner ${owner}: must be a bare email address`);
+  }
+}
+
 export async function create(options: { name: string; owner: string[]; plan?: PlanName }, cmd: Command): Promise<void> {
+  checkOwners(options.owner);
   const team = await withDatabase(({ orm }) =>
     createTeam({ orm }, { name: options.name, ownerEmails: options.owner, plan: options.plan ?? null }),
   );
@@ -162,6 +173,7 @@ export async function update(
   options: { name?: string; owner?: string[]; plan?: PlanName; overage?: 'on' | 'off' },
   cmd: Command,
 ): Promise<void> {
+  checkOwners(options.owner);
   const team = await withDatabase(async ({ orm }) =>
     updateTeam({ orm }, (await resolveTeam(orm, id)).id, {
       name: options.name,

@@ -1,16 +1,16 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { PLAN_NAMES } from '../../config/plans.js';
-import { parseMailbox } from '../../server/mail/address.js';
+import { PLAN_NAMES } from '../../config/plan-names.js';
 import { actionsFrom } from '../lib/context.js';
 
 const action = actionsFrom(() => import('../actions/teams.js'));
 
-/** `--owner a@x.com --owner b@x.com`: bare addresses, checked as strictly as recipients. */
+/**
+ * `--owner a@x.com --owner b@x.com`: bare addresses. A display name or a missing `@` is refused
+ * here; the action checks each as strictly as a recipient (the address parser is not loaded for `--help`).
+ */
 function collectOwner(value: string, previous: string[] = []): string[] {
-  const parsed = parseMailbox(value);
-  if (typeof parsed === 'string' || parsed.name !== null)
-    throw new InvalidArgumentError('must be a bare email address');
-  return [...previous, parsed.address.toLowerCase()];
+  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(value)) throw new InvalidArgumentError('must be a bare email address');
+  return [...previous, value.toLowerCase()];
 }
 
 const planOption = () => new Option('--plan <plan>', 'the plan in cloud mode').choices([...PLAN_NAMES]);

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_OVERLAP_HOURS } from '../../server/services/webhooks/rotate-webhook-secret.js';
+import { DEFAULT_OVERLAP_HOURS } from '../../server/services/webhooks/rotation-overlap.js';
 import { isSigningSecret, SECRET_SHAPE_MESSAGE } from '../../server/webhooks/signing.js';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';

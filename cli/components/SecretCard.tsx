@@ -1,4 +1,6 @@
 import { Box, Text } from 'ink';
+import { useContext } from 'react';
+import { PlainOutput } from '../lib/plain-output.js';
 
 export interface SecretCardProps {
   title: string;
@@ -8,9 +10,25 @@ export interface SecretCardProps {
   note: string;
 }
 
-/** A framed card for a secret shown once (a rotated webhook signing secret). */
+/**
+ * A framed card for a secret shown once (a rotated webhook signing secret). Piped, plain lines
+ * instead, with the secret alone on the line after its label, for `grep`, `tail -1` or a copy.
+ */
 export function SecretCard({ title, rows, secret, note }: SecretCardProps) {
+  const plain = useContext(PlainOutput);
   const width = Math.max(secret.label.length, ...rows.map(([label]) => label.length));
+  if (plain)
+    return (
+      <Text>
+        {[
+          title,
+          ...rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`),
+          `${secret.label}:`,
+          secret.value,
+          note,
+        ].join('\n')}
+      </Text>
+    );
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="green" paddingX={1}>
       <Text bold>{title}</Text>

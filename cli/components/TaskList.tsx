@@ -25,12 +25,16 @@ export function TaskList({ tasks }: { tasks: TaskView[] }) {
     <Box flexDirection="column">
       {tasks.map((task, index) => (
         <Box key={index} flexDirection="column">
-          <Box>
-            <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char} </Text>
-            <Text>{task.title}</Text>
+          {/* One Text, so a narrow terminal wraps the words instead of clipping the title. */}
+          <Text>
+            <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char}</Text> {task.title}
             {task.detail ? <Text color="gray"> {task.detail}</Text> : null}
-          </Box>
-          {task.hint ? <Text color={SYMBOL[task.state].color}>{`  → ${task.hint}`}</Text> : null}
+          </Text>
+          {task.hint ? (
+            <Box paddingLeft={2}>
+              <Text color={SYMBOL[task.state].color}>{`→ ${task.hint}`}</Text>
+            </Box>
+          ) : null}
         </Box>
       ))}
     </Box>

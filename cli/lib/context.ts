@@ -1,9 +1,5 @@
-import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Config, ConfigError, loadConfig } from '../../config/index.js';
-import { DatabaseUnavailableError, initOrm, waitForDatabase } from '../../server/db/orm.js';
-import { ApiError } from '../../server/errors.js';
-import { PendingMigrationsError } from '../../server/main.js';
+import type { Config } from '../../config/index.js';
 
 export interface GlobalOptions {
   json?: boolean;
@@ -36,7 +32,7 @@ function command(fn: (...args: unknown[]) => Promise<void>) {
 }
 
 async function reportFailure(err: Error, json: boolean): Promise<number> {
-  const { title, problems, hint } = describeFailure(err);
+  const { title, problems, hint } = await describeFailure(err);
   // Imported only now: render.js brings Ink, which `postlane serve` must not load either.
   const { printJson, renderProblems } = await import('./render.js');
   if (json) printJson({ error: { name: err.name, message: title, problems } });
@@ -44,7 +40,17 @@ async function reportFailure(err: Error, json: boolean): Promise<number> {
   return 1;
 }
 
-function describeFailure(err: Error): { title: string; problems: string[]; hint?: string } {
+/**
+ * The classes a failure is told apart by are imported only when one happened: they bring the ORM
+ * and the server, which `postlane --help` and `--version` must not wait for.
+ */
+async function describeFailure(err: Error): Promise<{ title: string; problems: string[]; hint?: string }> {
+  const [{ ConfigError }, { DatabaseUnavailableError }, { ApiError }, { PendingMigrationsError }] = await Promise.all([
+    import('../../config/index.js'),
+    import('../../server/db/orm.js'),
+    import('../../server/errors.js'),
+    import('../../server/main.js'),
+  ]);
   if (err instanceof ConfigError) {
     return {
       title: 'The configuration is invalid',
@@ -59,12 +65,24 @@ function describeFailure(err: Error): { title: string; problems: string[]; hint?
   return { title: err.message || 'Unexpected failure', problems: [] };
 }
 
+/**
+ * How long a command waits for PostgreSQL: a couple of quick retries (a restart in progress), so a
+ * refused or unreachable database is reported within two seconds rather than after a long wait.
+ */
+export const DATABASE_WAIT_MS = 1_200;
+
 /** Config, a database connection and a unit of work, for commands that talk to Postgres directly. */
 export async function withDatabase<T>(
   fn: (ctx: { config: Config; orm: MikroORM }) => Promise<T>,
-  config: Config = loadConfig(),
+  given?: Config,
 ): Promise<T> {
-  await waitForDatabase(config, null, 5_000);
+  const [{ loadConfig }, { initOrm, waitForDatabase }, { RequestContext }] = await Promise.all([
+    import('../../config/index.js'),
+    import('../../server/db/orm.js'),
+    import('@mikro-orm/core'),
+  ]);
+  const config = given ?? loadConfig();
+  await waitForDatabase(config, null, DATABASE_WAIT_MS);
   const orm = await initOrm(config);
   try {
     return await RequestContext.create(orm.em, () => fn({ config, orm }));

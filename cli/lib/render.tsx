@@ -1,5 +1,6 @@
 import { render, renderToString } from 'ink';
 import type { ReactElement } from 'react';
+import { PlainOutput } from './plain-output.js';
 import { Problems } from '../components/Problems.js';
 import { Table, type TableProps } from '../components/Table.js';
 import { TaskList, type TaskView } from '../components/TaskList.js';
@@ -34,9 +35,19 @@ export type TaskResults<Ts extends readonly AnyTask[], Failure = never> = {
   -readonly [K in keyof Ts]: ResultOf<Ts[K]> | Failure;
 };
 
-/** Static output for tables and messages; unwrapped when piped, so `grep` and `cut` see whole rows. */
+/** Whether a stream gets plain lines: not a terminal (a pipe, a file, a log), so no frames and no colour. */
+export const isPlain = (stream: NodeJS.WriteStream) => !stream.isTTY;
+
+/**
+ * Static output for tables and messages. On a terminal it fits the terminal's width; piped, it is
+ * plain lines (components drop their frames: PlainOutput), unwrapped, so `grep` and `cut` see whole rows.
+ */
 async function renderOnce(element: ReactElement, stream: NodeJS.WriteStream): Promise<void> {
-  stream.write(`${renderToString(element, { columns: stream.isTTY ? stream.columns : 10_000 })}\n`);
+  const plain = isPlain(stream);
+  const text = renderToString(<PlainOutput.Provider value={plain}>{element}</PlainOutput.Provider>, {
+    columns: plain ? 10_000 : stream.columns,
+  });
+  stream.write(`${plain ? text.replace(/[ \t]+$/gm, '') : text}\n`);
 }
 
 /**

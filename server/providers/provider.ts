@@ -41,6 +41,8 @@ export class ProviderError extends Error {
     message: string,
     readonly transient: boolean,
     readonly responseCode?: number,
+    /** The transport's code for what went wrong (`ECONNECTION`, `ETIMEDOUT`, an SES exception name), when it gave one. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'ProviderError';

@@ -175,5 +175,5 @@ function classify(err: unknown): ProviderError {
     status === undefined ||
     status >= 500 ||
     status === 429;
-  return new ProviderError(`SES ${failure.name}: ${failure.message}`, transient, status);
+  return new ProviderError(`SES ${failure.name}: ${failure.message}`, transient, status, failure.name);
 }

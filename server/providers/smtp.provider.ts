@@ -142,5 +142,5 @@ const refusal = (err: SmtpFailure) => ({
 function classify(err: SmtpFailure): ProviderError {
   if (err.code && UNBUILDABLE.has(err.code))
     return new ProviderError(`the message could not be built: ${err.message}`, false);
-  return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode);
+  return new ProviderError(err.response ?? err.message, isTransient(err.responseCode), err.responseCode, err.code);
 }

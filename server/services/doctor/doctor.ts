@@ -8,6 +8,7 @@ import { DnsResolver } from '../../dns/resolver.js';
 import { Domain } from '../../entities/index.js';
 import { checkRecords } from '../domains/check-records.js';
 import { dkimKeyOf } from '../domains/dkim-key.js';
+import { outboxSummary, outboxTotals } from '../status/outbox-summary.js';
 import { jobBacklog } from '../health/job-backlog.js';
 import { probeSessions } from './pooler-probe.js';
 
@@ -191,13 +192,25 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
             `SELECT (SELECT count(*) FROM agenda_jobs WHERE locked_at < now() - make_interval(secs => ${config!.POSTLANE_JOB_LOCK_LIFETIME_SECONDS}))::int
                   + (SELECT count(*) FROM email WHERE status = 'sending' AND lease_expires_at < now())::int AS n`,
           );
-          const oldest = Math.max(0, ...backlog.map((b) => b.oldest_due_seconds));
-          const due = backlog.reduce((sum, b) => sum + b.due, 0);
-          const detail = `${due} due (jobs and emails), oldest ${oldest} s, ${stuck!.n} held past their lock or lease`;
-          if (oldest > 300)
+          const jobs = backlog.filter((b) => b.name !== 'emails');
+          const oldestJob = Math.max(0, ...jobs.map((b) => b.oldest_due_seconds));
+          const dueJobs = jobs.reduce((sum, b) => sum + b.due, 0);
+          const outbox = outboxTotals(await outboxSummary({ orm: o, config: config! }, 'region'));
+          const threshold = config!.POSTLANE_OUTBOX_AGE_WARN_SECONDS;
+          const detail =
+            `${dueJobs} jobs due (oldest ${oldestJob} s); emails: ${outbox.queued} due, ${outbox.retrying} retrying, ` +
+            `oldest waiting ${outbox.oldest_waiting_seconds} s; ${stuck!.n} held past their lock or lease`;
+          if (outbox.oldest_waiting_seconds > threshold)
             return warn(
               detail,
-              'Workers are not keeping up: add workers (postlane serve --role worker) or raise POSTLANE_SEND_BATCH_SIZE.',
+              outbox.retrying > 0
+                ? `Mail has waited longer than POSTLANE_OUTBOX_AGE_WARN_SECONDS (${threshold} s) and the provider refuses it for now: see postlane status for the error, and postlane emails list --status retrying.`
+                : `Mail has waited longer than POSTLANE_OUTBOX_AGE_WARN_SECONDS (${threshold} s): add workers (postlane serve --role worker) or raise POSTLANE_SEND_BATCH_SIZE.`,
+            );
+          if (oldestJob > 300)
+            return warn(
+              detail,
+              'Workers are not keeping up with their jobs: add workers (postlane serve --role worker).',
             );
           if (stuck!.n > 0)
             return warn(

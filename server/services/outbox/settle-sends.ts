@@ -231,6 +231,15 @@ export async function settleSends(
     if (outcome === 'failed') deps.logger.warn({ ...log, err: s.row.last_error }, 'send failed permanently');
     else deps.logger.debug({ ...log, providerMessageId: s.row.provider_message_id }, 'send attempt recorded');
   }
+  deps.providerFailures.record(
+    emails.map((email, at) => ({
+      region: email.region,
+      provider: provider.type,
+      createdAt: email.createdAt,
+      outcome: outcomes[at]!,
+    })),
+    now,
+  );
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { Deps } from '../../deps.js';
 import { generateSigningSecret } from '../../webhooks/signing.js';
 import { findEndpoint, type WebhookWithSecret } from './get-webhook.js';
+import { DEFAULT_OVERLAP_HOURS } from './rotation-overlap.js';
 
-export const DEFAULT_OVERLAP_HOURS = 24;
+export { DEFAULT_OVERLAP_HOURS };
 
 /**
  * A new secret signs from now on. With an overlap, the secret it replaces keeps signing beside it

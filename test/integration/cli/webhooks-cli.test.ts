@@ -59,7 +59,10 @@ describe('postlane webhooks', () => {
   it('rotates in a framed card showing the new secret once and when the old one expires; deliveries then verify with it', async () => {
     const card = await cli(['webhooks', 'rotate', webhookId, '--overlap-hours', '2']);
     expect(card.code, card.output).toBe(0);
-    expect(card.stdout).toMatch(/╭/);
+    // Piped: plain lines, no frame, the secret alone on its line, nothing over 200 characters.
+    expect(card.stdout).not.toMatch(/╭/);
+    expect(card.stdout.split('\n').every((line) => line.length <= 200)).toBe(true);
+    expect(card.stdout).toMatch(/^whsec_[A-Za-z0-9+/=]+$/m);
     expect(card.stdout).toContain(receiver.url);
     const secret = card.stdout.match(/whsec_[A-Za-z0-9+/=]+/)![0];
     expect(card.stdout).toMatch(/still signs until \d{4}-\d\d-\d\dT/);
