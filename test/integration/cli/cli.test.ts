@@ -101,8 +101,8 @@ describe('postlane CLI', () => {
   });
 
   it('migrate reports an up-to-date schema', async () => {
-    expect(await json(['migrate', '--status'])).toEqual({ pending: [] });
-    expect(await json(['migrate'])).toEqual({ applied: [] });
+    expect(await json(['migrate', '--status'])).toEqual({ pending: [], migrations: [] });
+    expect(await json(['migrate'])).toEqual({ applied: [], migrations: [] });
   });
 
   it('keys create, list and revoke', async () => {
