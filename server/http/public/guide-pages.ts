@@ -13,6 +13,7 @@ export const GUIDE_PAGES: readonly { slug: string; title: string; file?: string 
   { slug: 'api', title: 'The HTTP API' },
   { slug: 'audience', title: 'Audience: contacts, segments, topics and the preference page' },
   { slug: 'templates', title: 'Templates and broadcasts' },
+  { slug: 'automations', title: 'Automations and custom events' },
   { slug: 'domains', title: 'Domains and DNS' },
   { slug: 'webhooks', title: 'Webhooks' },
   { slug: 'receiving', title: 'Receiving mail' },

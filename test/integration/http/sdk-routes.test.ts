@@ -61,8 +61,8 @@ describe('every route of the resend SDK', () => {
   it('answers a fixed word where a route takes an id with 404 not_found, not 422 or 405', async () => {
     for (const [method, path] of [
       ['GET', '/emails/imports'],
-      ['POST', '/contacts/imports'],
-      ['GET', '/contacts/imports'],
+      ['POST', '/webhooks/imports'],
+      ['GET', '/segments/automations'],
       ['GET', '/domains/claim'],
       ['GET', '/broadcasts/metrics'],
     ] as const) {
