@@ -1,9 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appDatabaseEnv } from './db.js';
 import { TEST_SECRET_KEY } from './secrets.js';
-import { onHost } from './throwaway-cluster.js';
+import { freePort, onHost } from './throwaway-cluster.js';
+
+/** Short leases, job locks and sweeps, so that a worker killed by a crash test is taken over within seconds. */
+export const FAST_RECOVERY_ENV = {
+  POSTLANE_SEND_LEASE_SECONDS: '3',
+  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '4',
+  POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
+  POSTLANE_SWEEP_AFTER_SECONDS: '2',
+  POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
+} as const;
 
 const BIN = fileURLToPath(new URL('../../bin/postlane.js', import.meta.url));
 
@@ -79,4 +91,24 @@ export async function runPostlane(args: string[], env: Record<string, string>, u
   proc.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const { code } = await proc.exited;
   return { code, stdout, output: proc.output() };
+}
+
+/**
+ * What `postlane service` tests start from: a folder (readable by the service's unprivileged user)
+ * holding a config file for the given database, on a free loopback port.
+ */
+export async function serviceFolder(
+  prefix: string,
+  databaseUrl: string,
+): Promise<{ dir: string; port: number; config: string }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const config = join(dir, 'config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ DATABASE_URL: databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }),
+    { mode: 0o644 },
+  );
+  return { dir, port, config };
 }

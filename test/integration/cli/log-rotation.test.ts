@@ -1,12 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logrotateConfig } from '../../../cli/services/log-rotation.js';
-import { runPostlane } from '../../support/postlane-process.js';
-import { TEST_SECRET_KEY } from '../../support/secrets.js';
+import { runPostlane, serviceFolder } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
@@ -25,18 +23,8 @@ const logLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter
 
 beforeAll(async () => {
   app = await startTestApp();
-  dir = mkdtempSync(join(tmpdir(), 'postlane-logrotate-'));
-  chmodSync(dir, 0o755);
-  const probe = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => probe.once('listening', resolve));
-  port = (probe.address() as { port: number }).port;
-  await new Promise((resolve) => probe.close(resolve));
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({ DATABASE_URL: app.databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }),
-    { mode: 0o644 },
-  );
+  let config: string;
+  ({ dir, port, config } = await serviceFolder('postlane-logrotate-', app.databaseUrl));
   state = join(dir, 'state');
   // As installed: the state directory belongs to the service's user (here `nobody`), who rotates its log.
   mkdirSync(state, { mode: 0o750 });

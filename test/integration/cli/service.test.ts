@@ -1,10 +1,8 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { rmSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runPostlane } from '../../support/postlane-process.js';
-import { TEST_SECRET_KEY } from '../../support/secrets.js';
+import { runPostlane, serviceFolder } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
@@ -22,18 +20,8 @@ const cli = async (args: string[]) => {
 
 beforeAll(async () => {
   app = await startTestApp();
-  dir = mkdtempSync(join(tmpdir(), 'postlane-service-'));
-  chmodSync(dir, 0o755);
-  const probe = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => probe.once('listening', resolve));
-  port = (probe.address() as { port: number }).port;
-  await new Promise((resolve) => probe.close(resolve));
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({ DATABASE_URL: app.databaseUrl, POSTLANE_PORT: port, POSTLANE_SECRET_KEY: TEST_SECRET_KEY }),
-    { mode: 0o644 },
-  );
+  let config: string;
+  ({ dir, port, config } = await serviceFolder('postlane-service-', app.databaseUrl));
   env = { POSTLANE_CONFIG: config, POSTLANE_STATE_DIR: join(dir, 'state'), POSTLANE_SERVICE_USER: 'nobody' };
 });
 afterAll(async () => {

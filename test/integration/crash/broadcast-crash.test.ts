@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryDatabase } from '../../support/db.js';
-import { spawnPostlane } from '../../support/postlane-process.js';
+import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
@@ -14,12 +14,8 @@ const CONTACTS = 600;
 /** Short leases and locks so recovery after a kill takes seconds; small batches so the walk takes many transactions. */
 const workerEnv = () => ({
   DATABASE_URL: app.databaseUrl,
+  ...FAST_RECOVERY_ENV,
   POSTLANE_BROADCAST_BATCH_SIZE: '50',
-  POSTLANE_SEND_LEASE_SECONDS: '3',
-  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '4',
-  POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
-  POSTLANE_SWEEP_AFTER_SECONDS: '2',
-  POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>

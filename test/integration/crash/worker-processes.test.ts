@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
-import { spawnPostlane } from '../../support/postlane-process.js';
+import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
@@ -14,13 +14,9 @@ let token: string;
 /** Short leases and locks so recovery after a kill takes seconds, not minutes. */
 const workerEnv = () => ({
   DATABASE_URL: app.databaseUrl,
+  ...FAST_RECOVERY_ENV,
   POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
-  POSTLANE_SEND_LEASE_SECONDS: '3',
-  POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '4',
-  POSTLANE_JOB_PROCESS_EVERY_SECONDS: '1',
   POSTLANE_JOB_CONCURRENCY: '2',
-  POSTLANE_SWEEP_AFTER_SECONDS: '2',
-  POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
 });
 
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>

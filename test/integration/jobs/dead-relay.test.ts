@@ -1,4 +1,3 @@
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
@@ -6,6 +5,7 @@ import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { FAILURE_SUMMARY_INTERVAL_MS } from '../../../server/services/provider-health/provider-failures.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { freePort } from '../../support/throwaway-cluster.js';
 import { until } from '../../support/until.js';
 
 /** A relay on a fixed port that is closed, answers 451 to every session, or accepts. */
@@ -43,15 +43,6 @@ class Relay {
     this.server = null;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
-}
-
-/** A loopback port nothing listens on (taken and let go). */
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 const lines: Record<string, unknown>[] = [];
