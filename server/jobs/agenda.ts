@@ -136,22 +136,39 @@ export class AgendaJobs implements JobQueue {
 
   /** Defines every job on this process and starts picking them up: the worker role. */
   async start(deps: Deps, definitions: readonly AnyJobDefinition[]): Promise<void> {
+    const touchFailed = throttledErrorLog(this.logger, "could not renew a running job's lock");
     for (const job of definitions) {
       const options = job.options(this.config);
       this.agenda.define(
         job.name,
         async (agendaJob) => {
-          // A fresh EntityManager per run, like a request gets one. Through a database outage the run
-          // waits and starts over (every handler is safe to run twice, pitfall A6) rather than failing:
-          // Agenda could not record a failure then either, and the job would sit locked for a lock lifetime.
-          await retryWhileUnavailable(
-            () => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})),
-            {
-              logger: this.logger,
-              what: `job ${job.name}`,
-              signal: this.stopping,
+          // A live run keeps its lock: past the lock lifetime Agenda would cancel a run that is still
+          // going (its handler runs on, unseen), fail the job into its backoff and let a second run in.
+          // Only a dead worker's lock lapses.
+          let touching: Promise<void> = Promise.resolve();
+          const keepAlive = setInterval(
+            () => {
+              touching = agendaJob.touch().catch(touchFailed);
             },
+            Math.max(500, options.lockLifetime / 3),
           );
+          try {
+            // A fresh EntityManager per run, like a request gets one. Through a database outage the run
+            // waits and starts over (every handler is safe to run twice, pitfall A6) rather than failing:
+            // Agenda could not record a failure then either, and the job would sit locked for a lock lifetime.
+            await retryWhileUnavailable(
+              () => RequestContext.create(deps.orm.em, () => job.handle(deps, agendaJob.attrs.data ?? {})),
+              {
+                logger: this.logger,
+                what: `job ${job.name}`,
+                signal: this.stopping,
+              },
+            );
+          } finally {
+            clearInterval(keepAlive);
+            // Agenda saves the finished job's state next: a touch landing after it would lock it again.
+            await touching;
+          }
         },
         options,
       );

@@ -8,7 +8,7 @@ export interface JobOptions {
   concurrency: number;
   /** ≈ 2 × concurrency: Agenda's default of unlimited lets one worker lock every due job. */
   lockLimit: number;
-  /** Above the handler's hard timeout, or a slow run is picked up again while still running. */
+  /** How long the job of a worker that died stays locked; a live run renews its lock (server/jobs/agenda.ts). */
   lockLifetime: number;
   backoff: BackoffStrategy;
   removeOnComplete: boolean;

@@ -67,13 +67,21 @@ describe('a broadcast across worker crashes', () => {
     const [written] = await query<{ n: number }>('SELECT count(*)::int AS n FROM email WHERE broadcast_id = $1', [id]);
     expect(written!.n).toBe(atKill);
 
-    const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
+    // Slowed too, so that its runs outlast the job lock lifetime: a live run must keep its lock, not
+    // be cancelled by Agenda into a retry backoff while its handler goes on.
+    const survivor = spawnPostlane(['serve', '--role', 'worker'], {
+      ...workerEnv(),
+      POSTLANE_TEST_SEND_DELAY_MS: '600',
+    });
     try {
       await until(
         async () =>
           (await query<{ status: string }>('SELECT status FROM broadcast WHERE id = $1', [id]))[0]!.status === 'sent',
         60_000,
-      );
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; the survivor's log:\n${survivor.output().slice(-4000)}`);
+      });
+      expect(survivor.output()).not.toContain('canceled, execution took more than');
       const perContact = await query<{ address: string; n: number }>(
         `SELECT c.email AS address, count(e.id)::int AS n FROM contact c LEFT JOIN email e ON e.broadcast_id = $1 AND e."to"[1] = c.email
           WHERE c.team_id = $2 GROUP BY 1`,
