@@ -23,6 +23,7 @@ import { Migration20261209000000_uuid_v7 } from './Migration20261209000000_uuid_
 import { Migration20261213000000_contact_property_terms } from './Migration20261213000000_contact_property_terms.js';
 import { Migration20261220000000_email_partitions } from './Migration20261220000000_email_partitions.js';
 import { Migration20270101000001_automations } from './Migration20270101000001_automations.js';
+import { Migration20270102000000_metrics_slots } from './Migration20270102000000_metrics_slots.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -57,6 +58,7 @@ export const migrationsList = [
   { name: 'Migration20261231000000_email_metrics', class: Migration20261231000000_email_metrics },
   { name: 'Migration20261231000010_contact_imports', class: Migration20261231000010_contact_imports },
   { name: 'Migration20270101000001_automations', class: Migration20270101000001_automations },
+  { name: 'Migration20270102000000_metrics_slots', class: Migration20270102000000_metrics_slots },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { compactMetricsRollup } from '../metrics/compact-metrics-rollup.js';
 import { addEmailPartitions, DAYS_AHEAD, dropExpiredEmailPartitions } from './email-partitions.js';
 import {
   purgeApiLogs,
@@ -69,6 +70,12 @@ export const MAINTENANCE_TASKS: {
     name: 'custom_events',
     title: 'Purge sent custom events past POSTLANE_AUTOMATION_RETENTION_DAYS',
     run: purgeCustomEvents,
+  },
+  {
+    name: 'metrics_rollup',
+    title: 'Fold the email metrics rollup of past hours into one row per hour, domain and broadcast',
+    run: compactMetricsRollup,
+    counts: 'rows folded',
   },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
   {

@@ -123,7 +123,9 @@ export async function getEmailMetrics(
   const dims = query.dimensions;
   const from = new Date(Math.floor(startDate.getTime() / 3_600_000) * 3_600_000);
   const source: HourlySource =
-    query.emailIds.length > 0 ? eventHours(teamId, from, endDate, query.emailIds) : rollupHours(teamId, from, endDate);
+    query.emailIds.length > 0 || query.fromEvents
+      ? eventHours(teamId, from, endDate, query.emailIds.length > 0 ? query.emailIds : null)
+      : rollupHours(teamId, from, endDate);
   const rows = await breakdown(em, teamId, source, query, step.unit);
 
   const totals = zero();

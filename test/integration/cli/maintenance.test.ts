@@ -59,6 +59,16 @@ beforeAll(async () => {
       [received!.id],
     );
   }
+  // Two writers' slots of an hour past, folded into one row; the current hour's slot stays.
+  for (const [hour, slot] of [
+    ["date_trunc('hour', now()) - interval '3 hours'", 101],
+    ["date_trunc('hour', now()) - interval '3 hours'", 102],
+    ["date_trunc('hour', now())", 101],
+  ] as const)
+    await sql(
+      `INSERT INTO email_metrics_hourly (team_id, hour, domain, broadcast_id, slot, sent) VALUES (?, ${hour}, 'acme.test', postlane_no_broadcast(), ${slot}, 2)`,
+      [teamId],
+    );
   // Neither finished nor one-off: kept whatever their age.
   await sql(
     `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', now() + interval '1 day', ${old}, '{}')`,
@@ -89,7 +99,14 @@ describe('postlane maintenance run', () => {
       tracking_clicks: { task: 'tracking_clicks', removed: 1, error: null },
       automation_runs: { task: 'automation_runs', removed: 0, error: null },
       custom_events: { task: 'custom_events', removed: 0, error: null },
+      metrics_rollup: { task: 'metrics_rollup', removed: 2, error: null },
     });
+    expect(
+      await sql(
+        `SELECT slot, sent FROM email_metrics_hourly WHERE domain = 'acme.test' AND team_id = ? AND sent > 0 ORDER BY hour`,
+        [teamId],
+      ),
+    ).toEqual([expect.objectContaining({ slot: 0, sent: '4' }), expect.objectContaining({ slot: 101, sent: '2' })]);
     const counts = [
       'api_log',
       'captured_message',

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, type IEmail } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
+import { compactMetricsRollup } from '../../../server/services/metrics/compact-metrics-rollup.js';
+import { getEmailMetrics } from '../../../server/services/metrics/get-email-metrics.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
 import { CLOCK_INSTANTS } from '../../support/clock-instants.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
@@ -264,6 +266,54 @@ describe('the official resend SDK: emails.metrics', () => {
     const byEmail = Object.fromEntries(perEmail.data!.data!.map((row) => [row.email_id, row]));
     expect(byEmail[ids[0]!]).toMatchObject({ opened: 2, unique_opened: 1, clicked: 1, unique_clicked: 1 });
     expect(byEmail[ids[1]!]).toMatchObject({ clicked: 1, unique_clicked: 1, complained: 1 });
+  });
+
+  it('answers the same once maintenance has folded the rollup of past hours, and the same as the events', async () => {
+    const instant = CLOCK_INSTANTS[1]!;
+    const { team, resend } = await fillTeam(instant);
+    const now = new Date(instant.getTime() + 10 * 24 * HOUR);
+    app.deps.clock = () => now;
+    const hourly = async () =>
+      (
+        await resend.emails.metrics({
+          startDate: new Date(instant.getTime() - HOUR).toISOString(),
+          endDate: new Date(instant.getTime() + 3 * 24 * HOUR).toISOString(),
+          granularity: 'hourly',
+          dimensions: ['period', 'domain'],
+        })
+      ).data;
+    const slots = async () =>
+      (
+        await sql<{ n: string }>('SELECT count(*) AS n FROM email_metrics_hourly WHERE team_id = ? AND slot <> 0', [
+          team.teamId,
+        ])
+      )[0]!.n;
+    const before = await hourly();
+    expect(Number(await slots())).toBeGreaterThan(0);
+    expect(await compactMetricsRollup(app.deps)).toBeGreaterThan(0);
+    expect(Number(await slots())).toBe(0);
+    expect(await hourly()).toEqual(before);
+    const fromEvents = await app.run(() =>
+      getEmailMetrics(
+        app.deps.orm.em,
+        team.teamId,
+        {
+          startDate: new Date(instant.getTime() - HOUR).toISOString(),
+          endDate: new Date(instant.getTime() + 3 * 24 * HOUR).toISOString(),
+          timezone: 'UTC',
+          granularity: 'hourly',
+          metrics: [],
+          dimensions: [],
+          domainIds: [],
+          emailIds: [],
+          broadcastIds: [],
+          fromEvents: true,
+        },
+        now,
+      ),
+    );
+    expect(fromEvents.totals).toMatchObject({ sent: 4, delivered: 3, complained: 1 });
+    expect(pick(fromEvents.totals as Row)).toEqual(pick(before!.totals as Row));
   });
 
   it('refuses what Resend refuses', async () => {
