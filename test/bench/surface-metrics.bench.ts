@@ -286,9 +286,9 @@ try {
     [team.id],
   );
   await sql(
-    `INSERT INTO broadcast (id, created_at, updated_at, team_id, name, segment_id, "from", subject, reply_to, status, region)
-     VALUES (?, now(), now(), ?, 'Bench', '00000000-0000-4000-9000-000000000002', 'a@acme.test', 'Hi', '{}', 'sent', 'us-east-1')`,
-    [broadcastId, team.id],
+    `INSERT INTO broadcast (id, created_at, updated_at, team_id, name, segment_id, "from", subject, reply_to, status, region, expanded, expanded_count)
+     VALUES (?, now(), now(), ?, 'Bench', '00000000-0000-4000-9000-000000000002', 'a@acme.test', 'Hi', '{}', 'sent', 'us-east-1', true, ?)`,
+    [broadcastId, team.id, RECIPIENTS],
   );
   const recipientsFill = await timed(async () => {
     await sql(
@@ -315,8 +315,9 @@ try {
        SELECT broadcast_id, team_id, url, 0, sum(clicks), count(*) FROM broadcast_recipient_link WHERE broadcast_id = ? GROUP BY 1, 2, 3`,
       [broadcastId],
     );
+    // As autovacuum leaves tables at rest: statistics, and the visibility map that lets index-only scans skip the heap.
     for (const table of ['contact', 'broadcast_recipient', 'broadcast_recipient_link', 'broadcast_link'])
-      await sql(`ANALYZE ${table}`);
+      await sql(`VACUUM ANALYZE ${table}`);
   });
   progress(`broadcast fill: ${RECIPIENTS} recipients in ${Math.round(recipientsFill / 1000)} s`);
   const pages: Record<string, unknown> = {};

@@ -110,6 +110,14 @@ describe('the official resend SDK: broadcast recipients and clicked links', () =
     expect(emails(await list('suppressed'))).toEqual([]);
   });
 
+  it('lists the same unsubscribed recipients once most of the team has unsubscribed (the recipients are walked)', async () => {
+    for (let i = 0; i < 12; i += 1) await resend.contacts.create({ email: `gone${i}@example.com`, unsubscribed: true });
+    const { data } = await resend.broadcasts.recipients(broadcastId, { type: 'unsubscribed' });
+    expect(emails(data!)).toEqual(['cyd@example.com']);
+    const { data: page } = await resend.broadcasts.recipients(broadcastId, { type: 'unsubscribed', limit: 1 });
+    expect([emails(page!), page!.has_more]).toEqual([['cyd@example.com'], false]);
+  });
+
   it('filters by address and bounce type, and pages with opaque cursors both ways', async () => {
     const byEmail = await resend.broadcasts.recipients(broadcastId, { type: 'sent', email: 'Bob@Example.com' });
     expect(emails(byEmail.data!)).toEqual(['bob@example.com']);
