@@ -29,6 +29,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_EMAILS_PER_SECOND = 2_000;
 const TARGET_RSS_MB = 300;
@@ -253,6 +254,25 @@ function report(r: {
     writerAloneRestRssMb: r.writerAlone.restMb,
     writerAlonePeakRssMb: r.writerAlone.peakMb,
   };
+  const baseline = `multi-row \`INSERT\`: ${perSecond(r.baselineRate, 'rows')}`;
+  reportHeadlines(
+    {
+      what: `Broadcast to ${CONTACTS.toLocaleString('en-US')} contacts, delivered`,
+      figure: `${perSecond(r.deliverRate, 'emails')}, worker peak ${Math.round(r.peakMb)} MB`,
+      baseline,
+      ratio: figures.deliverRatio,
+      target: targetMet(
+        `≥ ${TARGET_EMAILS_PER_SECOND}/s, < ${TARGET_RSS_MB} MB`,
+        targets.emailsPerSecond.met && targets.workerPeakRssMb.met,
+      ),
+    },
+    {
+      what: 'Broadcast, writing side alone',
+      figure: perSecond(r.writerAlone.writeRate, 'emails'),
+      baseline,
+      ratio: figures.writerAloneRatio,
+    },
+  );
   if (args.json) {
     console.log(JSON.stringify({ ...figures, targets, sanity }, null, 2));
     return;

@@ -25,6 +25,7 @@ import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_CONTACTS_PER_SECOND = 10_000;
 const TARGET_COUNT_MS = 200;
@@ -193,6 +194,22 @@ try {
     };
     // Figures that do not add up mean the measurement is broken, not that a target was missed.
     if (!figures.sanity.ok) process.exitCode = 1;
+    reportHeadlines(
+      {
+        what: 'Contacts, `POST /contacts/batch`',
+        figure: perSecond(figures.import.contactsPerSecond, 'contacts'),
+        baseline: `multi-row \`INSERT\`: ${perSecond(figures.import.baselineRowsPerSecond, 'rows')}`,
+        ratio: figures.import.ratio,
+        target: targetMet(`≥ ${TARGET_CONTACTS_PER_SECOND}/s`, figures.targets.contactsPerSecond.met),
+      },
+      {
+        what: `Segment count, ${total.toLocaleString('en-US')} contacts, filtered`,
+        figure: `${figures.segmentCount.medianMs} ms median`,
+        baseline: `hand-written SQL: ${figures.segmentCount.handWrittenSqlMedianMs} ms`,
+        ratio: figures.segmentCount.ratio,
+        target: targetMet(`< ${TARGET_COUNT_MS} ms`, figures.targets.countMs.met),
+      },
+    );
     if (args.json) {
       console.log(JSON.stringify(figures, null, 2));
     } else {

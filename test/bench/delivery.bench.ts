@@ -33,6 +33,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { type PostlaneProcess, SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { type SinkStats, startSmtpSinkProcess } from '../support/smtp-sink-client.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_EMAILS_PER_SECOND = 800;
 const TARGET_RATIO = 0.6;
@@ -258,6 +259,16 @@ try {
     // Figures that do not add up mean the measurement is broken, not that a target was missed.
     if (!result.sanity.exactlyOnce || !result.sanity.baselineExactlyOnce || result.sanity.notSent > 0)
       process.exitCode = 1;
+    reportHeadlines({
+      what: 'End to end: API → worker → SMTP, DKIM-signed',
+      figure: perSecond(postlaneRate, 'emails'),
+      baseline: `nodemailer pooled to the same sink: ${perSecond(baselineRate, 'emails')}`,
+      ratio: result.ratio,
+      target: targetMet(
+        `≥ ${TARGET_EMAILS_PER_SECOND}/s, ratio ≥ ${TARGET_RATIO}`,
+        result.targets.emailsPerSecond.met && result.targets.ratio.met,
+      ),
+    });
     if (args.json) console.log(JSON.stringify(result, null, 2));
     else {
       const met = (ok: boolean) => (ok ? 'met' : 'NOT met');

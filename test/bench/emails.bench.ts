@@ -29,6 +29,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { type LoadResult, type LoadSettings, load } from './load.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_RPS = 1_500;
 const TARGET_RATIO = 0.5;
@@ -273,6 +274,28 @@ function report(
     !sanity.keyedRowsMatchServed
   )
     process.exitCode = 1;
+  const bare = `bare Koa + one INSERT: ${perSecond(baseline.rps, 'req')}`;
+  reportHeadlines(
+    {
+      what: '`POST /emails`',
+      figure: `${perSecond(postlane.rps, 'emails')} (p99 ${postlane.p99} ms)`,
+      baseline: bare,
+      ratio: targets.ratio.value,
+      target: targetMet(`≥ ${TARGET_RPS}/s, ratio ≥ ${TARGET_RATIO}`, targets.rps.met && targets.ratio.met),
+    },
+    {
+      what: '`POST /emails/batch`, 100 a request',
+      figure: perSecond(others.batchOf100.emailsPerSecond, 'emails'),
+      baseline: bare,
+      ratio: others.batchOf100.ratio,
+    },
+    {
+      what: '`POST /emails` with `Idempotency-Key`',
+      figure: perSecond(more.keyed.rps, 'emails'),
+      baseline: `plain \`POST /emails\`: ${perSecond(postlane.rps, 'emails')}`,
+      ratio: Number((more.keyed.rps / postlane.rps).toFixed(2)),
+    },
+  );
   if (args.json) {
     const round = ({ rows: _rows, ...r }: Measured) => ({ ...r, rps: Math.round(r.rps) });
     console.log(

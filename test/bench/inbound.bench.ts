@@ -30,6 +30,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { smtpConnect } from '../support/smtp-client.js';
+import { perSecond, reportHeadlines } from './headline.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -167,6 +168,12 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
   const ratio = r.postlanePerSecond / r.baselinePerSecond;
   const sanity = { messages, stored: r.stored, allStored: r.stored === messages, dkimAndDmarcPass: r.verified };
   if (!sanity.allStored || r.verified !== messages) process.exitCode = 1;
+  reportHeadlines({
+    what: 'Inbound SMTP, stored with SPF, DKIM, DMARC',
+    figure: perSecond(r.postlanePerSecond, 'messages'),
+    baseline: `bare \`smtp-server\`, discarding: ${perSecond(r.baselinePerSecond, 'messages')}`,
+    ratio: Number(ratio.toFixed(3)),
+  });
   if (args.json) {
     console.log(
       JSON.stringify(

@@ -31,6 +31,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_SECONDS = 300;
 const TARGET_RSS_MB = 300;
@@ -220,6 +221,16 @@ try {
       },
     };
     if (!figures.sanity.ok) process.exitCode = 1;
+    reportHeadlines({
+      what: `Contact import, ${total.toLocaleString('en-US')}-row CSV, \`POST /contacts/imports\``,
+      figure: `${perSecond(figures.import.rowsPerSecond, 'rows')} (${figures.import.seconds} s), worker peak ${rssMb} MB`,
+      baseline: `psql \`\\copy\` into a plain table: ${perSecond(figures.import.baselineRowsPerSecond, 'rows')}`,
+      ratio: figures.import.ratio,
+      target: targetMet(
+        `< ${TARGET_SECONDS} s, < ${TARGET_RSS_MB} MB`,
+        figures.targets.seconds.met && figures.targets.workerRssMb.met,
+      ),
+    });
     if (args.json) {
       console.log(JSON.stringify(figures, null, 2));
     } else {

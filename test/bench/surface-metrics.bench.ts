@@ -40,6 +40,7 @@ import { COUNTED_METRICS } from '../../server/services/metrics/metric-names.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { reportHeadlines, targetMet } from './headline.js';
 
 const TARGETS = { metricsMs: 100, pageMs: 50 };
 const { values: args } = parseArgs({
@@ -356,6 +357,29 @@ try {
   await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }
 
+{
+  const daily = (results.metrics as Record<string, Record<string, number | boolean>>)['30 days daily, by period']!;
+  const pages = Object.values(results.broadcast_pages as Record<string, { median_ms: number; target_met: boolean }>);
+  const fastest = Math.min(...pages.map((p) => p.median_ms));
+  const slowest = Math.max(...pages.map((p) => p.median_ms));
+  reportHeadlines(
+    {
+      what: `\`GET /emails/metrics\`, 30 days daily, ${EMAILS.toLocaleString('en-US')} emails`,
+      figure: `${daily.rollup_median_ms} ms median`,
+      baseline: `the same aggregate from the events: ${daily.events_ms} ms`,
+      ratio: daily.ratio as number,
+      target: targetMet(`< ${TARGETS.metricsMs} ms`, daily.target_met as boolean),
+    },
+    {
+      what: `Broadcast recipients and clicked links, a page of 100, ${RECIPIENTS.toLocaleString('en-US')} recipients`,
+      figure: `${fastest} – ${slowest} ms median`,
+      target: targetMet(
+        `< ${TARGETS.pageMs} ms`,
+        pages.every((p) => p.target_met),
+      ),
+    },
+  );
+}
 if (args.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 else {
   const lines = [`emails ${EMAILS}, recipients ${RECIPIENTS}`];

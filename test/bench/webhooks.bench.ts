@@ -32,6 +32,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { SERVICE_NODE_FLAGS, spawnPostlane } from '../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { startReceivers } from './webhook-receivers.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_PER_SECOND = 1_000;
 const RECEIVERS = 10;
@@ -238,6 +239,13 @@ function report(r: {
     verifiedSamples: r.verifiedSamples,
   };
   if (!sanity.allDelivered || r.verifiedSamples === 0) process.exitCode = 1;
+  reportHeadlines({
+    what: `Webhook deliveries, ${endpointCount} endpoints capped at ${WEBHOOK_RATE_PER_SECOND}/s each`,
+    figure: perSecond(r.enginePerSecond, 'deliveries'),
+    baseline: `signed POSTs from a loop: ${perSecond(r.baselinePerSecond, 'deliveries')}`,
+    ratio: Number(ratio.toFixed(2)),
+    target: targetMet(`≥ ${TARGET_PER_SECOND}/s`, targets.deliveriesPerSecond.met),
+  });
   if (args.json) {
     console.log(
       JSON.stringify(
