@@ -169,9 +169,11 @@ async function expandBatch(
   if (slotStart.getTime() - now.getTime() > LOOKAHEAD_MS) return new Date(slotStart.getTime() - LOOKAHEAD_MS);
 
   const rate = regionRate(deps.config, broadcast.region);
+  // Pushed back by the provider, which recorded why: emails whose lease merely ran out (their worker
+  // died holding them) are back in the queue untried, and say nothing about the provider.
   const [retrying] = await sqlQuery<{ n: number }>(
     em,
-    `SELECT count(*)::int AS n FROM email WHERE broadcast_id = ? AND status = 'queued' AND attempts > 0`,
+    `SELECT count(*)::int AS n FROM email WHERE broadcast_id = ? AND status = 'queued' AND attempts > 0 AND last_error IS NOT NULL`,
     [broadcast.id],
   );
   if (retrying!.n > 0) {

@@ -449,7 +449,7 @@ describe('provider throttling', () => {
     try {
       // A relay sends from verified domains only (docs/domains.md).
       const auth = await throttled.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
-      const segmentId = await bulkSegment(throttled, auth, 400, 'throttle');
+      const segmentId = await bulkSegment(throttled, auth, 600, 'throttle');
       const created = await throttled.request('POST', '/broadcasts', {
         token: auth.token,
         body: { segment_id: segmentId, from: 'a@acme.test', subject: 's', text: 'x', send: true },
@@ -498,6 +498,17 @@ describe('provider throttling', () => {
       await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
       await work();
       expect(await state()).toMatchObject({ status: 'sending', expanded_count: 400, pace_per_second: 3 });
+
+      // An email whose worker died holding it is back in the queue untried, with no error from the
+      // provider: that is no pushback, and the walk goes on at full pace.
+      await query(
+        throttled,
+        `UPDATE email SET attempts = 1 WHERE id = (SELECT id FROM email WHERE broadcast_id = $1 AND status = 'queued' LIMIT 1)`,
+        [id],
+      );
+      await query(throttled, 'UPDATE broadcast SET next_batch_at = now() WHERE id = $1', [id]);
+      await work();
+      expect(await state()).toMatchObject({ status: 'sending', expanded_count: 600, pace_per_second: 4 });
     } finally {
       await throttled.close();
       await sink.close();
