@@ -26,7 +26,7 @@ export class Metrics {
 
   readonly sendAttempts = new Counter({
     name: 'postlane_email_send_attempts_total',
-    help: 'Attempts to hand an email to a provider, by region and outcome (sent, retrying, failed, superseded).',
+    help: "Attempts to hand an email to a provider, by region and outcome (sent, retrying, failed, superseded; requeued: the batch's send timeout came first, so it was never handed over).",
     labelNames: ['region', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -49,6 +49,17 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * A message of a batch never handed to the provider: the batch's send timeout passed first. It is
+ * not a failure of the provider or of the message, and it used none of the email's attempts.
+ */
+export class NotAttempted extends ProviderError {
+  constructor() {
+    super('not attempted before the send timeout', true);
+    this.name = 'NotAttempted';
+  }
+}
+
 /** One message's outcome within a batch: its verdicts, or why the whole message failed. */
 export type BatchOutcome = SendResult | ProviderError;
 
@@ -172,7 +183,7 @@ export async function mapConcurrently<T>(
     for (let at = next++; at < items.length; at = next++) {
       await unrecorded?.take();
       if (signal.aborted) {
-        outcomes[at] = new ProviderError('not attempted before the send timeout', true);
+        outcomes[at] = new NotAttempted();
       } else {
         try {
           outcomes[at] = await fn(items[at]!, laneSignal);

@@ -6,6 +6,7 @@ import type { IEmailRecipient } from '../../entities/index.js';
 import {
   type BatchOutcome,
   type EmailProvider,
+  NotAttempted,
   ProviderError,
   type RecipientResult,
   type SendResult,
@@ -18,7 +19,7 @@ import { emitEmailEvents, recordEmailEvent } from '../emails/record-email-event.
 /** Retry delays after transient provider failures, by attempt number; the last repeats. */
 export const SEND_RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600] as const;
 
-type AttemptState = 'sent' | 'retrying' | 'failed';
+type AttemptState = 'sent' | 'retrying' | 'failed' | 'requeued';
 
 /** What one attempt leaves on the email row, its recipients, and the events it announces. */
 interface Settlement {
@@ -28,6 +29,8 @@ interface Settlement {
     id: string;
     /** The claim: the write applies only while the row is still `sending` at this attempt. */
     attempts: number;
+    /** 1 when the attempt the claim counted never happened (NotAttempted): it is given back. */
+    refund: number;
     status: 'queued' | 'sent' | 'failed';
     send_after: string | null;
     last_error: string | null;
@@ -54,11 +57,12 @@ interface Settlement {
 const SETTLE = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
-      id uuid, attempts int, status text, send_after timestamptz, last_error text, last_event text, last_event_at timestamptz,
+      id uuid, attempts int, refund int, status text, send_after timestamptz, last_error text, last_event text, last_event_at timestamptz,
       provider_message_id text, sent_at timestamptz)
   ), settled AS (
     UPDATE email e
        SET status = i.status, lease_expires_at = NULL, send_after = coalesce(i.send_after, e.send_after), last_error = i.last_error,
+           attempts = e.attempts - i.refund,
            last_event = coalesce(i.last_event, e.last_event), last_event_at = coalesce(i.last_event_at, e.last_event_at),
            provider_message_id = coalesce(i.provider_message_id, e.provider_message_id), sent_at = coalesce(e.sent_at, i.sent_at),
            updated_at = now()
@@ -262,6 +266,7 @@ function decide(
   const base = {
     id: email.id,
     attempts: email.attempts,
+    refund: 0,
     send_after: null,
     last_event: null,
     last_event_at: null,
@@ -284,6 +289,14 @@ function decide(
     ...extra,
   });
 
+  // Never handed over: due again at once, the attempt given back, the last real error kept.
+  if (outcome instanceof NotAttempted)
+    return settlement('requeued', {
+      status: 'queued',
+      send_after: now.toISOString(),
+      last_error: email.lastError ?? null,
+      refund: 1,
+    });
   if (outcome instanceof ProviderError) {
     deps.metrics.providerErrors.inc({ region: email.region, kind: outcome.transient ? 'transient' : 'permanent' });
     if (outcome.transient && !lastAttempt)

@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger.js';
 import { maskAddresses } from '../../logger.js';
-import { type BatchOutcome, ProviderError } from '../../providers/index.js';
+import { type BatchOutcome, NotAttempted, ProviderError } from '../../providers/index.js';
 
 /** While a provider keeps failing, at most one summary line per provider in this span. */
 export const FAILURE_SUMMARY_INTERVAL_MS = 5 * 60 * 1000;
@@ -42,6 +42,7 @@ export function errorClass(err: ProviderError): string {
  */
 function judge(outcome: BatchOutcome): { failing: { errorClass: string; message: string } } | 'working' | null {
   if (!(outcome instanceof ProviderError)) return 'working';
+  if (outcome instanceof NotAttempted) return null;
   return outcome.transient ? { failing: { errorClass: errorClass(outcome), message: outcome.message } } : null;
 }
 

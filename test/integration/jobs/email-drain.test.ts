@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Email, Event, EmailRecipient, Suppression } from '../../../server/entities/index.js';
 import { type EmailProvider, ProviderRegistry } from '../../../server/providers/index.js';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
@@ -325,6 +325,48 @@ describe('a poison email', () => {
       attempts: 1,
       lastError: 'cannot read properties of undefined',
     });
+  });
+
+  it('not handed over before the send timeout is due again at once, its attempt given back, and no provider failure', async () => {
+    const relay = app.deps.providers.forRegion('us-east-1');
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`slow${i}@example.com`, 'slow relay')));
+    // Eight lanes each hold a message until the send timeout passes: the last two are never handed over.
+    const slow: EmailProvider = {
+      type: 'smtp',
+      regions: relay.regions,
+      takesReturnPath: true,
+      send: (message, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () =>
+            resolve({
+              providerMessageId: message.emailId,
+              recipients: message.envelopeTo.map((address) => ({
+                address,
+                accepted: true,
+                transient: false,
+                response: '250 ok',
+              })),
+            }),
+          ),
+        ),
+      setUpDomain: (d) => relay.setUpDomain(d),
+      tearDownDomain: (d) => relay.tearDownDomain(d),
+      verify: () => relay.verify(),
+      close: async () => {},
+    };
+    const failing = vi.spyOn(app.deps.logger, 'warn');
+    const config = { ...app.deps.config, POSTLANE_SEND_LEASE_SECONDS: 1 };
+    await app.run(() => deliverDue({ ...app.deps, config, providers: new ProviderRegistry([slow]) }, 'us-east-1', ids));
+    const emails = await Promise.all(ids.map(load));
+    expect(emails.filter((e) => e.status === 'sent')).toHaveLength(8);
+    const untried = emails.filter((e) => e.status === 'queued');
+    expect(untried.map((e) => ({ attempts: e.attempts, lastError: e.lastError }))).toEqual([
+      { attempts: 0, lastError: null },
+      { attempts: 0, lastError: null },
+    ]);
+    for (const e of untried) expect(e.sendAfter.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(failing.mock.calls.filter(([, msg]) => msg === 'provider failing: emails will be retried')).toEqual([]);
+    failing.mockRestore();
   });
 
   it('whose lease ran out at its last attempt (its worker died) ends failed instead of being claimed past the cap', async () => {
