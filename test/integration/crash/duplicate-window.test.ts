@@ -119,7 +119,7 @@ afterAll(async () => {
 describe('a worker SIGKILLed mid-delivery', () => {
   it(`over SMTP (${CONNECTIONS} pooled connections): nothing lost, at most ${CONNECTIONS * UNRECORDED_PER_CONNECTION} sent twice per kill`, async () => {
     const ids = await post('window smtp');
-    // Batches of 50 finish inside the send timeout even on a busy machine (a batch that does not is retried in 30 s).
+    // Batches of 50 finish inside the send timeout even on a busy machine (what one has not handed over by then is due again at once; the message in flight at the timeout is retried in 30 s).
     const env = {
       ...workerEnv([
         { type: 'smtp', url: sinkUrl, regions: ['us-east-1'], max_connections: CONNECTIONS, rate_per_second: 10_000 },
