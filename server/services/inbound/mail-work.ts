@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Config } from '../../../config/index.js';
+import type { AuthVerdicts } from '../../entities/index.js';
+import { unauthenticated } from './authenticate-message.js';
+import { type ParsedMessage, unparsed } from './parse-received.js';
+import type { ReceivedEnvelope } from './store-received-email.js';
+
+/** What a worker needs of the configuration: its own DNS resolver is built from it. */
+export type MailWorkSettings = Pick<
+  Config,
+  'POSTLANE_DNS_SERVERS' | 'POSTLANE_DNS_TIMEOUT_MS' | 'POSTLANE_INBOUND_MX_HOST'
+>;
+
+export type WorkerTask = { raw: Uint8Array; settings: MailWorkSettings } & (
+  { kind: 'parse' } | { kind: 'authenticate'; envelope: Omit<ReceivedEnvelope, 'recipients'> }
+);
+
+/** A parsed message as it crosses the thread boundary. */
+export type ParseResult = Omit<ParsedMessage, 'headers'> & { headers: [string, string][] };
+
+const COMPILED_WORKER = fileURLToPath(new URL('./mail-work.worker.js', import.meta.url));
+const SOURCE_WORKER = fileURLToPath(new URL('./mail-work.worker.ts', import.meta.url));
+
+/**
+ * Authentication (mailauth) and parsing (mailparser) of received mail, in a pool of worker threads
+ * the whole process shares (the inbound listener, and whatever else reads mail), under a deadline
+ * per message. Both parsers have had inputs that cost them quadratic time or never settle; here such
+ * a message costs one thread until its deadline, when the thread is ended and the message reads as
+ * unparsed and `temperror`, and the event loop (API, `/health`, other sessions) never waits on it.
+ */
+export class MailWork {
+  private pool: Piscina | null = null;
+  private readonly settings: MailWorkSettings;
+
+  constructor(
+    private readonly config: MailWorkSettings &
+      Pick<Config, 'POSTLANE_MAIL_WORKERS' | 'POSTLANE_INBOUND_PARSE_DEADLINE_MS'>,
+  ) {
+    this.settings = {
+      POSTLANE_DNS_SERVERS: config.POSTLANE_DNS_SERVERS,
+      POSTLANE_DNS_TIMEOUT_MS: config.POSTLANE_DNS_TIMEOUT_MS,
+      POSTLANE_INBOUND_MX_HOST: config.POSTLANE_INBOUND_MX_HOST,
+    };
+  }
+
+  /** The deadline of one message's work: give the same signal to its `authenticate` and `parse`. */
+  deadline(): AbortSignal {
+    return AbortSignal.timeout(this.config.POSTLANE_INBOUND_PARSE_DEADLINE_MS);
+  }
+
+  /** SPF, DKIM and DMARC verdicts; `temperror` for all three when the deadline passes first. */
+  async authenticate(
+    raw: Buffer,
+    envelope: Omit<ReceivedEnvelope, 'recipients'>,
+    signal = this.deadline(),
+  ): Promise<AuthVerdicts> {
+    const task = {
+      kind: 'authenticate' as const,
+      raw,
+      settings: this.settings,
+      envelope: { mailFrom: envelope.mailFrom, peerIp: envelope.peerIp, helo: envelope.helo },
+    };
+    try {
+      return (await this.run(task, signal)) as AuthVerdicts;
+    } catch (err) {
+      return unauthenticated(this.failure('authentication', err));
+    }
+  }
+
+  /** The message's fields; unparsed, with `parseError` saying why, when the deadline passes first. */
+  async parse(raw: Buffer, signal = this.deadline()): Promise<ParsedMessage> {
+    let result: ParseResult;
+    try {
+      result = (await this.run({ kind: 'parse', raw, settings: this.settings }, signal)) as ParseResult;
+    } catch (err) {
+      return unparsed(this.failure('parsing', err));
+    }
+    const headers = Object.create(null) as Record<string, string>;
+    for (const [key, value] of result.headers)
+      Object.defineProperty(headers, key, { value, enumerable: true, writable: true, configurable: true });
+    return {
+      ...result,
+      headers,
+      // Buffers arrive as plain Uint8Arrays.
+      attachments: result.attachments.map((part) => ({
+        ...part,
+        content: Buffer.from(part.content.buffer, part.content.byteOffset, part.content.byteLength),
+      })),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+    this.pool = null;
+  }
+
+  private run(task: WorkerTask, signal: AbortSignal): Promise<unknown> {
+    this.pool ??= new Piscina({
+      // From the TypeScript sources (tests, `tsx`), the worker module is loaded through tsx.
+      ...(existsSync(COMPILED_WORKER)
+        ? { filename: COMPILED_WORKER }
+        : { filename: SOURCE_WORKER, execArgv: [...process.execArgv, '--import', 'tsx'] }),
+      minThreads: 0,
+      maxThreads: this.config.POSTLANE_MAIL_WORKERS,
+      idleTimeout: 60_000,
+      // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
+      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
+    });
+    return this.pool.run(task, { signal });
+  }
+
+  private failure(what: string, err: unknown): string {
+    if ((err as Error).name === 'AbortError')
+      return `${what} took longer than ${this.config.POSTLANE_INBOUND_PARSE_DEADLINE_MS} ms (POSTLANE_INBOUND_PARSE_DEADLINE_MS): not finished`;
+    return `${what} failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
