@@ -675,7 +675,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_INBOUND_PARSE_DEADLINE_MS: {
     description:
-      'How long authenticating and parsing one received message may take (waiting for a mail worker included). Past it the work is cancelled (its worker thread ended) and the message is stored raw, with `parse_error` set and authentication `temperror`; the sender still gets 250. Bounds what any message the other limits let through can cost.',
+      'How long authenticating, and parsing, one received message may each take in a mail worker (from when a worker takes it up). Past it that work is cancelled (its worker thread ended): the message is stored raw with `parse_error` set, or with authentication `temperror`, and the sender still gets 250. Bounds what any message the other limits let through can cost.',
   },
   POSTLANE_MAIL_WORKERS: {
     description:

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Config } from '../../../config/index.js';
@@ -13,7 +14,8 @@ export type MailWorkSettings = Pick<
   'POSTLANE_DNS_SERVERS' | 'POSTLANE_DNS_TIMEOUT_MS' | 'POSTLANE_INBOUND_MX_HOST'
 >;
 
-export type WorkerTask = { raw: Uint8Array; settings: MailWorkSettings } & (
+/** `started` hears from the worker when it takes the task up: the deadline runs from then. */
+export type WorkerTask = { raw: Uint8Array; settings: MailWorkSettings; started: MessagePort } & (
   { kind: 'parse' } | { kind: 'authenticate'; envelope: Omit<ReceivedEnvelope, 'recipients'> }
 );
 
@@ -45,35 +47,21 @@ export class MailWork {
     };
   }
 
-  /** The deadline of one message's work: give the same signal to its `authenticate` and `parse`. */
-  deadline(): AbortSignal {
-    return AbortSignal.timeout(this.config.POSTLANE_INBOUND_PARSE_DEADLINE_MS);
-  }
-
   /** SPF, DKIM and DMARC verdicts; `temperror` for all three when the deadline passes first. */
-  async authenticate(
-    raw: Buffer,
-    envelope: Omit<ReceivedEnvelope, 'recipients'>,
-    signal = this.deadline(),
-  ): Promise<AuthVerdicts> {
-    const task = {
-      kind: 'authenticate' as const,
-      raw,
-      settings: this.settings,
-      envelope: { mailFrom: envelope.mailFrom, peerIp: envelope.peerIp, helo: envelope.helo },
-    };
+  async authenticate(raw: Buffer, envelope: Omit<ReceivedEnvelope, 'recipients'>): Promise<AuthVerdicts> {
+    const { mailFrom, peerIp, helo } = envelope;
     try {
-      return (await this.run(task, signal)) as AuthVerdicts;
+      return (await this.run({ kind: 'authenticate', envelope: { mailFrom, peerIp, helo } }, raw)) as AuthVerdicts;
     } catch (err) {
       return unauthenticated(this.failure('authentication', err));
     }
   }
 
   /** The message's fields; unparsed, with `parseError` saying why, when the deadline passes first. */
-  async parse(raw: Buffer, signal = this.deadline()): Promise<ParsedMessage> {
+  async parse(raw: Buffer): Promise<ParsedMessage> {
     let result: ParseResult;
     try {
-      result = (await this.run({ kind: 'parse', raw, settings: this.settings }, signal)) as ParseResult;
+      result = (await this.run({ kind: 'parse' }, raw)) as ParseResult;
     } catch (err) {
       return unparsed(this.failure('parsing', err));
     }
@@ -96,7 +84,14 @@ export class MailWork {
     this.pool = null;
   }
 
-  private run(task: WorkerTask, signal: AbortSignal): Promise<unknown> {
+  /**
+   * One task, its deadline counted from when a worker takes it up: time spent waiting behind other
+   * messages for a thread is not held against this one (the DATA budget bounds how many wait).
+   */
+  private async run(
+    task: { kind: 'parse' } | { kind: 'authenticate'; envelope: Omit<ReceivedEnvelope, 'recipients'> },
+    raw: Buffer,
+  ): Promise<unknown> {
     this.pool ??= new Piscina({
       // From the TypeScript sources (tests, `tsx`), the worker module is loaded through tsx.
       ...(existsSync(COMPILED_WORKER)
@@ -108,7 +103,21 @@ export class MailWork {
       // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
       resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
     });
-    return this.pool.run(task, { signal });
+    const { port1, port2 } = new MessageChannel();
+    const deadline = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    port1.once('message', () => {
+      timer = setTimeout(() => deadline.abort(), this.config.POSTLANE_INBOUND_PARSE_DEADLINE_MS);
+    });
+    try {
+      return await this.pool.run({ ...task, raw, settings: this.settings, started: port2 } satisfies WorkerTask, {
+        transferList: [port2],
+        signal: deadline.signal,
+      });
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+    }
   }
 
   private failure(what: string, err: unknown): string {

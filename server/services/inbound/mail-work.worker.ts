@@ -20,6 +20,8 @@ function dnsFor(settings: MailWorkSettings): DnsResolver {
 
 /** A task of the mail worker pool: what `MailWork` sends is what runs here, beside the event loop. */
 export default async function runMailWork(task: WorkerTask): Promise<AuthVerdicts | ParseResult> {
+  task.started.postMessage(null);
+  task.started.close();
   const raw = Buffer.from(task.raw.buffer, task.raw.byteOffset, task.raw.byteLength);
   if (task.kind === 'authenticate')
     return authenticateMessage({ dns: dnsFor(task.settings), config: task.settings }, raw, task.envelope);
