@@ -25,6 +25,10 @@ export type ParseResult = Omit<ParsedMessage, 'headers'> & { headers: [string, s
 const COMPILED_WORKER = fileURLToPath(new URL('./mail-work.worker.js', import.meta.url));
 const SOURCE_WORKER = fileURLToPath(new URL('./mail-work.worker.ts', import.meta.url));
 
+/** Node flags that load TypeScript through tsx (the benchmarks run under tsx already; vitest does not). */
+const withTsx = (flags: string[]) =>
+  flags.some((flag) => flag.includes('tsx')) ? flags : [...flags, '--import', 'tsx'];
+
 /**
  * Authentication (mailauth) and parsing (mailparser) of received mail, in a pool of worker threads
  * the whole process shares (the inbound listener, and whatever else reads mail), under a deadline
@@ -96,7 +100,7 @@ export class MailWork {
       // From the TypeScript sources (tests, `tsx`), the worker module is loaded through tsx.
       ...(existsSync(COMPILED_WORKER)
         ? { filename: COMPILED_WORKER }
-        : { filename: SOURCE_WORKER, execArgv: [...process.execArgv, '--import', 'tsx'] }),
+        : { filename: SOURCE_WORKER, execArgv: withTsx(process.execArgv) }),
       minThreads: 0,
       maxThreads: this.config.POSTLANE_MAIL_WORKERS,
       idleTimeout: 60_000,
