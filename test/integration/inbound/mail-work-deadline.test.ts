@@ -110,8 +110,11 @@ describe('mail workers under a deadline', () => {
     );
     const { stallMs } = await stallDuring(() => app.deps.mailWork.parse(raw));
     expect(stallMs).toBeLessThan(1000);
-    const next = await app.deps.mailWork.parse(Buffer.from(`${head}\r\nlegitimate\r\n`));
+    const next = await app.deps.mailWork.parse(Buffer.from(`${head}__proto__: polluted\r\n\r\nlegitimate\r\n`));
     expect(next).toMatchObject({ subject: 'hostile', parseError: null, text: 'legitimate\n' });
+    // Across the thread boundary the header map keeps its null prototype and its own `__proto__` field.
+    expect(Object.getPrototypeOf(next.headers)).toBeNull();
+    expect(Object.getOwnPropertyDescriptor(next.headers, '__proto__')?.value).toBe('polluted');
   });
 
   it('releases the DATA budget of 8 messages of 998 KB past their deadline: the next message gets 250 (finding 3)', async () => {
