@@ -4,7 +4,7 @@ import { unauthenticated } from './authenticate-message.js';
 import { dkimSignaturesExceeded, headerLimitExceeded, measureMessage, mimePartsExceeded } from './message-limits.js';
 import { unparsed } from './parse-received.js';
 import type { ReceivingDomainCache } from './receiving-domains.js';
-import type { ReceivedEnvelope } from './store-received-email.js';
+import type { ReceivedEnvelope } from './envelope.js';
 import { storeReceivedEmail } from './store-received-email.js';
 import { ingestBounceMessage, isBounceAddress } from './verp.js';
 

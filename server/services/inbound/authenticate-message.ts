@@ -2,7 +2,7 @@ import { authenticate, type DNSResolver } from 'mailauth';
 import type { Config } from '../../../config/index.js';
 import type { DnsResolver as PostlaneResolver } from '../../dns/resolver.js';
 import type { AuthVerdict, AuthVerdicts } from '../../entities/index.js';
-import type { ReceivedEnvelope } from './store-received-email.js';
+import type { ReceivedEnvelope } from './envelope.js';
 
 const trim = (verdict: AuthVerdict): AuthVerdict =>
   Object.fromEntries(Object.entries(verdict).filter(([, value]) => value !== undefined && value !== '')) as AuthVerdict;

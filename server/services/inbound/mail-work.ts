@@ -6,7 +6,7 @@ import type { Config } from '../../../config/index.js';
 import type { AuthVerdicts } from '../../entities/index.js';
 import { unauthenticated } from './authenticate-message.js';
 import { type ParsedMessage, unparsed } from './parse-received.js';
-import type { ReceivedEnvelope } from './store-received-email.js';
+import type { ReceivedEnvelope } from './envelope.js';
 
 /** What a worker needs of the configuration: its own DNS resolver is built from it. */
 export type MailWorkSettings = Pick<

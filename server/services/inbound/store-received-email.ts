@@ -6,20 +6,11 @@ import {
   ReceivedAttachment,
   ReceivedEmail,
 } from '../../entities/index.js';
+import type { ReceivedEnvelope } from './envelope.js';
 import type { ParsedMessage } from './parse-received.js';
 import { findReceivingDomains, normalizeRecipient } from './receiving-domains.js';
 import { domainOfAddress } from '../domains/domain-name.js';
 import { emitEvent } from '../events/emit-event.js';
-
-/** What the SMTP session knew about a message. */
-export interface ReceivedEnvelope {
-  /** MAIL FROM; empty for the null sender. */
-  mailFrom: string;
-  /** Every RCPT TO the listener accepted. */
-  recipients: readonly string[];
-  peerIp: string;
-  helo: string;
-}
 
 export interface StoreReceivedEmailInput {
   envelope: ReceivedEnvelope;
