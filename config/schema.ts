@@ -304,6 +304,8 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
     POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
     POSTLANE_INBOUND_MAX_MIME_PARTS: v.optional(Integer(1, 900), 500),
+    POSTLANE_INBOUND_PARSE_DEADLINE_MS: v.optional(Integer(1, 600_000), 10_000),
+    POSTLANE_MAIL_WORKERS: v.optional(Integer(1, 64), 2),
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_AUTOMATION_RETENTION_DAYS: v.optional(Integer(1, 3650), 90),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
@@ -670,6 +672,14 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_INBOUND_MAX_MIME_PARTS: {
     description:
       'Most MIME boundary lines (an upper bound on its parts) a received message may have to be parsed; past it the message is stored raw with `parse_error` set. At most 900: the MIME parser stops settling from about 1,000 parts.',
+  },
+  POSTLANE_INBOUND_PARSE_DEADLINE_MS: {
+    description:
+      'How long authenticating, and parsing, one received message may each take in a mail worker (from when a worker takes it up). Past it that work is cancelled (its worker thread ended): the message is stored raw with `parse_error` set, or with authentication `temperror`, and the sender still gets 250. Bounds what any message the other limits let through can cost.',
+  },
+  POSTLANE_MAIL_WORKERS: {
+    description:
+      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Messages beyond them wait their turn, within `POSTLANE_INBOUND_PARSE_DEADLINE_MS`.',
   },
   POSTLANE_RECEIVED_RETENTION_DAYS: {
     description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',

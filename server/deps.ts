@@ -8,6 +8,7 @@ import { jobBacklog } from './services/health/job-backlog.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
+import { MailWork } from './services/inbound/mail-work.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
@@ -42,6 +43,8 @@ export interface Deps {
   webhookSettler: DeliverySettler;
   /** Verifies SNS posts to the ingestion webhook; its certificate cache lives as long as the process. */
   sns: SnsVerifier;
+  /** Worker threads that authenticate and parse received mail under a deadline; closed with the process. */
+  mailWork: MailWork;
   /** Logs a provider's failures once when they start, in summaries while they last, and its recovery. */
   providerFailures: ProviderFailureLog;
 }
@@ -71,5 +74,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     webhookSettler: new DeliverySettler(orm),
     sns: new SnsVerifier(config.POSTLANE_SNS_TOPIC_ARNS, undefined),
     providerFailures: new ProviderFailureLog(logger),
+    mailWork: new MailWork(config),
   };
 }

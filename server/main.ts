@@ -104,6 +104,7 @@ export async function boot(
       await closeServer();
       await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
       await providers.close();
+      await deps.mailWork.close();
       await deps.apiLogs.flush();
       await orm.close();
       logger.info({ role }, 'stopped');

@@ -54,7 +54,7 @@ export async function smtpConnect(port: number, host = '127.0.0.1') {
       return read();
     },
     /** DATA, the message (dot-stuffed), and the final reply; the 354 is checked on the way. */
-    async data(message: Buffer | string): Promise<SmtpReply> {
+    async data(message: Buffer | string, timeoutMs?: number): Promise<SmtpReply> {
       const go = await this.command('DATA');
       if (go.code !== 354) return go;
       const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
@@ -62,7 +62,7 @@ export async function smtpConnect(port: number, host = '127.0.0.1') {
         `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`,
         'latin1',
       );
-      return read();
+      return read(timeoutMs);
     },
     close() {
       socket.destroy();

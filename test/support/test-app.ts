@@ -133,6 +133,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       await new Promise((resolve) => server.close(resolve));
       await agenda?.stop(5_000);
       await deps.providers.close();
+      await deps.mailWork.close();
       await deps.apiLogs.flush();
       await orm.close();
       await database.drop();

@@ -1,20 +1,15 @@
 import type { Deps } from '../../deps.js';
-import type { AuthVerdicts } from '../../entities/index.js';
 import { domainOfAddress } from '../domains/domain-name.js';
-import { authenticateMessage } from './authenticate-message.js';
+import { unauthenticated } from './authenticate-message.js';
 import { dkimSignaturesExceeded, headerLimitExceeded, measureMessage, mimePartsExceeded } from './message-limits.js';
-import { parseReceived, unparsed } from './parse-received.js';
+import { unparsed } from './parse-received.js';
 import type { ReceivingDomainCache } from './receiving-domains.js';
-import type { ReceivedEnvelope } from './store-received-email.js';
+import type { ReceivedEnvelope } from './envelope.js';
 import { storeReceivedEmail } from './store-received-email.js';
 import { ingestBounceMessage, isBounceAddress } from './verp.js';
 
 /** What became of a message: accepted (with the id it was stored under, if any received mail was kept), or refused for good. */
 export type MessageVerdict = { accepted: true; storedId: string | null } | { accepted: false };
-
-function unauthenticated(comment: string): AuthVerdicts {
-  return { spf: { result: 'temperror', comment }, dkim: [], dmarc: { result: 'temperror', comment } };
-}
 
 /** Whether mail to this address is ours to take: a VERP return path, or a domain that receives. */
 export async function acceptsRecipient(
@@ -44,10 +39,12 @@ export async function acceptMessage(deps: Deps, raw: Buffer, envelope: ReceivedE
   const overHeaders = headerLimitExceeded(shape, deps.config);
   const skipAuth = overHeaders ?? dkimSignaturesExceeded(shape, deps.config);
   const skipParse = overHeaders ?? mimePartsExceeded(shape, deps.config);
-  // Parsing is CPU work, authentication mostly waits on DNS: side by side.
+  // Within the limits, both still run in the mail workers, each under a deadline (issue 33: what the
+  // limits miss may be slow, never stalls the event loop, and always ends). Side by side: parsing is
+  // CPU work, authentication mostly waits on DNS.
   const [verdicts, parsed] = await Promise.all([
-    skipAuth === null ? authenticateMessage(deps, raw, received) : unauthenticated(skipAuth),
-    skipParse === null ? parseReceived(raw) : unparsed(skipParse),
+    skipAuth === null ? deps.mailWork.authenticate(raw, received) : unauthenticated(skipAuth),
+    skipParse === null ? deps.mailWork.parse(raw) : unparsed(skipParse),
   ]);
   const stored = await storeReceivedEmail(deps, { envelope: received, raw, verdicts, parsed });
   if (stored.length > 0) return { accepted: true, storedId: stored[0]!.id };

@@ -1,10 +1,16 @@
 import { authenticate, type DNSResolver } from 'mailauth';
-import type { Deps } from '../../deps.js';
+import type { Config } from '../../../config/index.js';
+import type { DnsResolver as PostlaneResolver } from '../../dns/resolver.js';
 import type { AuthVerdict, AuthVerdicts } from '../../entities/index.js';
-import type { ReceivedEnvelope } from './store-received-email.js';
+import type { ReceivedEnvelope } from './envelope.js';
 
 const trim = (verdict: AuthVerdict): AuthVerdict =>
   Object.fromEntries(Object.entries(verdict).filter(([, value]) => value !== undefined && value !== '')) as AuthVerdict;
+
+/** The verdicts of a message whose checks did not run or finish, for the reason given. */
+export function unauthenticated(comment: string): AuthVerdicts {
+  return { spf: { result: 'temperror', comment }, dkim: [], dmarc: { result: 'temperror', comment } };
+}
 
 /**
  * SPF (of the client IP, HELO and MAIL FROM), DKIM (every signature) and DMARC (alignment with the
@@ -13,7 +19,7 @@ const trim = (verdict: AuthVerdict): AuthVerdict =>
  * finish reads `temperror` rather than costing the message.
  */
 export async function authenticateMessage(
-  deps: Pick<Deps, 'dns' | 'config'>,
+  deps: { dns: Pick<PostlaneResolver, 'resolve'>; config: Pick<Config, 'POSTLANE_INBOUND_MX_HOST'> },
   raw: Buffer,
   envelope: Omit<ReceivedEnvelope, 'recipients'>,
 ): Promise<AuthVerdicts> {
@@ -53,7 +59,6 @@ export async function authenticateMessage(
         : { result: 'none' },
     };
   } catch (err) {
-    const comment = err instanceof Error ? err.message : String(err);
-    return { spf: { result: 'temperror', comment }, dkim: [], dmarc: { result: 'temperror', comment } };
+    return unauthenticated(err instanceof Error ? err.message : String(err));
   }
 }

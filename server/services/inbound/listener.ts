@@ -11,6 +11,8 @@ import { ReceivingDomainCache } from './receiving-domains.js';
 
 export interface InboundListener {
   port: number;
+  /** Bytes of DATA held now, of the budget; 0 whenever no message is being read or stored. */
+  heldBytes(): number;
   close(): Promise<void>;
 }
 
@@ -110,6 +112,7 @@ export async function startInboundListener(
       if (!verdict.accepted) throw reply(550, 'No such recipient here');
       return 'Accepted'; // never the stored id: the sender has no business knowing it (issue 33, 9)
     } finally {
+      // Whatever became of the message: acceptMessage always settles (its parsing is under a deadline).
       bytesHeld -= held;
     }
   }
@@ -204,6 +207,7 @@ export async function startInboundListener(
   ]);
   return {
     port: (server.server.address() as AddressInfo).port,
+    heldBytes: () => bytesHeld,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

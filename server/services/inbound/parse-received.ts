@@ -42,6 +42,10 @@ export function unparsed(reason: string): ParsedMessage {
   return { ...EMPTY, headers: Object.create(null) as Record<string, string>, parseError: reason };
 }
 
+/** PostgreSQL text and jsonb cannot hold U+0000 (the insert fails, and the sender would be told 451 for ever): a NUL a sender wrote reads U+FFFD. */
+const storable = (text: string) => text.replaceAll('\0', '\uFFFD');
+const storableOrNull = (text: string | null | undefined) => (text == null ? null : storable(text));
+
 /** `Name <a@b>` or `a@b` per mailbox, groups flattened. */
 function formatted(field: AddressObject | AddressObject[] | undefined): string[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
@@ -49,7 +53,7 @@ function formatted(field: AddressObject | AddressObject[] | undefined): string[]
     .flatMap((object) => object.value)
     .flatMap((entry) => entry.group ?? [entry])
     .filter((mailbox) => mailbox.address)
-    .map((mailbox) => (mailbox.name ? `${mailbox.name} <${mailbox.address}>` : mailbox.address!));
+    .map((mailbox) => storable(mailbox.name ? `${mailbox.name} <${mailbox.address}>` : mailbox.address!));
 }
 
 /**
@@ -60,12 +64,14 @@ function formatted(field: AddressObject | AddressObject[] | undefined): string[]
 export function headerMap(lines: readonly { key: string; line: string }[]): Record<string, string> {
   const fields = new Map<string, string>();
   for (const { key, line } of lines) {
-    const value = line
-      .slice(line.indexOf(':') + 1)
-      .replace(/\r?\n[ \t]+/g, ' ')
-      .trim();
-    const earlier = fields.get(key);
-    fields.set(key, earlier === undefined ? value : `${earlier}\n${value}`);
+    const value = storable(
+      line
+        .slice(line.indexOf(':') + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    );
+    const earlier = fields.get(storable(key));
+    fields.set(storable(key), earlier === undefined ? value : `${earlier}\n${value}`);
   }
   const headers = Object.create(null) as Record<string, string>;
   for (const [key, value] of fields)
@@ -85,26 +91,26 @@ export async function parseReceived(raw: Buffer): Promise<ParsedMessage> {
     if (!mail.headerLines.some(({ line }) => /^[!-9;-~]+:/.test(line)))
       return { ...EMPTY, parseError: 'no header fields: not an RFC 5322 message' };
     return {
-      messageId: mail.messageId ?? '',
-      subject: mail.subject ?? '',
+      messageId: storable(mail.messageId ?? ''),
+      subject: storable(mail.subject ?? ''),
       from: formatted(mail.from)[0] ?? '',
       to: formatted(mail.to),
       cc: formatted(mail.cc),
       bcc: formatted(mail.bcc),
       replyTo: formatted(mail.replyTo),
       headers: headerMap(mail.headerLines),
-      text: mail.text ?? null,
-      html: typeof mail.html === 'string' ? mail.html : null,
+      text: storableOrNull(mail.text),
+      html: typeof mail.html === 'string' ? storable(mail.html) : null,
       attachments: mail.attachments.map((part) => ({
-        filename: part.filename ?? null,
-        contentType: part.contentType,
-        contentDisposition: part.contentDisposition ?? null,
-        contentId: part.cid ?? null,
+        filename: storableOrNull(part.filename),
+        contentType: storable(part.contentType),
+        contentDisposition: storableOrNull(part.contentDisposition),
+        contentId: storableOrNull(part.cid),
         content: part.content,
       })),
       parseError: null,
     };
   } catch (err) {
-    return { ...EMPTY, parseError: err instanceof Error ? err.message : String(err) };
+    return { ...EMPTY, parseError: storable(err instanceof Error ? err.message : String(err)) };
   }
 }

@@ -6,26 +6,17 @@ import {
   ReceivedAttachment,
   ReceivedEmail,
 } from '../../entities/index.js';
-import { type ParsedMessage, parseReceived } from './parse-received.js';
+import type { ReceivedEnvelope } from './envelope.js';
+import type { ParsedMessage } from './parse-received.js';
 import { findReceivingDomains, normalizeRecipient } from './receiving-domains.js';
 import { domainOfAddress } from '../domains/domain-name.js';
 import { emitEvent } from '../events/emit-event.js';
-
-/** What the SMTP session knew about a message. */
-export interface ReceivedEnvelope {
-  /** MAIL FROM; empty for the null sender. */
-  mailFrom: string;
-  /** Every RCPT TO the listener accepted. */
-  recipients: readonly string[];
-  peerIp: string;
-  helo: string;
-}
 
 export interface StoreReceivedEmailInput {
   envelope: ReceivedEnvelope;
   raw: Buffer;
   verdicts: AuthVerdicts;
-  /** `parseReceived(raw)`, when the caller has it already (the listener parses while DNS answers). */
+  /** The parsed message, when the caller has it already (the listener parses while DNS answers). */
   parsed?: ParsedMessage;
 }
 
@@ -64,11 +55,11 @@ function receivedEventData(email: IReceivedEmail, attachments: readonly IReceive
  * result: nothing was kept).
  */
 export async function storeReceivedEmail(
-  deps: Pick<Deps, 'orm' | 'clock'>,
+  deps: Pick<Deps, 'orm' | 'clock' | 'mailWork'>,
   input: StoreReceivedEmailInput,
 ): Promise<StoredReceivedEmail[]> {
   const recipients = [...new Set(input.envelope.recipients.map(normalizeRecipient))];
-  const parsed = input.parsed ?? (await parseReceived(input.raw));
+  const parsed = input.parsed ?? (await deps.mailWork.parse(input.raw));
   const createdAt = deps.clock();
   return deps.orm.em.fork().transactional(async (tx) => {
     const domains = await findReceivingDomains(tx, recipients.map(domainOfAddress));

@@ -32,4 +32,12 @@ describe('parseReceived header map', () => {
     });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
+
+  // Found by the listener fuzz test: PostgreSQL refuses U+0000 in text and jsonb, so such a message was answered 451 for ever.
+  it('reads a NUL in any field as U+FFFD', async () => {
+    const raw = Buffer.from('From: a@example.com\r\nSubject: a\0b\r\nX-\0: c\0\r\n\r\nt\0\r\n', 'latin1');
+    const parsed = await parseReceived(raw);
+    expect(parsed).toMatchObject({ subject: 'a\uFFFDb', text: 't\uFFFD\n', parseError: null });
+    expect(parsed.headers['x-\uFFFD']).toBe('c\uFFFD');
+  });
 });

@@ -1,0 +1,49 @@
+/**
+ * The attacking side of hostile.bench.ts, in a process of its own so that building and writing its
+ * megabytes does not run on the event loop under test: `connections` SMTP sessions to the listener
+ * at `port`, each sending the attacks of issue 33 in turn until `seconds` have passed. Prints
+ * `{ accepted, replies451, other }` as JSON.
+ *
+ *   node --import tsx test/bench/hostile-attacker.ts <port> <domain> <seconds> <connections>
+ */
+import { randomBytes } from 'node:crypto';
+import { smtpConnect } from '../support/smtp-client.js';
+
+const [port, domain, seconds, connections] = process.argv.slice(2);
+const head = `From: a@elsewhere.test\r\nTo: desk@${domain}\r\nSubject: hostile\r\n`;
+const part = `--b\r\nContent-Type: text/plain\r\n\r\n${'y'.repeat(958)}\r\n`;
+const image = randomBytes(150_000).toString('base64').replace(/.{76}/g, '$&\r\n');
+const attacks = [
+  `${head}X-F: a${'\r\n b'.repeat(60_000)}\r\n\r\nbody\r\n`,
+  `${Array.from(
+    { length: 300 },
+    (_, i) =>
+      `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=elsewhere.test; s=sel; l=${1000 + i}; h=from:to:subject; bh=${Buffer.alloc(32, i).toString('base64')}; b=${randomBytes(16).toString('base64')}\r\n`,
+  ).join('')}${head}\r\n${`${'x'.repeat(998)}\r\n`.repeat(1050)}`,
+  `${head}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${part.repeat(1000)}--b--\r\n`,
+  `From: a@elsewhere.test\r\nTo: desk@${domain}\r\nSubject: cid amplification\r\nMIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=r\r\n\r\n--r\r\nContent-Type: text/html\r\n\r\n${'<img src="cid:x">'.repeat(400)}\r\n--r\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\nContent-ID: <x>\r\n\r\n${image}\r\n--r--\r\n`,
+];
+
+const endsAt = performance.now() + Number(seconds) * 1000;
+const counts = { accepted: 0, replies451: 0, other: 0 };
+await Promise.all(
+  Array.from({ length: Number(connections) }, async (_, lane) => {
+    const client = await smtpConnect(Number(port));
+    try {
+      await client.greeting;
+      await client.command('EHLO attacker.bench.test');
+      for (let turn = lane; performance.now() < endsAt; turn++) {
+        await client.command('MAIL FROM:<attacker@elsewhere.test>');
+        await client.command(`RCPT TO:<desk@${domain}>`);
+        const reply = await client.data(attacks[turn % attacks.length]!, 120_000);
+        if (reply.code === 250) counts.accepted++;
+        else if (reply.code === 451) counts.replies451++;
+        else counts.other++;
+      }
+      await client.command('QUIT');
+    } finally {
+      client.close();
+    }
+  }),
+);
+process.stdout.write(JSON.stringify(counts));
