@@ -182,6 +182,73 @@ describe('the SMTP provider', () => {
   });
 });
 
+describe('the SMTP provider with VERP return paths (issue 33, 6)', () => {
+  it('sends one envelope per recipient with its own return path, and gives each recipient its own verdict in the one outcome', async () => {
+    const sink = await startSmtpSink({
+      reject: new Map([
+        ['later@example.com', 451],
+        ['gone@example.com', 550],
+      ]),
+    });
+    const provider = new SmtpProvider(
+      { type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 2, rate_per_second: 10_000 },
+      10_000,
+      'postlane',
+    );
+    const recipients = ['fine@example.com', 'later@example.com', 'gone@example.com', 'also@example.com'];
+    const returnPath = (address: string) => `bounces+${address.split('@')[0]}@bounces.acme.test`;
+    try {
+      const result = await provider.send(
+        {
+          ...message(0),
+          to: recipients.map((address) => ({ name: null, address })),
+          envelopeTo: recipients,
+          returnPaths: Object.fromEntries(recipients.map((address) => [address, returnPath(address)])),
+        },
+        AbortSignal.timeout(30_000),
+      );
+      expect(result.recipients.map(({ address, accepted, transient }) => ({ address, accepted, transient }))).toEqual([
+        { address: 'fine@example.com', accepted: true, transient: false },
+        { address: 'later@example.com', accepted: false, transient: true },
+        { address: 'gone@example.com', accepted: false, transient: false },
+        { address: 'also@example.com', accepted: true, transient: false },
+      ]);
+      expect(sink.received.map((m) => m.envelope)).toEqual([
+        { from: returnPath('fine@example.com'), to: ['fine@example.com'] },
+        { from: returnPath('also@example.com'), to: ['also@example.com'] },
+      ]);
+    } finally {
+      await provider.close();
+      await sink.close();
+    }
+  });
+
+  it('fails the message when every envelope fails (the relay away), as a single-envelope message does', async () => {
+    const sink = await startSmtpSink();
+    await sink.close();
+    const provider = new SmtpProvider(
+      { type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 1, rate_per_second: 10_000 },
+      5_000,
+      'postlane',
+    );
+    const recipients = ['a@example.com', 'b@example.com'];
+    try {
+      await expect(
+        provider.send(
+          {
+            ...message(1),
+            envelopeTo: recipients,
+            returnPaths: Object.fromEntries(recipients.map((address) => [address, `bounces+x@b.test`])),
+          },
+          AbortSignal.timeout(30_000),
+        ),
+      ).rejects.toMatchObject({ name: 'ProviderError', transient: true });
+    } finally {
+      await provider.close();
+    }
+  });
+});
+
 describe('messages with the transport', () => {
   it('never pass their bound across batches, while outcomes waiting for their commit keep the other places', async () => {
     const unrecorded = new Unrecorded(10, 2);
