@@ -8,6 +8,7 @@ import {
   sendBatch,
   Unrecorded,
 } from '../../../server/providers/index.js';
+import { CaptureProvider } from '../../../server/providers/capture.provider.js';
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/outbox/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -220,6 +221,41 @@ describe('the SMTP provider with VERP return paths (issue 33, 6)', () => {
     } finally {
       await provider.close();
       await sink.close();
+    }
+  });
+
+  it('capture stores one message per envelope, as a relay would get them, each recipient accepted once', async () => {
+    const provider = new CaptureProvider(['us-east-1'], { selector: 'postlane', spfInclude: undefined });
+    const recipients = ['one@example.com', 'two@example.com'];
+    try {
+      const [outcome] = await provider.sendBatch(
+        [
+          {
+            ...message(2),
+            envelopeTo: recipients,
+            returnPaths: Object.fromEntries(recipients.map((address) => [address, `bounces+${address[0]}@b.test`])),
+          },
+        ],
+        AbortSignal.timeout(30_000),
+        () => {},
+      );
+      expect(outcome).not.toBeInstanceOf(ProviderError);
+      const result = outcome as Exclude<BatchOutcome, ProviderError>;
+      expect(result.recipients.map((r) => [r.address, r.accepted])).toEqual([
+        ['one@example.com', true],
+        ['two@example.com', true],
+      ]);
+      expect(
+        (result.staged as { envelope_from: string; envelope_to: string[] }[]).map((row) => [
+          row.envelope_from,
+          row.envelope_to,
+        ]),
+      ).toEqual([
+        ['bounces+o@b.test', ['one@example.com']],
+        ['bounces+t@b.test', ['two@example.com']],
+      ]);
+    } finally {
+      await provider.close();
     }
   });
 
