@@ -309,6 +309,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_AUTOMATION_RETENTION_DAYS: v.optional(Integer(1, 3650), 90),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
+    POSTLANE_EMAIL_SHARING: v.optional(Flag, false),
   }),
   v.forward(
     v.check(
@@ -694,5 +695,9 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: {
     description:
       "How long a `download_url` (attachments of sent and received emails, a received email's raw message) works after the API handed it out. Anyone holding the URL can download until then; a URL past it answers 404.",
+  },
+  POSTLANE_EMAIL_SHARING: {
+    description:
+      'Whether `POST /emails/{id}/share` hands out public links (at most 48 hours) to a page showing a sent email, for anyone who has the link. Off by default: the route then answers 403 `validation_error`, and links handed out while it was on answer 404. See [Sharing an email](sending.md#sharing-an-email).',
   },
 };

@@ -4,6 +4,7 @@ import { routeNotFound } from './errors.js';
 import { createDownloadRouter } from './http/public/downloads.routes.js';
 import { createIngestRouter } from './http/public/ingest.routes.js';
 import { createPreferenceRouter } from './http/public/preferences.routes.js';
+import { createSharedEmailRouter } from './http/public/shared-email.routes.js';
 import { createTrackingRouter } from './http/public/tracking.routes.js';
 import { apiReference } from './http/public/api-reference.js';
 import { errorHandler } from './http/middleware/error-handler.js';
@@ -53,11 +54,15 @@ export function createApp(deps: Deps): Koa<AppState> {
   // The files behind download_url (attachments, raw received messages): the signed token is the key.
   const downloads = createDownloadRouter(deps);
   app.use(downloads.routes());
+  // Shared emails' pages (POST /emails/{id}/share): the signed token is the key.
+  const sharedEmails = createSharedEmailRouter(deps);
+  app.use(sharedEmails.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(preferencePages.allowedMethods({ throw: true }));
   app.use(tracking.allowedMethods({ throw: true }));
   app.use(ingest.allowedMethods({ throw: true }));
   app.use(downloads.allowedMethods({ throw: true }));
+  app.use(sharedEmails.allowedMethods({ throw: true }));
   return app;
 }
 

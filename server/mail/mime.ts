@@ -24,11 +24,34 @@ function headerEntries(headers: Record<string, string>) {
   );
 }
 
+// A type, not an interface: nodemailer's envelope input has an index signature.
+export type Envelope = { from: string; to: string[] };
+
+/**
+ * The SMTP envelopes a message goes in: one per distinct envelope sender, in the order of its
+ * recipients; one envelope from the From address without VERP return paths. The content is the
+ * same in each.
+ */
+export function envelopesOf(message: OutboundMessage): Envelope[] {
+  const by = new Map<string, string[]>();
+  for (const to of message.envelopeTo) {
+    const from = message.returnPaths?.[to] ?? message.from.address;
+    const list = by.get(from);
+    if (list) list.push(to);
+    else by.set(from, [to]);
+  }
+  return [...by].map(([from, to]) => ({ from, to }));
+}
+
 /**
  * nodemailer's message options, from our fields only: no user object is ever passed through, and
- * addresses go as parts with an explicit envelope, so nothing is left for its lenient parser.
+ * addresses go as parts with an explicit envelope (the message's first, unless given), so nothing
+ * is left for its lenient parser.
  */
-export function toNodemailerMessage(message: OutboundMessage) {
+export function toNodemailerMessage(
+  message: OutboundMessage,
+  envelope: Envelope = envelopesOf(message)[0] ?? { from: message.from.address, to: [] },
+) {
   return {
     messageId: message.messageId,
     from: toAddress(message.from),
@@ -36,7 +59,7 @@ export function toNodemailerMessage(message: OutboundMessage) {
     cc: message.cc.map(toAddress),
     bcc: message.bcc.map(toAddress),
     replyTo: message.replyTo.map(toAddress),
-    envelope: { from: message.returnPath ?? message.from.address, to: message.envelopeTo },
+    envelope,
     subject: message.subject,
     html: message.html ?? undefined,
     text: message.text ?? undefined,

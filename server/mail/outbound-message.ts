@@ -15,8 +15,12 @@ export interface OutboundMessage {
   replyTo: Address[];
   /** Who gets it this time: every recipient at first, then only those a retry is still owed to. */
   envelopeTo: string[];
-  /** The envelope sender (MAIL FROM) when it is not the From address: a VERP return path. */
-  returnPath?: string;
+  /**
+   * The envelope sender (MAIL FROM) of each envelope recipient when it is not the From address:
+   * its own VERP return path, so a bounce to it speaks for that recipient alone. The message then
+   * goes in one envelope per distinct sender (`envelopesOf`).
+   */
+  returnPaths?: Record<string, string>;
   subject: string;
   html: string | null;
   text: string | null;

@@ -2,6 +2,7 @@ import type { OutboundMessage } from '../mail/outbound-message.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../db/ids.js';
 import { sqlQuery } from '../db/query.js';
+import { envelopesOf } from '../mail/mime.js';
 import { MimeThreads } from '../mail/mime-threads.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
 import {
@@ -67,24 +68,27 @@ export class CaptureProvider implements EmailProvider {
     const outcomes = built.map((mime, at): BatchOutcome => {
       if ('error' in mime) return new ProviderError(mime.error, false);
       const message = messages[at]!;
-      const staged: CapturedRow = {
+      // One row per envelope, as a relay would get one transaction each (VERP: one per recipient); the content is the same.
+      const staged: CapturedRow[] = envelopesOf(message).map((envelope) => ({
         id: newId(),
         region,
         message_id: message.messageId,
-        envelope_from: mime.envelope.from,
-        envelope_to: mime.envelope.to,
+        envelope_from: envelope.from,
+        envelope_to: envelope.to,
         subject: message.subject,
         raw: mime.raw,
         created_at: createdAt,
-      };
+      }));
       return {
-        providerMessageId: staged.id,
-        recipients: mime.envelope.to.map((address) => ({
-          address,
-          accepted: true,
-          transient: false,
-          response: '250 captured',
-        })),
+        providerMessageId: staged[0]!.id,
+        recipients: staged.flatMap((row) =>
+          row.envelope_to.map((address) => ({
+            address,
+            accepted: true,
+            transient: false,
+            response: '250 captured',
+          })),
+        ),
         staged,
       };
     });
@@ -94,7 +98,7 @@ export class CaptureProvider implements EmailProvider {
 
   /** The staged messages in one INSERT: per-message inserts would make the store the ceiling of a broadcast. */
   async commit(tx: EntityManager, outcomes: readonly SendResult[]): Promise<void> {
-    const rows = outcomes.flatMap((outcome) => (outcome.staged ? [outcome.staged as CapturedRow] : []));
+    const rows = outcomes.flatMap((outcome) => (outcome.staged as CapturedRow[] | undefined) ?? []);
     // One parameter, not values inlined into the SQL text by the ORM (escaping every raw message on the event loop).
     if (rows.length > 0) await sqlQuery(tx, INSERT_CAPTURED, [JSON.stringify(rows)], 'postlane_capture_messages');
   }

@@ -1,7 +1,7 @@
 import type { OutboundMessage } from '../mail/outbound-message.js';
 import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
-import { SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
+import { envelopesOf, SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
 import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
 import {
   type BatchOutcome,
@@ -10,6 +10,7 @@ import {
   mapConcurrently,
   type OnOutcome,
   ProviderError,
+  type RecipientResult,
   type SendResult,
   Unrecorded,
 } from './provider.js';
@@ -68,31 +69,50 @@ export class SmtpProvider implements EmailProvider {
   }
 
   /**
-   * A resolved send can still have refused some recipients, and a send where every recipient was
-   * refused rejects with their errors (EENVELOPE): both come back as per-recipient verdicts.
+   * One SMTP transaction per envelope (per recipient with VERP return paths), one after the other
+   * on this message's lane, their verdicts merged into the message's one outcome. A resolved send
+   * can still have refused some recipients, and a send where every recipient was refused rejects
+   * with their errors (EENVELOPE): both come back as per-recipient verdicts. An envelope that fails
+   * as a whole gives its recipients its verdict (retried when transient) beside the others'
+   * acceptances, so those accepted are never sent again; only when every envelope fails does the
+   * message fail, as a single-envelope message always did.
    */
   async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
-    try {
-      const info = await this.transport.sendMail({ ...toNodemailerMessage(message), signal });
-      return {
-        providerMessageId: info.messageId,
-        recipients: [
-          ...info.accepted.map((address) => ({
-            address,
-            accepted: true,
-            transient: false,
-            response: info.response,
-          })),
+    const options = toNodemailerMessage(message);
+    const recipients: RecipientResult[] = [];
+    let providerMessageId = message.messageId;
+    let failure: ProviderError | null = null;
+    let sentAny = false;
+    for (const envelope of envelopesOf(message)) {
+      try {
+        const info = await this.transport.sendMail({ ...options, envelope, signal });
+        providerMessageId = info.messageId;
+        sentAny = true;
+        recipients.push(
+          ...info.accepted.map((address) => ({ address, accepted: true, transient: false, response: info.response })),
           ...((info.rejectedErrors ?? []) as SmtpFailure[]).map(refusal),
-        ],
-      };
-    } catch (err) {
-      const failure = err as SmtpFailure;
-      if (failure.code === 'EENVELOPE' && failure.rejectedErrors?.length) {
-        return { providerMessageId: message.messageId, recipients: failure.rejectedErrors.map(refusal) };
+        );
+      } catch (err) {
+        const smtp = err as SmtpFailure;
+        if (smtp.code === 'EENVELOPE' && smtp.rejectedErrors?.length) {
+          sentAny = true;
+          recipients.push(...smtp.rejectedErrors.map(refusal));
+          continue;
+        }
+        const error = classify(smtp);
+        failure ??= error;
+        recipients.push(
+          ...envelope.to.map((address) => ({
+            address,
+            accepted: false,
+            transient: error.transient,
+            response: error.message,
+          })),
+        );
       }
-      throw classify(failure);
     }
+    if (failure && !sentAny) throw failure;
+    return { providerMessageId, recipients };
   }
 
   /**

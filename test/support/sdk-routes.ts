@@ -115,7 +115,6 @@ export const UNSERVED: readonly { pattern: RegExp; reason: string }[] = [
     pattern: /^[A-Z]+ \/inboxes(\/|$)/,
     reason: 'Inboxes: the shared inboxes of a hosted help desk, not part of a sending appliance',
   },
-  { pattern: /^POST \/emails\/\{id\}\/share$/, reason: 'shared email links: not built yet' },
   {
     pattern: /^[A-Z]+ \/domains\/(claim|\{id\}\/claim)(\/|$)/,
     reason: 'domain claims: not built yet',

@@ -2,11 +2,16 @@ import type { Middleware } from 'koa';
 import { type Logger, MASKED_ADDRESS } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { DOWNLOAD_PATH } from '../../services/downloads/download-token.js';
+import { SHARED_EMAIL_PATH } from '../../services/emails/share-email.js';
 import type { AppState } from '../context.js';
 
-/** The path with every segment that is an address, in whatever encoding, masked, and a download URL's token (a credential while it lasts). */
+/** Paths whose last segment is a signed token, a credential while it lasts: download URLs and shared emails' pages. */
+const TOKEN_PATHS = [DOWNLOAD_PATH, SHARED_EMAIL_PATH];
+
+/** The path with every segment that is an address, in whatever encoding, masked, and a signed URL's token. */
 export function maskPath(path: string): string {
-  if (path.startsWith(DOWNLOAD_PATH)) return `${DOWNLOAD_PATH}[token]`;
+  const signed = TOKEN_PATHS.find((prefix) => path.startsWith(prefix));
+  if (signed) return `${signed}[token]`;
   return path
     .split('/')
     .map((segment) => {

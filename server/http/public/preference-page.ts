@@ -24,7 +24,8 @@ const STYLE = `
   button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 `;
 
-function layout(title: string, body: string): string {
+/** The shell of Postlane's public pages (preferences, shared emails): one inline style sheet, no script. */
+export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>

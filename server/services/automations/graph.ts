@@ -88,12 +88,14 @@ const UNIT_MS: Record<string, number> = {
   day: 86_400_000,
   week: 7 * 86_400_000,
 };
-const DURATION_PART = /(\d{1,7})\s*(second|minute|hour|day|week)s?/y;
+const DURATION_PART = /(\d{1,7})\s*(?:(second|minute|hour|day|week)s?|([smhdw])(?![a-z]))/y;
+const SHORT_UNIT: Record<string, string> = { s: 'second', m: 'minute', h: 'hour', d: 'day', w: 'week' };
 
 /**
  * A human duration as Resend writes them: `"30 minutes"`, `"1 hour"`, `"3 days"`, or several
  * parts (`"1 day 12 hours"`, `"1 day, 12 hours"`). Units: second, minute, hour, day, week (singular
- * or plural). Null when the text is not one; the caller checks the bounds.
+ * or plural), or their letters (`"10m"`, `"48h"`, as Resend's share links take them). Null when
+ * the text is not one; the caller checks the bounds.
  */
 export function parseDuration(text: string): number | null {
   const source = text.trim().toLowerCase();
@@ -104,7 +106,7 @@ export function parseDuration(text: string): number | null {
     DURATION_PART.lastIndex = at;
     const match = DURATION_PART.exec(source);
     if (!match) return null;
-    total += Number(match[1]) * UNIT_MS[match[2]!]!;
+    total += Number(match[1]) * UNIT_MS[match[2] ?? SHORT_UNIT[match[3]!]!]!;
     at = DURATION_PART.lastIndex;
     const gap = /[\s,]*(and\s+)?/y;
     gap.lastIndex = at;

@@ -3,11 +3,15 @@ import type { Config } from '../../../config/index.js';
 import type { Deps } from '../../deps.js';
 import type { SecretBox } from '../../security/secret-box.js';
 
-/** What a download URL hands out: one attachment of a sent or received email, or a received email's raw message. */
+/**
+ * What a signed URL hands out: one attachment of a sent or received email, a received email's raw
+ * message, or the public page of a shared sent email (`POST /emails/{id}/share`).
+ */
 export type DownloadTarget =
   | { kind: 'sent_attachment'; emailId: string; attachmentId: string }
   | { kind: 'received_attachment'; emailId: string; attachmentId: string }
-  | { kind: 'received_raw'; emailId: string };
+  | { kind: 'received_raw'; emailId: string }
+  | { kind: 'shared_email'; emailId: string };
 
 /** A signed URL and the moment it stops working (the wire's `download_url` and `expires_at`). */
 export interface SignedDownload {
@@ -18,7 +22,12 @@ export interface SignedDownload {
 export const DOWNLOAD_PATH = '/downloads/';
 
 /** A type byte first, so a token for one kind of file never reads as another. */
-const KIND_BYTES = { sent_attachment: 0x61, received_attachment: 0x72, received_raw: 0x77 } as const;
+const KIND_BYTES = {
+  sent_attachment: 0x61,
+  received_attachment: 0x72,
+  received_raw: 0x77,
+  shared_email: 0x73,
+} as const;
 /** Truncated HMAC-SHA256, as the tracking tokens: 128 bits is out of reach of forgery. */
 const MAC_BYTES = 16;
 const UUID_BYTES = 16;
@@ -42,10 +51,7 @@ export class DownloadSigner {
   sign(target: DownloadTarget, expiresAt: Date): string {
     const expiry = Buffer.alloc(EXPIRY_BYTES);
     expiry.writeUInt32BE(Math.floor(expiresAt.getTime() / 1000));
-    const ids = [
-      uuidBytes(target.emailId),
-      ...(target.kind === 'received_raw' ? [] : [uuidBytes(target.attachmentId)]),
-    ];
+    const ids = [uuidBytes(target.emailId), ...('attachmentId' in target ? [uuidBytes(target.attachmentId)] : [])];
     const payload = Buffer.concat([Buffer.of(KIND_BYTES[target.kind]), expiry, ...ids]);
     return Buffer.concat([payload, this.#mac(payload)]).toString('base64url');
   }
@@ -69,6 +75,8 @@ export class DownloadSigner {
           : null;
       case KIND_BYTES.received_raw:
         return ids.length === UUID_BYTES ? { kind: 'received_raw', emailId: id(0) } : null;
+      case KIND_BYTES.shared_email:
+        return ids.length === UUID_BYTES ? { kind: 'shared_email', emailId: id(0) } : null;
       default:
         return null;
     }

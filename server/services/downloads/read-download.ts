@@ -28,6 +28,9 @@ export async function readDownload(
   if (!target) return null;
   const em = deps.orm.em;
   switch (target.kind) {
+    // A shared email's page is not a file: its token opens /shared/ only.
+    case 'shared_email':
+      return null;
     case 'sent_attachment': {
       const attachment = await em.findOne(EmailAttachment, { id: target.attachmentId, email: target.emailId });
       if (!attachment) return null;

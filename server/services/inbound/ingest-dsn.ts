@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import { Email, EmailRecipient, type IEmail } from '../../entities/index.js';
+import { RECIPIENT_KINDS } from '../../entities/email-recipient.entity.js';
 import { recordEmailEvent } from '../emails/record-email-event.js';
 import { type Dsn, parseDsn } from './dsn.js';
 import { firstArrival } from '../provider-reports/ingest-sns.js';
@@ -13,6 +14,23 @@ import { invalidNotification } from '../provider-reports/sns.js';
 export const NO_MATCHING_EMAIL = 'no matching email';
 /** What a report naming none of its email's recipients comes to: nothing is recorded (issue 33, 6). */
 export const NO_MATCHING_RECIPIENT = 'no matching recipient';
+
+/** The email a report is about, and the addresses of its recipients the report may speak for (lower case). */
+export interface DsnScope {
+  email: IEmail;
+  recipients: Set<string>;
+}
+
+/** An email and its recipients of the given kinds (all by default), or null for no email. */
+export async function emailScope(
+  tx: EntityManager,
+  email: IEmail | null,
+  kinds: readonly (typeof RECIPIENT_KINDS)[number][] = RECIPIENT_KINDS,
+): Promise<DsnScope | null> {
+  if (!email) return null;
+  const rows = await tx.find(EmailRecipient, { email: email.id, kind: { $in: [...kinds] } }, { fields: ['address'] });
+  return { email, recipients: new Set(rows.map((r) => r.address.toLowerCase())) };
+}
 
 /** Our Message-IDs are `<email-id@sender-domain>`: the id finds the row, the whole value must match. */
 async function findEmail(tx: EntityManager, messageId: string | null): Promise<IEmail | null> {
@@ -31,7 +49,8 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
     throw invalidNotification(
       'The body is not a delivery status notification (multipart/report; report-type=delivery-status).',
     );
-  return recordDsn(deps, raw, dsn, (tx) => findEmail(tx, dsn.originalMessageId));
+  // Authenticated as the operator's own MTA: the report may speak for every recipient of the email.
+  return recordDsn(deps, raw, dsn, async (tx) => emailScope(tx, await findEmail(tx, dsn.originalMessageId)));
 }
 
 /**
@@ -40,25 +59,23 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
  * /ingest/dsn or delivered to a VERP return path, is a duplicate. Per recipient of the email:
  * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
  * are soft, `delayed` is email.delivery_delayed, and `delivered`/`relayed` is email.delivered.
- * Only the report's recipients that the email was sent to count: an address it never went to
- * gets no suppression, and a report naming none of them records nothing at all (no event with
- * text of the reporter's choosing).
+ * Only the report's recipients within the scope `find` gives count (the email's recipients, or
+ * the one a VERP token names): any other address gets no suppression, and a report naming none
+ * of them records nothing at all (no event with text of the reporter's choosing).
  */
 export async function recordDsn(
   deps: Deps,
   raw: string,
   dsn: Dsn,
-  find: (tx: EntityManager) => Promise<IEmail | null>,
+  find: (tx: EntityManager) => Promise<DsnScope | null>,
 ): Promise<string> {
   const key = dsn.messageId ?? createHash('sha256').update(raw).digest('hex');
   return deps.orm.em.fork().transactional(async (tx) => {
     if (!(await firstArrival(tx, 'dsn', key, 'dsn'))) return 'duplicate';
-    const email = await find(tx);
-    if (!email) return NO_MATCHING_EMAIL;
-    const sentTo = new Set(
-      (await tx.find(EmailRecipient, { email: email.id }, { fields: ['address'] })).map((r) => r.address.toLowerCase()),
-    );
-    const recipients = dsn.recipients.filter((r) => sentTo.has(r.address.toLowerCase()));
+    const scope = await find(tx);
+    if (!scope) return NO_MATCHING_EMAIL;
+    const { email } = scope;
+    const recipients = dsn.recipients.filter((r) => scope.recipients.has(r.address.toLowerCase()));
     if (recipients.length === 0) return NO_MATCHING_RECIPIENT;
     const at = deps.clock();
     const failed = recipients.filter((r) => r.action === 'failed');

@@ -57,17 +57,22 @@ export function bounceToken(domain: string, address: string): string | null {
   return token.length === TOKEN_LENGTH && /^[a-z2-7]+$/.test(token) ? token : null;
 }
 
+/** What a return path names: since issue 33, one recipient row of an email; before it, the email. */
+export type ReturnPathOwner = { recipientId: string } | { emailId: string };
+
 /**
- * VERP return paths (`bounces+<token>@<POSTLANE_BOUNCE_DOMAIN>`): the token is the email's id and
- * an HMAC of it under a key derived from POSTLANE_SECRET_KEY for this purpose alone, so a bounce
- * names its email without any Message-ID in it, and nobody without the key can make one name
- * another email. Signed, not encrypted: the id is in the message's own headers anyway. Envelopes
- * are per email (one SMTP transaction for all its recipients), so the token names the email; the
- * report names the recipients.
+ * VERP return paths (`bounces+<token>@<POSTLANE_BOUNCE_DOMAIN>`): the token is an id and an HMAC
+ * of it under a key derived from POSTLANE_SECRET_KEY for this purpose alone, so a bounce names
+ * what it is about without any Message-ID in it, and nobody without the key can make one name
+ * anything else. Signed, not encrypted. Each envelope recipient gets its own return path naming
+ * its `email_recipient` row, so a bounce to it can speak for that recipient alone (issue 33, 6: a
+ * co-recipient must not bounce the others). Tokens issued before that named the email, under a key
+ * of their own; they are still read, for the transition (docs/receiving.md says what they may do).
  */
 export class ReturnPaths {
   constructor(
-    private readonly key: Buffer,
+    private readonly recipientKey: Buffer,
+    private readonly emailKey: Buffer,
     readonly domain: string,
   ) {}
 
@@ -80,25 +85,42 @@ export class ReturnPaths {
     secrets: SecretBox;
   }): ReturnPaths | null {
     return config.POSTLANE_BOUNCE_DOMAIN
-      ? new ReturnPaths(secrets.derive('verp-return-path'), config.POSTLANE_BOUNCE_DOMAIN)
+      ? new ReturnPaths(
+          secrets.derive('verp-recipient-return-path'),
+          secrets.derive('verp-return-path'),
+          config.POSTLANE_BOUNCE_DOMAIN,
+        )
       : null;
   }
 
-  forEmail(emailId: string): string {
-    const payload = uuidBytes(emailId);
-    return `${PREFIX}${toBase32(Buffer.concat([payload, this.#mac(payload)]))}@${this.domain}`;
+  /** The return path of one envelope recipient (its `email_recipient` row). */
+  forRecipient(recipientId: string): string {
+    return this.#address(this.recipientKey, recipientId);
   }
 
-  /** The email a return path names, or null for an address this instance did not make. */
-  emailOf(address: string): string | null {
+  /** A per-email token as releases before per-recipient tokens issued them (tests make one to prove they are still read). */
+  forEmail(emailId: string): string {
+    return this.#address(this.emailKey, emailId);
+  }
+
+  /** What a return path names, or null for an address this instance did not make. Two HMACs at most, nothing decoded. */
+  ownerOf(address: string): ReturnPathOwner | null {
     const token = bounceToken(this.domain, address);
     const raw = token === null ? null : fromBase32(token);
     if (raw?.length !== UUID_BYTES + MAC_BYTES) return null;
     const payload = raw.subarray(0, UUID_BYTES);
-    return timingSafeEqual(this.#mac(payload), raw.subarray(UUID_BYTES)) ? uuidText(payload) : null;
+    const mac = raw.subarray(UUID_BYTES);
+    if (timingSafeEqual(this.#mac(this.recipientKey, payload), mac)) return { recipientId: uuidText(payload) };
+    if (timingSafeEqual(this.#mac(this.emailKey, payload), mac)) return { emailId: uuidText(payload) };
+    return null;
   }
 
-  #mac(payload: Buffer): Buffer {
-    return createHmac('sha256', this.key).update(payload).digest().subarray(0, MAC_BYTES);
+  #address(key: Buffer, id: string): string {
+    const payload = uuidBytes(id);
+    return `${PREFIX}${toBase32(Buffer.concat([payload, this.#mac(key, payload)]))}@${this.domain}`;
+  }
+
+  #mac(key: Buffer, payload: Buffer): Buffer {
+    return createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
   }
 }

@@ -335,7 +335,9 @@ async function sendClaimed(
           email.owed.map((r) => r.address),
         ),
         dkim: sender.dkim,
-        returnPath: returnPaths?.forEmail(email.id),
+        returnPaths: returnPaths
+          ? Object.fromEntries(email.owed.map((r) => [r.address, returnPaths.forRecipient(r.id)]))
+          : undefined,
       };
       messages.push(withTracking(deps, message, sender.tracking));
       positions.push(at);

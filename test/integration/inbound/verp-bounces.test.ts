@@ -51,17 +51,28 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Sends through the API and waits (bounded) for the relay to have it and the send to be recorded, as a bounce would find it. */
-async function sendAndRelay(to: string[]) {
+/**
+ * Sends through the API and waits (bounded) for the relay to have every envelope (one per
+ * recipient) and the send to be recorded, as a bounce would find it; `paths` is each recipient's
+ * return path, `mail` the first envelope's message.
+ */
+async function sendAndRelay(to: string[], bcc: string[] = []) {
   const sent = await app.request('POST', '/emails', {
     token,
-    body: { from: `Shop <news@${DOMAIN}>`, to, subject: 'verp', text: 'hi' },
+    body: { from: `Shop <news@${DOMAIN}>`, to, bcc, subject: 'verp', text: 'hi' },
   });
   expect(sent.status).toBe(200);
   return untilFound(async () => {
-    const mail = sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
-    if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent')
-      return { id: sent.body.id as string, mail };
+    const mails = sink.received.filter((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
+    if (
+      mails.length === to.length + bcc.length &&
+      (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent'
+    )
+      return {
+        id: sent.body.id as string,
+        mail: mails[0]!,
+        paths: Object.fromEntries(mails.flatMap((m) => m.envelope.to.map((address) => [address, m.envelope.from]))),
+      };
     return undefined;
   }, 'the email was never relayed and recorded sent');
 }
@@ -102,11 +113,20 @@ const verpCount = async (outcome: string) => {
 };
 
 describe('bounces through a VERP return path', () => {
-  it('relayed mail carries the sealed return path of its email, and a report delivered there by SMTP bounces it as POST /ingest/dsn would, once', async () => {
-    const { id, mail } = await sendAndRelay(['gone@example.com', 'fine@example.com']);
-    expect(mail.envelope.from).toMatch(new RegExp(`^bounces\\+[a-z2-7]{52}@${BOUNCE_DOMAIN.replace(/\./g, '\\.')}$`));
-    expect(ReturnPaths.from(app.deps)!.emailOf(mail.envelope.from)).toBe(id);
-    expect(mail.parsed.from?.value[0]?.address).toBe(`news@${DOMAIN}`);
+  it('relayed mail goes in one envelope per recipient, each with the sealed return path of its recipient, and a report delivered there by SMTP bounces it as POST /ingest/dsn would, once', async () => {
+    const { id, mail: first, paths } = await sendAndRelay(['gone@example.com', 'fine@example.com']);
+    const recipients = await queryDatabase<{ id: string; address: string }>(
+      app.databaseUrl,
+      'SELECT id, address FROM email_recipient WHERE email_id = $1',
+      [id],
+    );
+    expect(Object.keys(paths).sort()).toEqual(['fine@example.com', 'gone@example.com']);
+    for (const { id: recipientId, address } of recipients) {
+      expect(paths[address]).toMatch(new RegExp(`^bounces\\+[a-z2-7]{52}@${BOUNCE_DOMAIN.replace(/\./g, '\\.')}$`));
+      expect(ReturnPaths.from(app.deps)!.ownerOf(paths[address]!)).toEqual({ recipientId });
+    }
+    expect(first.parsed.from?.value[0]?.address).toBe(`news@${DOMAIN}`);
+    const mail = { envelope: { from: paths['gone@example.com']! } };
 
     // No returned headers: the return path alone names the email.
     const report = dsnReport(
@@ -223,31 +243,64 @@ describe('bounces through a VERP return path', () => {
     expect(await deliver(mail.envelope.from, report)).toEqual({ rcpt: 250, data: 250 });
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
   });
-  it('applies a report only to addresses the email went to: a guessed address gets no suppression, and a report naming none of them records nothing (issue 33, 6)', async () => {
-    const { id, mail } = await sendAndRelay(['mine@example.com', 'cosent@example.com']);
-    const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
-    // Naming nobody on the email, with text of the sender's choosing: before, an email.bounced with `known` false.
-    const nobody = dsnReport(null, [
-      { address: 'stranger@example.com', action: 'failed', status: '5.1.1', diagnostic: '550 attacker text' },
-    ]);
-    expect(await deliver(mail.envelope.from, nobody)).toEqual({ rcpt: 250, data: 250 });
-    expect(await eventsOf(id)).toEqual(['email.sent']);
-    // A guessed Bcc-like address beside a real recipient: only the real one is suppressed.
-    const guessed = dsnReport(null, [
-      { address: 'guessed-bcc@example.com', action: 'failed', status: '5.1.1' },
-      { address: 'Cosent@example.com', action: 'failed', status: '5.1.1' },
-    ]);
-    expect(await deliver(mail.envelope.from, guessed)).toEqual({ rcpt: 250, data: 250 });
-    expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
-    const suppressed = (await app.request('GET', '/suppressions?origin=bounce', { token })).body.data.map(
-      (row: { email: string }) => row.email,
-    );
-    expect(suppressed).toContain('cosent@example.com');
-    expect(suppressed).not.toContain('guessed-bcc@example.com');
-    expect(suppressed).not.toContain('stranger@example.com');
-    expect({
-      dropped: (await verpCount('dropped')) - before.dropped,
-      applied: (await verpCount('applied')) - before.applied,
-    }).toEqual({ dropped: 1, applied: 1 });
+  describe('a co-recipient forging bounces for the others (issue 33, 6): To, a second To and a Bcc', () => {
+    const failed = (address: string) => ({
+      address,
+      action: 'failed',
+      status: '5.1.1',
+      diagnostic: '550 5.1.1 attacker text',
+    });
+    const suppressed = async () =>
+      (await app.request('GET', '/suppressions?origin=bounce', { token })).body.data.map(
+        (row: { email: string }) => row.email,
+      );
+
+    it('the To recipient, at its own return path, can bounce neither the second To nor the Bcc, and a report naming nobody on the email records nothing', async () => {
+      const { id, paths } = await sendAndRelay(
+        ['attacker@example.com', 'second-to@example.com'],
+        ['hidden@example.com'],
+      );
+      expect(new Set(Object.values(paths)).size).toBe(3);
+      const before = { dropped: await verpCount('dropped'), applied: await verpCount('applied') };
+      const own = paths['attacker@example.com']!;
+      expect(
+        await deliver(own, dsnReport(null, [failed('second-to@example.com'), failed('hidden@example.com')])),
+      ).toEqual({ rcpt: 250, data: 250 });
+      expect(await deliver(own, dsnReport(null, [failed('stranger@example.com')]))).toEqual({ rcpt: 250, data: 250 });
+      expect(await eventsOf(id)).toEqual(['email.sent']);
+      const list = await suppressed();
+      for (const address of ['second-to@example.com', 'hidden@example.com', 'stranger@example.com'])
+        expect(list).not.toContain(address);
+      expect({
+        dropped: (await verpCount('dropped')) - before.dropped,
+        applied: (await verpCount('applied')) - before.applied,
+      }).toEqual({ dropped: 2, applied: 0 });
+      // Each return path still bounces its own recipient.
+      expect(
+        await deliver(paths['second-to@example.com']!, dsnReport(null, [failed('Second-To@example.com')])),
+      ).toEqual({ rcpt: 250, data: 250 });
+      expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
+      expect(await suppressed()).toContain('second-to@example.com');
+      expect(await suppressed()).not.toContain('hidden@example.com');
+    });
+
+    it('a per-email token of before still bounces a visible recipient it names, never the Bcc, and records nothing for a report naming nobody', async () => {
+      const { id } = await sendAndRelay(['attacker2@example.com', 'second-to2@example.com'], ['hidden2@example.com']);
+      const legacy = ReturnPaths.from(app.deps)!.forEmail(id);
+      expect(await deliver(legacy, dsnReport(null, [failed('stranger2@example.com')]))).toEqual({
+        rcpt: 250,
+        data: 250,
+      });
+      expect(await deliver(legacy, dsnReport(null, [failed('hidden2@example.com')]))).toEqual({ rcpt: 250, data: 250 });
+      expect(await eventsOf(id)).toEqual(['email.sent']);
+      expect(
+        await deliver(legacy, dsnReport(null, [failed('second-to2@example.com'), failed('hidden2@example.com')])),
+      ).toEqual({ rcpt: 250, data: 250 });
+      expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
+      const list = await suppressed();
+      expect(list).toContain('second-to2@example.com');
+      expect(list).not.toContain('hidden2@example.com');
+      expect(list).not.toContain('stranger2@example.com');
+    });
   });
 });

@@ -8,6 +8,7 @@ import {
   sendBatch,
   Unrecorded,
 } from '../../../server/providers/index.js';
+import { CaptureProvider } from '../../../server/providers/capture.provider.js';
 import { SmtpProvider } from '../../../server/providers/smtp.provider.js';
 import { drainOutbox } from '../../../server/services/outbox/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
@@ -178,6 +179,108 @@ describe('the SMTP provider', () => {
       process.off('warning', onWarning);
       await provider.close();
       await sink.close();
+    }
+  });
+});
+
+describe('the SMTP provider with VERP return paths (issue 33, 6)', () => {
+  it('sends one envelope per recipient with its own return path, and gives each recipient its own verdict in the one outcome', async () => {
+    const sink = await startSmtpSink({
+      reject: new Map([
+        ['later@example.com', 451],
+        ['gone@example.com', 550],
+      ]),
+    });
+    const provider = new SmtpProvider(
+      { type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 2, rate_per_second: 10_000 },
+      10_000,
+      'postlane',
+    );
+    const recipients = ['fine@example.com', 'later@example.com', 'gone@example.com', 'also@example.com'];
+    const returnPath = (address: string) => `bounces+${address.split('@')[0]}@bounces.acme.test`;
+    try {
+      const result = await provider.send(
+        {
+          ...message(0),
+          to: recipients.map((address) => ({ name: null, address })),
+          envelopeTo: recipients,
+          returnPaths: Object.fromEntries(recipients.map((address) => [address, returnPath(address)])),
+        },
+        AbortSignal.timeout(30_000),
+      );
+      expect(result.recipients.map(({ address, accepted, transient }) => ({ address, accepted, transient }))).toEqual([
+        { address: 'fine@example.com', accepted: true, transient: false },
+        { address: 'later@example.com', accepted: false, transient: true },
+        { address: 'gone@example.com', accepted: false, transient: false },
+        { address: 'also@example.com', accepted: true, transient: false },
+      ]);
+      expect(sink.received.map((m) => m.envelope)).toEqual([
+        { from: returnPath('fine@example.com'), to: ['fine@example.com'] },
+        { from: returnPath('also@example.com'), to: ['also@example.com'] },
+      ]);
+    } finally {
+      await provider.close();
+      await sink.close();
+    }
+  });
+
+  it('capture stores one message per envelope, as a relay would get them, each recipient accepted once', async () => {
+    const provider = new CaptureProvider(['us-east-1'], { selector: 'postlane', spfInclude: undefined });
+    const recipients = ['one@example.com', 'two@example.com'];
+    try {
+      const [outcome] = await provider.sendBatch(
+        [
+          {
+            ...message(2),
+            envelopeTo: recipients,
+            returnPaths: Object.fromEntries(recipients.map((address) => [address, `bounces+${address[0]}@b.test`])),
+          },
+        ],
+        AbortSignal.timeout(30_000),
+        () => {},
+      );
+      expect(outcome).not.toBeInstanceOf(ProviderError);
+      const result = outcome as Exclude<BatchOutcome, ProviderError>;
+      expect(result.recipients.map((r) => [r.address, r.accepted])).toEqual([
+        ['one@example.com', true],
+        ['two@example.com', true],
+      ]);
+      expect(
+        (result.staged as { envelope_from: string; envelope_to: string[] }[]).map((row) => [
+          row.envelope_from,
+          row.envelope_to,
+        ]),
+      ).toEqual([
+        ['bounces+o@b.test', ['one@example.com']],
+        ['bounces+t@b.test', ['two@example.com']],
+      ]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('fails the message when every envelope fails (the relay away), as a single-envelope message does', async () => {
+    const sink = await startSmtpSink();
+    await sink.close();
+    const provider = new SmtpProvider(
+      { type: 'smtp', url: sink.url, regions: ['us-east-1'], max_connections: 1, rate_per_second: 10_000 },
+      5_000,
+      'postlane',
+    );
+    const recipients = ['a@example.com', 'b@example.com'];
+    try {
+      await expect(
+        provider.send(
+          {
+            ...message(1),
+            envelopeTo: recipients,
+            returnPaths: Object.fromEntries(recipients.map((address) => [address, `bounces+x@b.test`])),
+          },
+          AbortSignal.timeout(30_000),
+        ),
+      ).rejects.toMatchObject({ name: 'ProviderError', transient: true });
+    } finally {
+      await provider.close();
     }
   });
 });

@@ -17,6 +17,7 @@ describe('process logs hold no address', () => {
     expect(maskPath('/contacts/erin%40example.com/topics')).toBe('/contacts/[address]/topics');
     expect(maskPath('/contacts/%65%72%69%6e%40%65%78%61%6d%70%6c%65%2e%63%6f%6d')).toBe('/contacts/[address]');
     expect(maskPath('/downloads/YQAAAAFp4ZfxQYDLS6O0TbqZvUJp')).toBe('/downloads/[token]');
+    expect(maskPath('/shared/cwAAAAFp4ZfxQYDLS6O0TbqZvUJp')).toBe('/shared/[token]');
     expect(maskPath('/contacts/0190a2b4-7c1e-7000-8000-000000000000')).toBe(
       '/contacts/0190a2b4-7c1e-7000-8000-000000000000',
     );

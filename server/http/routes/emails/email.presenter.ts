@@ -4,6 +4,8 @@ export const presentEmailRef = (email: Pick<IEmail, 'id'>) => ({ id: email.id })
 
 export const presentEmailObjectRef = (id: string) => ({ object: 'email' as const, id });
 
+export const presentSharedEmail = (id: string, url: string) => ({ object: 'email' as const, id, url });
+
 export const presentDeletedEmail = (id: string) => ({ object: 'email' as const, id, deleted: true as const });
 
 export function presentEmailListItem(email: IEmail) {

@@ -8,6 +8,7 @@ import { getEmail } from '../../../services/emails/get-email.js';
 import { listEmailAttachments } from '../../../services/emails/list-email-attachments.js';
 import { listEmails } from '../../../services/emails/list-emails.js';
 import { rescheduleEmail } from '../../../services/emails/reschedule-email.js';
+import { shareEmail } from '../../../services/emails/share-email.js';
 import { type BatchItem, type SentEmails, sendEmail, sendEmails } from '../../../services/emails/send-email.js';
 import { idempotentAnswer } from '../../middleware/idempotency.js';
 import { issueToApiError } from '../../middleware/validate.js';
@@ -30,6 +31,7 @@ import {
   presentEmailListItem,
   presentEmailObjectRef,
   presentEmailRef,
+  presentSharedEmail,
 } from './email.presenter.js';
 import {
   AttachmentListItemSchema,
@@ -49,6 +51,8 @@ import {
   SendBatchBodySchema,
   SendEmailBodySchema,
   SentBatchSchema,
+  ShareEmailBodySchema,
+  SharedEmailSchema,
 } from './emails.schemas.js';
 
 /** The wire's snake_case request, as the sending service takes it. */
@@ -167,6 +171,27 @@ export const emailRoutes = [
     async ({ input: { params }, auth, deps }) => {
       await cancelEmail(deps, auth, params.id);
       return presentEmailObjectRef(params.id);
+    },
+  ),
+  defineRoute(
+    {
+      method: 'post',
+      path: '/emails/:id/share',
+      operationId: 'shareEmail',
+      summary: 'Share a sent email through an expiring public link (with POSTLANE_EMAIL_SHARING on)',
+      tags: ['Emails'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      body: ShareEmailBodySchema,
+      responses: { 200: SharedEmailSchema },
+      examples: {
+        request: { expires_in: '1 day' },
+        response: { object: 'email', id: ID.email, url: 'https://postlane.example.com/shared/c1Zm…' },
+      },
+    },
+    async ({ input: { params, body }, auth, deps }) => {
+      const { url } = await shareEmail(deps, auth.teamId, params.id, body.expires_in);
+      return presentSharedEmail(params.id, url);
     },
   ),
   defineRoute(

@@ -288,6 +288,27 @@ export const RescheduleEmailBodySchema = v.pipe(
 
 export const EmailObjectRefSchema = v.object({ object: v.literal('email'), id: UuidSchema });
 
+export const ShareEmailBodySchema = v.pipe(
+  v.strictObject({
+    expires_in: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(100),
+        v.description(
+          'How long the link works: a duration such as `10m`, `2 hours` or `1 day`; 48 hours by default and at most.',
+        ),
+      ),
+    ),
+  }),
+  v.metadata({ title: 'ShareEmailRequest' }),
+);
+
+export const SharedEmailSchema = v.object({
+  object: v.literal('email'),
+  id: UuidSchema,
+  url: v.pipe(v.string(), v.description('The public page of the email, for anyone with the link until it expires.')),
+});
+
 export const DeletedEmailSchema = v.object({ object: v.literal('email'), id: UuidSchema, deleted: v.literal(true) });
 
 const AddressListSchema = v.array(v.string());

@@ -17,6 +17,7 @@ const targets: DownloadTarget[] = [
   { kind: 'sent_attachment', emailId: EMAIL, attachmentId: ATTACHMENT },
   { kind: 'received_attachment', emailId: EMAIL, attachmentId: ATTACHMENT },
   { kind: 'received_raw', emailId: EMAIL },
+  { kind: 'shared_email', emailId: EMAIL },
 ];
 
 describe('download tokens', () => {
