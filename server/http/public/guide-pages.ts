@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
@@ -159,13 +159,25 @@ const NOT_FOUND = page(
 `,
 );
 
-/** GET /docs/guide/<page>: the docs/ pages rendered to HTML, for people reading the appliance's own documentation. No API key. */
+/**
+ * GET /docs/guide/<page>: the docs/ pages rendered to HTML, for people reading the appliance's own
+ * documentation, with /docs/guide as their landing page and the files of docs/deploy/ beside them. No API key.
+ */
 export function guidePages(dir = docsDir()): Middleware {
   const cache = new Map<string, string>();
+  // The shipped deployment files the pages link to (`deploy/nginx.conf`), served as they are.
+  const deployFiles = new Set(existsSync(join(dir, 'deploy')) ? readdirSync(join(dir, 'deploy')) : []);
   return async function guidePages(ctx, next) {
     const inGuide = ctx.path === '/docs/guide' || ctx.path.startsWith('/docs/guide/');
     if (!inGuide || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
       await next();
+      return;
+    }
+    const deployFile = /^\/docs\/guide\/deploy\/([\w.-]+)$/.exec(ctx.path)?.[1];
+    if (deployFile !== undefined && deployFiles.has(deployFile)) {
+      ctx.set('cache-control', 'no-cache');
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = readFileSync(join(dir, 'deploy', deployFile), 'utf8');
       return;
     }
     const slug = /^\/docs\/guide\/([a-z-]+)\/?$/.exec(ctx.path)?.[1];

@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docsDir, GUIDE_PAGES, guideFile } from '../../../server/http/public/guide-pages.js';
@@ -98,6 +99,16 @@ describe('GET /docs/guide/<page>', () => {
       const html = await res.text();
       for (const { slug } of GUIDE_PAGES) expect(html, path).toContain(`href="/docs/guide/${slug}"`);
     }
+    // The shipped deployment files the pages link to, as they are; nothing else of docs/deploy/.
+    const nginx = await fetch(`${app.url}/docs/guide/deploy/nginx.conf`);
+    expect(nginx.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await nginx.text()).toBe(readFileSync(join(docsDir(), 'deploy/nginx.conf'), 'utf8'));
+    for (const path of [
+      '/docs/guide/deploy/nothing.conf',
+      '/docs/guide/deploy/%2e%2e%2fproduction.md',
+      '/docs/guide/deploy/',
+    ])
+      expect((await fetch(`${app.url}${path}`)).status, path).toBe(404);
     // Outside the guide, the API's own 404 still answers in the JSON envelope.
     expect(await (await fetch(`${app.url}/docs/guides`)).json()).toMatchObject({ statusCode: 404, name: 'not_found' });
   });
