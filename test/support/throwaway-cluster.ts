@@ -59,7 +59,7 @@ export interface ClusterSetup extends ClusterPlacement {
   /** Lines appended to postgresql.conf before the first start (WAL archiving, for one). */
   settings?: string;
   /** Fills the empty data directory (mode 0700, owned by the cluster's owner) instead of initdb. */
-  fill?: (data: string, exec: ThrowawayCluster['exec']) => Promise<void>;
+  fill?: (data: string, exec: ThrowawayCluster['exec']) => Promise<unknown>;
 }
 
 /**

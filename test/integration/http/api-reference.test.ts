@@ -119,7 +119,7 @@ describe('GET /docs/guide/<page>', () => {
       const page = await browser.newPage();
       await page.setViewportSize({ width, height: 900 });
       try {
-        expect(await page.evaluate(() => window.innerWidth)).toBe(width);
+        expect(await page.evaluate<number>('window.innerWidth')).toBe(width);
         await page.goto(`${app.url}/docs/guide`);
         expect(await page.locator('nav[aria-label="Guide"] h2').allTextContents()).toEqual([
           'Start',
@@ -130,18 +130,14 @@ describe('GET /docs/guide/<page>', () => {
           'Reference',
         ]);
         expect(await page.locator('main .landing a').count()).toBe(GUIDE_PAGES.length);
+        // In the page (a string: the tests compile without the DOM's types): how far the page scrolls
+        // sideways, and how far any table cell ends right of the main column, i.e. is cut off.
         const overflow = () =>
-          page.evaluate(() => ({
-            page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-            // Every cell ends inside the main column: nothing is cut off to the right.
-            cells: Math.max(
-              0,
-              ...[...document.querySelectorAll('td, th')].map(
-                (cell) =>
-                  cell.getBoundingClientRect().right - document.querySelector('main')!.getBoundingClientRect().right,
-              ),
-            ),
-          }));
+          page.evaluate<{ page: number; cells: number }>(`(() => {
+            const right = document.querySelector('main').getBoundingClientRect().right;
+            const cells = [...document.querySelectorAll('td, th')].map((cell) => cell.getBoundingClientRect().right - right);
+            return { page: document.documentElement.scrollWidth - document.documentElement.clientWidth, cells: Math.max(0, ...cells) };
+          })()`);
         for (const slug of ['configuration', 'cli', 'operations']) {
           await page.goto(`${app.url}/docs/guide/${slug}`);
           expect(await page.locator('nav [aria-current="page"]').textContent(), slug).toBe(
