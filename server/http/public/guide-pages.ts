@@ -155,7 +155,7 @@ ${groupedLinks()}
 const NOT_FOUND = page(
   'Page not found',
   `<h1 id="page-not-found">Page not found</h1>
-<p>The guide has no such page. Its pages are listed beside this text and on the <a href="/docs/guide">guide's first page</a>.</p>
+<p>The guide has no such page. Its pages are listed in the navigation and on the <a href="/docs/guide">guide's first page</a>.</p>
 `,
 );
 
