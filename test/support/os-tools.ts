@@ -44,7 +44,7 @@ export function aptInstall(packages: string[], what: string): void {
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
  * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), logrotate,
- * nginx and Caddy (the shipped deployment files).
+ * nginx, Caddy and pgBackRest (the shipped deployment files).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(project: 'integration' | 'system'): void {
@@ -64,6 +64,11 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     },
     { present: () => existsSync('/usr/sbin/nginx'), pkg: 'nginx', what: 'nginx (the TLS proxy in docs/deploy/)' },
     { present: () => existsSync('/usr/bin/caddy'), pkg: 'caddy', what: 'Caddy (the TLS proxy in docs/deploy/)' },
+    {
+      present: () => existsSync('/usr/bin/pgbackrest'),
+      pkg: 'pgbackrest',
+      what: 'pgBackRest (the backup configuration in docs/deploy/)',
+    },
     {
       present: () => onPath('openssl'),
       pkg: 'openssl',

@@ -30,6 +30,10 @@ export async function freePort(): Promise<number> {
 }
 
 export interface ThrowawayCluster {
+  /** The data directory (in a folder of its own that `remove` deletes). */
+  data: string;
+  /** Runs a program as the cluster's owner (the `postgres` user when we are root), in its folder. */
+  exec: (file: string, args: string[]) => Promise<{ stdout: string; stderr: string }>;
   /** postgres://postgres@<host>:port/<name> */
   url: (database: string) => string;
   port: number;
@@ -50,6 +54,14 @@ export interface ClusterPlacement {
   host?: string;
 }
 
+/** What the cluster starts from: a fresh initdb unless `fill` puts a data directory in place (a restored backup). */
+export interface ClusterSetup extends ClusterPlacement {
+  /** Lines appended to postgresql.conf before the first start (WAL archiving, for one). */
+  settings?: string;
+  /** Fills the empty data directory (mode 0700, owned by the cluster's owner) instead of initdb. */
+  fill?: (data: string, exec: ThrowawayCluster['exec']) => Promise<unknown>;
+}
+
 /**
  * A PostgreSQL cluster of our own in a temp folder on a free port, for tests and benchmarks that
  * stop and restart the database: never the machine's shared server. PostgreSQL refuses to run
@@ -58,7 +70,9 @@ export interface ClusterPlacement {
 export async function createThrowawayCluster({
   netns,
   host = '127.0.0.1',
-}: ClusterPlacement = {}): Promise<ThrowawayCluster> {
+  settings,
+  fill,
+}: ClusterSetup = {}): Promise<ThrowawayCluster> {
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), 'postlane-pg-'));
   const data = join(dir, 'data');
@@ -68,14 +82,18 @@ export async function createThrowawayCluster({
     await chown(dir, Number(stdout), Number(gid));
   }
   await chmod(dir, 0o700);
-  const exec = (bin: string, args: string[]) => {
-    const command = asRoot
-      ? ['runuser', '-u', 'postgres', '--', join(PG_BIN, bin), ...args]
-      : [join(PG_BIN, bin), ...args];
+  const execFile = (program: string, args: string[]) => {
+    const command = asRoot ? ['runuser', '-u', 'postgres', '--', program, ...args] : [program, ...args];
     const [file, ...rest] = onHost(netns, command);
     return run(file!, rest, { cwd: dir });
   };
-  await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  const exec = (bin: string, args: string[]) => execFile(join(PG_BIN, bin), args);
+  if (fill) {
+    await execFile('mkdir', ['-m', '0700', data]);
+    await fill(data, execFile);
+  } else
+    await exec('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  if (settings) await appendFile(join(data, 'postgresql.conf'), `\n${settings}\n`);
   // initdb trusts loopback only; on an address of its own, the hosts of the subnets it sits on too.
   if (host !== '127.0.0.1') await appendFile(join(data, 'pg_hba.conf'), 'host all all samenet trust\n');
   const port = await freePort();
@@ -87,6 +105,8 @@ export async function createThrowawayCluster({
   await start();
   let removed = false;
   return {
+    data,
+    exec: execFile,
     port,
     url: (database) => `postgres://postgres@${host}:${port}/${database}`,
     restart: async () => void (await ctl('restart', '-m', 'fast', '-o', options)),

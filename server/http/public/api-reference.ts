@@ -16,7 +16,7 @@ const PAGE = `<!doctype html>
 <link rel="stylesheet" href="/docs/swagger-ui.css">
 </head>
 <body>
-<nav style="font: 14px/1.6 sans-serif; padding: 0.5rem 1.25rem; border-bottom: 1px solid #ddd">Guides: ${GUIDE_LINKS}</nav>
+<nav style="font: 14px/1.6 sans-serif; padding: 0.5rem 1.25rem; border-bottom: 1px solid #ddd"><a href="/docs/guide">Guide</a>: ${GUIDE_LINKS}</nav>
 <div id="reference"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>

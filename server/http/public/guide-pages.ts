@@ -1,35 +1,39 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
 import { Marked, type Tokens } from 'marked';
 
-/** The pages of docs/, in the order of the README's table of contents; only these are served. */
-export const GUIDE_PAGES: readonly { slug: string; title: string; file?: string }[] = [
-  { slug: 'install', title: 'Install and upgrade' },
-  { slug: 'production', title: 'Production' },
-  { slug: 'configuration', title: 'Configuration reference' },
-  { slug: 'sending', title: 'Sending email' },
-  { slug: 'api', title: 'The HTTP API' },
-  { slug: 'audience', title: 'Audience: contacts, segments, topics and the preference page' },
-  { slug: 'templates', title: 'Templates and broadcasts' },
-  { slug: 'automations', title: 'Automations and custom events' },
-  { slug: 'domains', title: 'Domains and DNS' },
-  { slug: 'webhooks', title: 'Webhooks' },
-  { slug: 'receiving', title: 'Receiving mail' },
-  { slug: 'deliverability', title: 'Tracking and deliverability' },
-  { slug: 'providers', title: 'Providers: SMTP, SES, capture' },
-  { slug: 'quotas', title: 'Plans, quotas and rate limits' },
-  { slug: 'erasure', title: 'Erasure and privacy' },
-  { slug: 'operations', title: 'Operations' },
-  { slug: 'guarantees', title: 'Delivery guarantees' },
-  { slug: 'security', title: 'Security' },
-  { slug: 'cli', title: 'CLI reference' },
-  { slug: 'benchmarks', title: 'Benchmarks' },
-  { slug: 'capacity', title: 'Capacity and sizing' },
-  { slug: 'development', title: 'Development' },
-  { slug: 'contributing', title: 'Contributing', file: 'CONTRIBUTING.md' },
-  { slug: 'security-reports', title: 'Reporting a vulnerability', file: 'SECURITY.md' },
+/** The groups of the guide's navigation, in reading order: from the first install to the references. */
+export const GUIDE_GROUPS = ['Start', 'Send', 'Audience', 'Receive', 'Operate', 'Reference'] as const;
+type GuideGroup = (typeof GUIDE_GROUPS)[number];
+
+/** The pages of docs/, by group in the order of the README's table of contents; only these are served. */
+export const GUIDE_PAGES: readonly { slug: string; title: string; group: GuideGroup; file?: string }[] = [
+  { slug: 'install', title: 'Install and upgrade', group: 'Start' },
+  { slug: 'production', title: 'Production', group: 'Start' },
+  { slug: 'sending', title: 'Sending email', group: 'Send' },
+  { slug: 'api', title: 'The HTTP API', group: 'Send' },
+  { slug: 'templates', title: 'Templates and broadcasts', group: 'Send' },
+  { slug: 'domains', title: 'Domains and DNS', group: 'Send' },
+  { slug: 'deliverability', title: 'Tracking and deliverability', group: 'Send' },
+  { slug: 'providers', title: 'Providers: SMTP, SES, capture', group: 'Send' },
+  { slug: 'audience', title: 'Audience: contacts, segments, topics and the preference page', group: 'Audience' },
+  { slug: 'automations', title: 'Automations and custom events', group: 'Audience' },
+  { slug: 'erasure', title: 'Erasure and privacy', group: 'Audience' },
+  { slug: 'receiving', title: 'Receiving mail', group: 'Receive' },
+  { slug: 'webhooks', title: 'Webhooks', group: 'Receive' },
+  { slug: 'operations', title: 'Operations', group: 'Operate' },
+  { slug: 'guarantees', title: 'Delivery guarantees', group: 'Operate' },
+  { slug: 'security', title: 'Security', group: 'Operate' },
+  { slug: 'quotas', title: 'Plans, quotas and rate limits', group: 'Operate' },
+  { slug: 'capacity', title: 'Capacity and sizing', group: 'Operate' },
+  { slug: 'benchmarks', title: 'Benchmarks', group: 'Operate' },
+  { slug: 'configuration', title: 'Configuration reference', group: 'Reference' },
+  { slug: 'cli', title: 'CLI reference', group: 'Reference' },
+  { slug: 'development', title: 'Development', group: 'Reference' },
+  { slug: 'contributing', title: 'Contributing', group: 'Reference', file: 'CONTRIBUTING.md' },
+  { slug: 'security-reports', title: 'Reporting a vulnerability', group: 'Reference', file: 'SECURITY.md' },
 ];
 
 const SLUGS = new Set(GUIDE_PAGES.map((page) => page.slug));
@@ -37,10 +41,22 @@ const SLUGS = new Set(GUIDE_PAGES.map((page) => page.slug));
 export const guideFile = (page: { slug: string; file?: string }) => page.file ?? `${page.slug}.md`;
 const SLUG_OF_FILE = new Map(GUIDE_PAGES.map((page) => [guideFile(page), page.slug]));
 
-/** The links to every page, for the navigation of these pages and of the API reference. */
-export const GUIDE_LINKS = GUIDE_PAGES.map((page) => `<a href="/docs/guide/${page.slug}">${page.title}</a>`).join(
-  ' · ',
-);
+const linkTo = (page: { slug: string; title: string }) => `<a href="/docs/guide/${page.slug}">${page.title}</a>`;
+const pagesOf = (group: GuideGroup) => GUIDE_PAGES.filter((page) => page.group === group);
+
+/** The links to every page by group on one line each, for the navigation of the API reference. */
+export const GUIDE_LINKS = GUIDE_GROUPS.map(
+  (group) => `<b>${group}</b> ${pagesOf(group).map(linkTo).join(' · ')}`,
+).join(' &nbsp; ');
+
+/** The guide's own navigation and its landing page's contents: each group with its pages. */
+const groupedLinks = (current?: string) =>
+  GUIDE_GROUPS.map(
+    (group) =>
+      `<section><h2>${group}</h2><ul>${pagesOf(group)
+        .map((page) => `<li${page.slug === current ? ' aria-current="page"' : ''}>${linkTo(page)}</li>`)
+        .join('')}</ul></section>`,
+  ).join('\n');
 
 /** docs/ beside package.json: this file runs from server/… under vitest and from dist/server/… in production. */
 export function docsDir(): string {
@@ -77,7 +93,7 @@ const markdown = new Marked({
   },
 });
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, current?: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -85,39 +101,100 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Postlane</title>
 <style>
-body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 0 auto; padding: 1rem 2rem 4rem; color: #1f2328; }
-nav { font-size: 0.9rem; margin-bottom: 1rem; }
+* { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1f2328; }
+.layout { display: grid; grid-template-columns: 15rem minmax(0, 1fr); gap: 2rem; max-width: 78rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
+nav { font-size: 0.9rem; position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto; padding-top: 0.5rem; }
+nav h2 { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.05em; color: #59636e; margin: 1rem 0 0.25rem; }
+nav ul { list-style: none; margin: 0; padding: 0; }
+nav li { margin: 0.15rem 0; }
+nav [aria-current] a { font-weight: 600; color: #1f2328; }
+main { min-width: 0; overflow-wrap: break-word; }
 pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; }
 code { font: 0.9em ui-monospace, monospace; }
-table { border-collapse: collapse; display: block; overflow-x: auto; }
-th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; }
+/* Tables wrap rather than cut: long names and values break inside their cells. */
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; overflow-wrap: anywhere; }
+td code, th code { white-space: normal; overflow-wrap: anywhere; }
+.landing section { margin-bottom: 1rem; }
+@media (max-width: 50rem) {
+  .layout { display: block; padding: 0.75rem 1rem 3rem; }
+  nav { position: static; max-height: none; border-bottom: 1px solid #d0d7de; padding-bottom: 0.75rem; }
+  nav section { display: flex; flex-wrap: wrap; gap: 0 0.75rem; align-items: baseline; }
+  nav h2 { margin: 0.4rem 0 0; flex-basis: 100%; }
+  nav ul { display: flex; flex-wrap: wrap; gap: 0 0.75rem; }
+  table { font-size: 0.85rem; }
+  th, td { padding: 0.25rem 0.35rem; }
+}
 </style>
 </head>
 <body>
-<nav><a href="/docs">API reference</a> · ${GUIDE_LINKS}</nav>
+<div class="layout">
+<nav aria-label="Guide"><a href="/docs/guide">Guide</a> · <a href="/docs">API reference</a>
+${groupedLinks(current)}
+</nav>
 <main>
 ${body}</main>
+</div>
 </body>
 </html>
 `;
 }
 
-/** GET /docs/guide/<page>: the docs/ pages rendered to HTML, for people reading the appliance's own documentation. No API key. */
+/** The landing page of /docs/guide: where to start, and every page by group. */
+const LANDING = page(
+  'Guide',
+  `<h1 id="postlane-guide">Postlane guide</h1>
+<p>The appliance's own documentation. New here? Start with <a href="/docs/guide/install">Install and upgrade</a>, then <a href="/docs/guide/production">Production</a> before real mail goes out. The HTTP API is described request by request in the <a href="/docs">API reference</a>.</p>
+<div class="landing">
+${groupedLinks()}
+</div>
+`,
+);
+
+const NOT_FOUND = page(
+  'Page not found',
+  `<h1 id="page-not-found">Page not found</h1>
+<p>The guide has no such page. Its pages are listed in the navigation and on the <a href="/docs/guide">guide's first page</a>.</p>
+`,
+);
+
+/**
+ * GET /docs/guide/<page>: the docs/ pages rendered to HTML, for people reading the appliance's own
+ * documentation, with /docs/guide as their landing page and the files of docs/deploy/ beside them. No API key.
+ */
 export function guidePages(dir = docsDir()): Middleware {
   const cache = new Map<string, string>();
+  // The shipped deployment files the pages link to (`deploy/nginx.conf`), served as they are.
+  const deployFiles = new Set(existsSync(join(dir, 'deploy')) ? readdirSync(join(dir, 'deploy')) : []);
   return async function guidePages(ctx, next) {
-    const slug = /^\/docs\/guide\/([a-z-]+)\/?$/.exec(ctx.path)?.[1];
-    if (slug === undefined || !SLUGS.has(slug) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+    const inGuide = ctx.path === '/docs/guide' || ctx.path.startsWith('/docs/guide/');
+    if (!inGuide || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
       await next();
       return;
     }
-    if (!cache.has(slug)) {
+    const deployFile = /^\/docs\/guide\/deploy\/([\w.-]+)$/.exec(ctx.path)?.[1];
+    if (deployFile !== undefined && deployFiles.has(deployFile)) {
+      ctx.set('cache-control', 'no-cache');
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = readFileSync(join(dir, 'deploy', deployFile), 'utf8');
+      return;
+    }
+    const slug = /^\/docs\/guide\/([a-z-]+)\/?$/.exec(ctx.path)?.[1];
+    if (slug !== undefined && SLUGS.has(slug) && !cache.has(slug)) {
       const meta = GUIDE_PAGES.find((p) => p.slug === slug)!;
-      cache.set(slug, page(meta.title, await markdown.parse(readFileSync(join(dir, guideFile(meta)), 'utf8'))));
+      const html = await markdown.parse(readFileSync(join(dir, guideFile(meta)), 'utf8'));
+      cache.set(slug, page(meta.title, html, slug));
     }
     ctx.set('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
     ctx.set('cache-control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = cache.get(slug);
+    // An unknown page is a page too, for the person who followed a stale link: never the API's JSON.
+    if (ctx.path === '/docs/guide' || ctx.path === '/docs/guide/') ctx.body = LANDING;
+    else if (slug !== undefined && SLUGS.has(slug)) ctx.body = cache.get(slug);
+    else {
+      ctx.status = 404;
+      ctx.body = NOT_FOUND;
+    }
   };
 }

@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docsDir, GUIDE_PAGES, guideFile } from '../../../server/http/public/guide-pages.js';
@@ -77,22 +78,82 @@ describe('GET /docs/guide/<page>', () => {
     }
   });
 
-  it('answers 404 in the JSON envelope for an unknown page or a way out of docs/', async () => {
+  it('answers an unknown page or a way out of docs/ with an HTML 404 page, and /docs/guide with its landing page', async () => {
     for (const path of [
       '/docs/guide/nothing',
       '/docs/guide/README',
       '/docs/guide/..%2Fpackage.json',
       '/docs/guide/%2e%2e%2f%2e%2e%2fpackage.json',
       '/docs/guide/install.md',
-      '/docs/guide/',
     ]) {
       const res = await fetch(`${app.url}${path}`);
       expect(res.status, path).toBe(404);
-      expect(await res.json(), path).toEqual({
-        statusCode: 404,
-        name: 'not_found',
-        message: 'The requested endpoint does not exist.',
-      });
+      expect(res.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      const html = await res.text();
+      expect(html, path).toContain('<h1 id="page-not-found">Page not found</h1>');
+      expect(html, path).not.toContain('"name"');
     }
+    for (const path of ['/docs/guide', '/docs/guide/']) {
+      const res = await fetch(`${app.url}${path}`);
+      expect(res.status, path).toBe(200);
+      const html = await res.text();
+      for (const { slug } of GUIDE_PAGES) expect(html, path).toContain(`href="/docs/guide/${slug}"`);
+    }
+    // The shipped deployment files the pages link to, as they are; nothing else of docs/deploy/.
+    const nginx = await fetch(`${app.url}/docs/guide/deploy/nginx.conf`);
+    expect(nginx.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await nginx.text()).toBe(readFileSync(join(docsDir(), 'deploy/nginx.conf'), 'utf8'));
+    for (const path of [
+      '/docs/guide/deploy/nothing.conf',
+      '/docs/guide/deploy/%2e%2e%2fproduction.md',
+      '/docs/guide/deploy/',
+    ])
+      expect((await fetch(`${app.url}${path}`)).status, path).toBe(404);
+    // Outside the guide, the API's own 404 still answers in the JSON envelope.
+    expect(await (await fetch(`${app.url}/docs/guides`)).json()).toMatchObject({ statusCode: 404, name: 'not_found' });
   });
+
+  it.each([1280, 390])(
+    'reads at %i px in Chromium: grouped navigation, tables that wrap, an HTML 404',
+    async (width) => {
+      const page = await browser.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      try {
+        expect(await page.evaluate<number>('window.innerWidth')).toBe(width);
+        await page.goto(`${app.url}/docs/guide`);
+        expect(await page.locator('nav[aria-label="Guide"] h2').allTextContents()).toEqual([
+          'Start',
+          'Send',
+          'Audience',
+          'Receive',
+          'Operate',
+          'Reference',
+        ]);
+        expect(await page.locator('main .landing a').count()).toBe(GUIDE_PAGES.length);
+        // In the page (a string: the tests compile without the DOM's types): how far the page scrolls
+        // sideways, and how far any table cell ends right of the main column, i.e. is cut off.
+        const overflow = () =>
+          page.evaluate<{ page: number; cells: number }>(`(() => {
+            const right = document.querySelector('main').getBoundingClientRect().right;
+            const cells = [...document.querySelectorAll('td, th')].map((cell) => cell.getBoundingClientRect().right - right);
+            return { page: document.documentElement.scrollWidth - document.documentElement.clientWidth, cells: Math.max(0, ...cells) };
+          })()`);
+        for (const slug of ['configuration', 'cli', 'operations']) {
+          await page.goto(`${app.url}/docs/guide/${slug}`);
+          expect(await page.locator('nav [aria-current="page"]').textContent(), slug).toBe(
+            GUIDE_PAGES.find((p) => p.slug === slug)!.title,
+          );
+          const { page: pageOverflow, cells } = await overflow();
+          expect(pageOverflow, `${slug} scrolls sideways`).toBeLessThanOrEqual(0);
+          expect(cells, `${slug} cuts a table cell`).toBeLessThanOrEqual(1);
+        }
+        const missing = await page.goto(`${app.url}/docs/guide/nothing`);
+        expect(missing?.status()).toBe(404);
+        expect(await page.locator('h1').textContent()).toBe('Page not found');
+        expect(await page.locator('nav[aria-label="Guide"] h2').count()).toBe(6);
+      } finally {
+        await page.close();
+      }
+    },
+  );
 });
