@@ -116,10 +116,6 @@ export const UNSERVED: readonly { pattern: RegExp; reason: string }[] = [
     reason: 'Inboxes: the shared inboxes of a hosted help desk, not part of a sending appliance',
   },
   { pattern: /^POST \/emails\/\{id\}\/share$/, reason: 'shared email links: not built yet' },
-  {
-    pattern: /^[A-Z]+ \/domains\/(claim|\{id\}\/claim)(\/|$)/,
-    reason: 'domain claims: not built yet',
-  },
 ];
 
 export const unservedReason = (route: Pick<SdkRoute, 'method' | 'template'>) =>
