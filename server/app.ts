@@ -40,7 +40,7 @@ export function createApp(deps: Deps): Koa<AppState> {
   app.use(guidePages());
   app.use(normalizePath());
   app.use(ormContext(deps.orm));
-  app.use(literalSegments(allRoutes.map((route) => route.spec.path)));
+  app.use(literalSegments(allRoutes.map((route) => route.spec)));
   app.use(router.routes());
   // Provider events (SNS): authenticated by signature, read raw, outside the key-checked router.
   const ingest = createIngestRouter(deps);

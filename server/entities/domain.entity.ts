@@ -34,7 +34,11 @@ export interface DomainRecord {
 export const Domain = defineEntity({
   name: 'Domain',
   uniques: [{ name: 'domain_team_name_unique', properties: ['team', 'name'] }],
-  indexes: [{ name: 'domain_next_check_idx', properties: ['nextCheckAt'] }],
+  indexes: [
+    { name: 'domain_next_check_idx', properties: ['nextCheckAt'] },
+    // One owner per name across the appliance: adding and claiming look the name up in every team.
+    { name: 'domain_name_idx', properties: ['name'] },
+  ],
   properties: {
     ...baseProperties,
     team: () => p.manyToOne(Team),
@@ -45,6 +49,11 @@ export const Domain = defineEntity({
     openTracking: p.boolean().default(false),
     clickTracking: p.boolean().default(false),
     trackingSubdomain: p.text().default('links'),
+    /**
+     * A claim's placeholder (POST /domains/claim): no records, key or provider identity, and never
+     * checked or sending, until the claim completes and the domain moves here from its owner.
+     */
+    claiming: p.boolean().default(false),
     /** Resend's `capabilities.receiving`: the listener accepts mail for it (once verified) and `records` carries the MX record. */
     receiving: p.boolean().default(false),
     /** The records as the provider asked for them at creation, then as each check found them. */

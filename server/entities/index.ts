@@ -10,6 +10,7 @@ import { ContactTopic } from './contact-topic.entity.js';
 import { Contact } from './contact.entity.js';
 import { DeliverabilityDay, DeliverabilityEpisode, RegionBroadcastPause } from './deliverability.entity.js';
 import { Domain } from './domain.entity.js';
+import { DomainClaim } from './domain-claim.entity.js';
 import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
@@ -50,6 +51,7 @@ export {
   DeliverabilityDay,
   DeliverabilityEpisode,
   Domain,
+  DomainClaim,
   Email,
   EmailAttachment,
   EmailRecipient,
@@ -99,6 +101,8 @@ export type {
 } from './deliverability.entity.js';
 export { DELIVERABILITY_METRICS } from './deliverability.entity.js';
 export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
+export type { IDomainClaim, DomainClaimBlockedReason, DomainClaimStatus } from './domain-claim.entity.js';
+export { DOMAIN_CLAIM_BLOCKED_REASONS, DOMAIN_CLAIM_STATUSES } from './domain-claim.entity.js';
 export type { IEmail, EmailFacts, EmailStatus, EmailLastEvent } from './email.entity.js';
 export type { IEmailAttachment } from './email-attachment.entity.js';
 export type { IEmailRecipient } from './email-recipient.entity.js';
@@ -126,6 +130,7 @@ export type { IWebhookEndpoint, WebhookEndpointStatus } from './webhook-endpoint
 export const entities = [
   Team,
   Domain,
+  DomainClaim,
   ApiKey,
   Email,
   EmailRecipient,

@@ -28,6 +28,7 @@ export const ID = {
   receivedEmail: '0f4e6c1a-6b1d-4a3e-9a51-3c2d1e8f7b64',
   receivedAttachment: '7d3b5a90-2c4e-4f61-8a7b-9e0c1d2f3a45',
   contactImport: '479e3145-dd38-476b-932c-529ceb705947',
+  domainClaim: 'dacf4072-4119-4d88-932f-6c6126d3a9d1',
 } as const;
 
 export const SENDER = 'Acme <onboarding@acme.dev>';

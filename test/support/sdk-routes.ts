@@ -115,10 +115,6 @@ export const UNSERVED: readonly { pattern: RegExp; reason: string }[] = [
     pattern: /^[A-Z]+ \/inboxes(\/|$)/,
     reason: 'Inboxes: the shared inboxes of a hosted help desk, not part of a sending appliance',
   },
-  {
-    pattern: /^[A-Z]+ \/domains\/(claim|\{id\}\/claim)(\/|$)/,
-    reason: 'domain claims: not built yet',
-  },
 ];
 
 export const unservedReason = (route: Pick<SdkRoute, 'method' | 'template'>) =>

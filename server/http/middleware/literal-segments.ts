@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { routeNotFound } from '../../errors.js';
+import { methodNotAllowed, routeNotFound } from '../../errors.js';
 import type { AppState } from '../context.js';
 
 /**
@@ -66,22 +66,30 @@ export function rankLiteralsFirst<T extends { spec: { path: string } }>(routes: 
 /**
  * A fixed segment never falls into an `/:id` route: a request whose path matches templates only
  * by putting a known fixed word (`/emails/imports`) where they take an id answers 404 `not_found`
- * for the endpoint, not a 422 for a malformed id nor a 405 for the id route's methods.
+ * for the endpoint, not a 422 for a malformed id nor a 405 for the id route's methods. A path that
+ * is a served template, asked with a method only the id route has (`GET /domains/claim`, where only
+ * `POST` is served), answers 405.
  */
-export function literalSegments(templates: readonly string[]): Middleware<AppState> {
-  const parsed = templates.map(segmentsOf);
+export function literalSegments(routes: readonly { path: string; method: string }[]): Middleware<AppState> {
+  const parsed = routes.map((route) => ({ segments: segmentsOf(route.path), method: route.method.toUpperCase() }));
   const known = new Set([
     ...RESEND_LITERALS,
-    ...parsed.flatMap((segments) => segments.slice(1).filter((s) => !isParam(s))),
+    ...parsed.flatMap(({ segments }) => segments.slice(1).filter((s) => !isParam(s))),
   ]);
   return async function literalSegments(ctx, next) {
     const request = segmentsOf(ctx.path);
     if (request.slice(1).some((s) => known.has(s))) {
       const matching = parsed.filter(
-        (t) => t.length === request.length && t.every((s, i) => isParam(s) || s === request[i]),
+        ({ segments }) =>
+          segments.length === request.length && segments.every((s, i) => isParam(s) || s === request[i]),
       );
-      const faithful = matching.some((t) => t.every((s, i) => !isParam(s) || i === 0 || !known.has(request[i]!)));
-      if (matching.length > 0 && !faithful) throw routeNotFound();
+      const faithful = matching.filter(({ segments }) =>
+        segments.every((s, i) => !isParam(s) || i === 0 || !known.has(request[i]!)),
+      );
+      if (matching.length > 0 && faithful.length === 0) throw routeNotFound();
+      const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+      if (!faithful.some((t) => t.method === method) && matching.some((t) => t.method === method))
+        throw methodNotAllowed();
     }
     await next();
   };

@@ -35,7 +35,8 @@ export async function updateDomain(
     deps.config,
   );
   Object.assign(domain, settings);
-  if (records !== domain.records) Object.assign(domain, { records, nextCheckAt: deps.clock() });
+  // A claim's placeholder gets its records when the domain moves to it.
+  if (records !== domain.records && !domain.claiming) Object.assign(domain, { records, nextCheckAt: deps.clock() });
   await deps.orm.em.flush();
   deps.senderDomains.evict(teamId);
   return domain;

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { Domain, type IDomain } from '../../entities/index.js';
+import { validationError } from '../../errors.js';
 import { checkRecords } from './check-records.js';
 import { domainStatus } from './domain-records.js';
 import { getDomain } from './get-domain.js';
@@ -83,6 +84,11 @@ const backoff = (attempt: number) =>
 /** POST /domains/{id}/verify and `postlane domains verify`: checks now, and opens a fresh 72 h window. */
 export async function verifyDomain(deps: CheckDeps, teamId: string, id: string): Promise<IDomain> {
   const domain = await getDomain(deps, teamId, id);
+  // A placeholder has no records of its own yet: with none required, a check would call it verified.
+  if (domain.claiming)
+    throw validationError(
+      `The domain ${domain.name} is waiting for its claim: verify the claim with POST /domains/${domain.id}/claim/verify`,
+    );
   if (domain.status !== 'verified') Object.assign(domain, { checkingSince: deps.clock(), checkAttempts: 0 });
   return checkDomain(deps, domain);
 }
@@ -95,7 +101,7 @@ export async function checkDueDomains(deps: CheckDeps, limit = 20): Promise<numb
   const em = deps.orm.em;
   const claimed = await em.getConnection().execute<{ id: string }[]>(
     `UPDATE domain SET next_check_at = now() + make_interval(secs => ?)
-      WHERE id IN (SELECT id FROM domain WHERE next_check_at <= now() ORDER BY next_check_at LIMIT ? FOR UPDATE SKIP LOCKED)
+      WHERE id IN (SELECT id FROM domain WHERE next_check_at <= now() AND NOT claiming ORDER BY next_check_at LIMIT ? FOR UPDATE SKIP LOCKED)
       RETURNING id`,
     [CHECK_LEASE_SECONDS, limit],
   );

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Domain, Team } from '../../../server/entities/index.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -47,9 +48,25 @@ describe('which team a command acts on, once there are several', { timeout: 120_
     expect(missing.code).toBe(1);
     expect(missing.output).toContain('No team has domain nobody.example.');
 
-    // The same name added by both teams: then only --team can tell.
+    // A name has one owner: the second team is pointed at a claim.
     await json(['domains', 'add', 'shared.example', '--team', alpha.id]);
-    await json(['domains', 'add', 'shared.example', '--team', 'Beta']);
+    const taken = await cli(['domains', 'add', 'shared.example', '--team', 'Beta']);
+    expect(taken.code).toBe(1);
+    expect(taken.output).toContain('POST /domains/claim');
+    // Both teams holding it (rows from before names had one owner): then only --team can tell.
+    await app.run(async () => {
+      const em = app.deps.orm.em;
+      em.create(Domain, {
+        team: em.getReference(Team, beta.id),
+        name: 'shared.example',
+        region: app.config.POSTLANE_DEFAULT_REGION,
+        status: 'pending',
+        records: [],
+        dkimSelector: null,
+        dkimPrivateKey: null,
+      });
+      await em.flush();
+    });
     expect((await cli(['domains', 'show', 'shared.example'])).output).toContain(
       '2 teams have domain shared.example; name one with --team',
     );

@@ -63,12 +63,16 @@ describe('every route of the resend SDK', () => {
       ['GET', '/emails/imports'],
       ['POST', '/webhooks/imports'],
       ['GET', '/segments/automations'],
-      ['GET', '/domains/claim'],
       ['GET', '/broadcasts/metrics'],
     ] as const) {
       const answer = await app.request(method, path, { token, ...(method === 'POST' ? { body: {} } : {}) });
       expect([path, answer.status, answer.body.name]).toEqual([path, 404, 'not_found']);
     }
+    // A served fixed path asked with a method only the id route has: the path is known, the method is not.
+    expect((await app.request('GET', '/domains/claim', { token })).body).toMatchObject({
+      statusCode: 405,
+      name: 'method_not_allowed',
+    });
     // An id that is no word stays a malformed id.
     expect((await app.request('GET', '/emails/nope', { token })).status).toBe(422);
     expect((await app.request('GET', '/emails/metrics', { token })).status).toBe(200);

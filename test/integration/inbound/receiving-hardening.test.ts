@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Domain, ReceivedEmail } from '../../../server/entities/index.js';
+import { Domain, ReceivedEmail, Team } from '../../../server/entities/index.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -80,15 +80,25 @@ describe('receiving follows the domain’s current verification (finding 5)', ()
   it('team B’s failed copy of team A’s domain, verified 90 days ago, receives nothing; only team A stores the message', async () => {
     const name = domain();
     const teamA = await app.createTeamWithKey('full_access', { receivingDomains: [name] });
-    const teamB = await app.createTeamWithKey('full_access', { receivingDomains: [name] });
+    const teamB = await app.createTeamWithKey();
     const ninetyDaysAgo = new Date(Date.now() - 90 * 24 * 3600 * 1000);
-    await app.run(() =>
-      app.deps.orm.em.nativeUpdate(
-        Domain,
-        { team: teamB.teamId, name },
-        { status: 'failed', verifiedAt: ninetyDaysAgo, nextCheckAt: null },
-      ),
-    );
+    // A name has one owner now (POST /domains answers 409 for B): B's copy is a row left from before that.
+    await app.run(async () => {
+      const em = app.deps.orm.em;
+      em.create(Domain, {
+        team: em.getReference(Team, teamB.teamId),
+        name,
+        region: app.config.POSTLANE_DEFAULT_REGION,
+        status: 'failed',
+        receiving: true,
+        records: [],
+        dkimSelector: null,
+        dkimPrivateKey: null,
+        verifiedAt: ninetyDaysAgo,
+        nextCheckAt: null,
+      });
+      await em.flush();
+    });
     const raw = Buffer.from(`From: s@elsewhere.test\r\nTo: alice@${name}\r\nSubject: mine\r\n\r\nhello\r\n`);
     const stored = await storeReceivedEmail(app.deps, { envelope: envelope([`alice@${name}`]), raw, verdicts });
     // Before: stored for both teams.

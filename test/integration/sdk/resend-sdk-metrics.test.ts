@@ -1,6 +1,6 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Email, type IEmail } from '../../../server/entities/index.js';
+import { Domain, Email, type IEmail } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { compactMetricsRollup } from '../../../server/services/metrics/compact-metrics-rollup.js';
@@ -148,6 +148,8 @@ const localDay = (zone: string) => (hour: Date) =>
  */
 async function fillTeam(instant: Date) {
   app.deps.clock = () => instant;
+  // A domain name has one owner across the appliance: the previous instant's team lets these go.
+  await app.run(() => app.deps.orm.em.nativeDelete(Domain, { name: { $in: ['acme.test', 'news.acme.test'] } }));
   const team = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test', 'news.acme.test'] });
   const resend = new Resend(team.token, { baseUrl: app.url } as never);
   const ids: string[] = [];

@@ -1,4 +1,4 @@
-import type { DomainRecord, IDomain } from '../../../entities/index.js';
+import type { DomainRecord, IDomain, IDomainClaim } from '../../../entities/index.js';
 
 export function presentDomainListItem(domain: IDomain) {
   return {
@@ -40,4 +40,19 @@ export const presentDeletedDomain = (domain: Pick<IDomain, 'id'>) => ({
   object: 'domain' as const,
   id: domain.id,
   deleted: true as const,
+});
+
+/** Resend's `domain_claim`: the TXT record goes at the domain's own name. */
+export const presentDomainClaim = (claim: IDomainClaim) => ({
+  object: 'domain_claim' as const,
+  id: claim.id,
+  name: claim.name,
+  status: claim.status,
+  domain_id: claim.domain?.id ?? null,
+  region: claim.region,
+  record: { type: 'TXT' as const, name: claim.name, value: claim.token, ttl: 'Auto' as const },
+  blocked_reason: claim.blockedReason ?? null,
+  failure_reason: claim.failureReason ?? null,
+  created_at: claim.createdAt.toISOString(),
+  expires_at: claim.expiresAt.toISOString(),
 });

@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
 import { CREATED_AT, ID } from '../../examples.js';
-import type { DomainListItemSchema, DomainSchema } from './domains.schemas.js';
+import type { DomainClaimSchema, DomainListItemSchema, DomainSchema } from './domains.schemas.js';
 
 export const DOMAIN_REF = { object: 'domain', id: ID.domain } as const;
 
@@ -55,4 +55,24 @@ export const DOMAIN: v.InferInput<typeof DomainSchema> = {
   ...NEW_DOMAIN,
   status: 'verified',
   records: NEW_DOMAIN.records.map((record) => ({ ...record, status: 'verified', live: 'found' })),
+};
+
+/** A claim just started: the TXT record to publish at the domain's own name. */
+export const DOMAIN_CLAIM: v.InferInput<typeof DomainClaimSchema> = {
+  object: 'domain_claim',
+  id: ID.domainClaim,
+  name: 'acme.dev',
+  status: 'pending',
+  domain_id: ID.domain,
+  region: 'us-east-1',
+  record: {
+    type: 'TXT',
+    name: 'acme.dev',
+    value: 'postlane-domain-verification=3f8a1c2d4e5b6a7f8091a2b3c4d5e6f7',
+    ttl: 'Auto',
+  },
+  blocked_reason: null,
+  failure_reason: null,
+  created_at: CREATED_AT,
+  expires_at: '2026-11-09T14:03:27.512Z',
 };

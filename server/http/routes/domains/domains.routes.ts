@@ -1,17 +1,21 @@
+import { claimDomain } from '../../../services/domains/claim-domain.js';
 import { createDomain } from '../../../services/domains/create-domain.js';
 import { deleteDomain } from '../../../services/domains/delete-domain.js';
 import { getDomain } from '../../../services/domains/get-domain.js';
+import { getDomainClaim } from '../../../services/domains/get-domain-claim.js';
 import { listDomains } from '../../../services/domains/list-domains.js';
 import { updateDomain } from '../../../services/domains/update-domain.js';
 import { verifyDomain } from '../../../services/domains/verify-domain.js';
+import { verifyDomainClaim } from '../../../services/domains/verify-domain-claim.js';
 import { exampleList } from '../../examples.js';
 import { presentList } from '../../presenters.js';
 import { defineRoute } from '../../route.js';
 import { IdParamSchema, listOf, PaginationQuerySchema } from '../../schemas/common.schemas.js';
-import { DOMAIN, DOMAIN_LIST_ITEM, DOMAIN_REF, NEW_DOMAIN } from './domains.examples.js';
+import { DOMAIN, DOMAIN_CLAIM, DOMAIN_LIST_ITEM, DOMAIN_REF, NEW_DOMAIN } from './domains.examples.js';
 import {
   presentDeletedDomain,
   presentDomain,
+  presentDomainClaim,
   presentDomainListItem,
   presentDomainRef,
   presentVerifiedDomain,
@@ -19,6 +23,7 @@ import {
 import {
   CreateDomainBodySchema,
   DeletedDomainSchema,
+  DomainClaimSchema,
   DomainListItemSchema,
   DomainRefSchema,
   DomainSchema,
@@ -138,5 +143,59 @@ export const domainRoutes = [
     },
     async ({ input: { params }, auth, deps }) =>
       presentVerifiedDomain(await verifyDomain(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    {
+      method: 'post',
+      path: '/domains/claim',
+      operationId: 'claimDomain',
+      summary: 'Start taking over a domain another team of this appliance holds',
+      tags: ['Domains'],
+      permission: 'full_access',
+      body: CreateDomainBodySchema,
+      responses: { 201: DomainClaimSchema },
+      examples: { request: { name: 'acme.dev' }, response: DOMAIN_CLAIM },
+    },
+    async ({ input: { body }, auth, deps, ctx }) => {
+      const { claim, created } = await claimDomain(deps, auth.teamId, {
+        name: body.name,
+        region: body.region,
+        openTracking: body.open_tracking,
+        clickTracking: body.click_tracking,
+        trackingSubdomain: body.tracking_subdomain,
+      });
+      // Resend's 200: the same open claim asked for again, returned unchanged.
+      if (!created) ctx.status = 200;
+      return presentDomainClaim(claim);
+    },
+  ),
+  defineRoute(
+    {
+      method: 'get',
+      path: '/domains/:id/claim',
+      operationId: 'getDomainClaim',
+      summary: "Retrieve the latest claim of a claim's placeholder domain",
+      tags: ['Domains'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: DomainClaimSchema },
+      examples: { response: DOMAIN_CLAIM },
+    },
+    async ({ input: { params }, auth, deps }) => presentDomainClaim(await getDomainClaim(deps, auth.teamId, params.id)),
+  ),
+  defineRoute(
+    {
+      method: 'post',
+      path: '/domains/:id/claim/verify',
+      operationId: 'verifyDomainClaim',
+      summary: "Look for the claim's TXT record and, once found and the owner's checks pass, move the domain",
+      tags: ['Domains'],
+      permission: 'full_access',
+      params: IdParamSchema,
+      responses: { 200: DomainClaimSchema },
+      examples: { response: { ...DOMAIN_CLAIM, status: 'completed' } },
+    },
+    async ({ input: { params }, auth, deps }) =>
+      presentDomainClaim(await verifyDomainClaim(deps, auth.teamId, params.id)),
   ),
 ];

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { DOMAIN_CLAIM_BLOCKED_REASONS, DOMAIN_CLAIM_STATUSES } from '../../../entities/domain-claim.entity.js';
 import { DOMAIN_STATUSES, RECORD_STATUSES } from '../../../entities/domain.entity.js';
 import { LineSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
 
@@ -113,3 +114,34 @@ export const VerifiedDomainSchema = v.object({
 });
 
 export const DeletedDomainSchema = v.object({ object: v.literal('domain'), id: UuidSchema, deleted: v.literal(true) });
+
+export const DomainClaimSchema = v.pipe(
+  v.object({
+    object: v.literal('domain_claim'),
+    id: UuidSchema,
+    name: v.string(),
+    status: v.pipe(
+      v.picklist(DOMAIN_CLAIM_STATUSES),
+      v.metadata({
+        description:
+          '`pending` until the TXT record is found; `blocked` while a safety check holds the owner (see `blocked_reason`); `completed` once the domain is the claimant’s; `expired`, `superseded` (a newer claim of the team), `canceled` (placeholder deleted) or `failed` otherwise.',
+      }),
+    ),
+    domain_id: v.pipe(
+      v.nullable(UuidSchema),
+      v.metadata({
+        description: 'The placeholder domain the claim made in the claimant’s team; it becomes the domain.',
+      }),
+    ),
+    region: v.nullable(v.string()),
+    record: v.pipe(
+      v.object({ type: v.literal('TXT'), name: v.string(), value: v.string(), ttl: v.literal('Auto') }),
+      v.metadata({ title: 'DomainClaimRecord', description: 'The TXT record to publish at the domain’s own name.' }),
+    ),
+    blocked_reason: v.nullable(v.picklist(DOMAIN_CLAIM_BLOCKED_REASONS)),
+    failure_reason: v.nullable(v.string()),
+    created_at: TimestampSchema,
+    expires_at: TimestampSchema,
+  }),
+  v.metadata({ title: 'DomainClaim' }),
+);
