@@ -35,6 +35,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { smtpConnect } from '../support/smtp-client.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const TARGET_RATIO = 0.8;
 const TARGET_HEALTH_P99_MS = 100;
@@ -293,6 +294,16 @@ function report(clean: PhaseResult, hostile: PhaseResult) {
     rssMaxMb: Math.round(rssMaxMb),
     targets,
   };
+  reportHeadlines({
+    what: 'Inbound under hostile mail, legitimate mail accepted',
+    figure: `${perSecond(hostile.legitimatePerSecond, 'messages')}, /health p99 ${round(hostile.healthP99Ms)} ms`,
+    baseline: `the same run without the attacks: ${perSecond(clean.legitimatePerSecond, 'messages')}`,
+    ratio: Number(ratio.toFixed(3)),
+    target: targetMet(
+      `≥ ${TARGET_RATIO}, p99 < ${TARGET_HEALTH_P99_MS} ms, no 451`,
+      Object.values(targets).every(Boolean),
+    ),
+  });
   if (args.json) {
     console.log(JSON.stringify(figures, null, 2));
     return;
