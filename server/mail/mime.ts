@@ -1,6 +1,7 @@
 import type { Address, OutboundMessage } from './outbound-message.js';
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { submittedMime } from './submitted-mime.js';
 
 const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
 
@@ -29,6 +30,15 @@ function headerEntries(headers: Record<string, string>) {
  * addresses go as parts with an explicit envelope, so nothing is left for its lenient parser.
  */
 export function toNodemailerMessage(message: OutboundMessage) {
+  const envelope = { from: message.returnPath ?? message.from.address, to: message.envelopeTo };
+  const dkim = message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined;
+  // A submitted message goes out as submitted: nodemailer sends `raw` as it is, and signs it.
+  if (message.raw)
+    return {
+      raw: submittedMime(message.raw, { messageId: message.messageId, emailId: message.emailId }),
+      envelope,
+      dkim,
+    };
   return {
     messageId: message.messageId,
     from: toAddress(message.from),
@@ -36,7 +46,7 @@ export function toNodemailerMessage(message: OutboundMessage) {
     cc: message.cc.map(toAddress),
     bcc: message.bcc.map(toAddress),
     replyTo: message.replyTo.map(toAddress),
-    envelope: { from: message.returnPath ?? message.from.address, to: message.envelopeTo },
+    envelope,
     subject: message.subject,
     html: message.html ?? undefined,
     text: message.text ?? undefined,
@@ -47,7 +57,7 @@ export function toNodemailerMessage(message: OutboundMessage) {
       content: a.content,
       contentType: a.contentType ?? undefined,
     })),
-    dkim: message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
+    dkim,
   };
 }
 

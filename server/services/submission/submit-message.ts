@@ -128,7 +128,12 @@ export async function submitMessage(
       }
     : undefined;
   try {
-    return await sendEmail(deps, auth, toSendEmailInput(body.output), claim && { ...claim, present: (sent) => sent });
+    return await sendEmail(
+      deps,
+      auth,
+      { ...toSendEmailInput(body.output), rawMime: raw },
+      claim && { ...claim, present: (sent) => sent },
+    );
   } catch (err) {
     if (!claim) throw err;
     return (await storedAnswer(deps, claim, err)).response as { id: string };

@@ -9,6 +9,7 @@ import { Domain } from '../../../server/entities/index.js';
 import { createApiKey } from '../../../server/services/api-keys/create-api-key.js';
 import { type SubmissionListener, startSubmissionListener } from '../../../server/services/submission/listener.js';
 import { useTestApp } from '../../support/test-app.js';
+import { untilFound } from '../../support/until.js';
 
 const certDir = mkdtempSync(join(tmpdir(), 'submission-tls-'));
 execFileSync(
@@ -23,6 +24,7 @@ execFileSync(
 const DOMAIN = 'submit.test';
 const OTHER_DOMAIN = 'other-submit.test';
 const app = useTestApp({
+  jobs: 'worker',
   env: {
     POSTLANE_SUBMISSION_TLS_PORT: '0',
     POSTLANE_SUBMISSION_STARTTLS_PORT: '0',
@@ -105,6 +107,42 @@ describe('submission listener', () => {
     });
     const attachments = await app.request('GET', `/emails/${id}/attachments`, { token: key });
     expect(attachments.body).toMatchObject({ data: [{ filename: 'notes.txt', content_type: 'text/plain' }] });
+  });
+
+  it('sends the message as submitted: its MIME tree, inline image and headers, with our Message-ID, DKIM-signed, no Bcc', async () => {
+    const info = await transport().sendMail({
+      from: `app@${DOMAIN}`,
+      to: 'ann@example.com',
+      bcc: 'blind@example.com',
+      subject: 'Inline',
+      html: '<p><img src="cid:logo@app"></p>',
+      headers: { 'X-Entity-Ref-ID': 'ref-2', 'Resend-Idempotency-Key': 'inline-1' },
+      attachments: [{ filename: 'logo.png', content: Buffer.from('png bytes'), cid: 'logo@app' }],
+    });
+    const id = acceptedId(info.response);
+    const { message_id: messageId } = await app.run(() =>
+      app.deps.orm.em
+        .getConnection()
+        .execute<{ message_id: string }[]>('SELECT message_id FROM email WHERE id = ?', [id])
+        .then((rows) => rows[0]!),
+    );
+    const raw = await untilFound(async () => {
+      const rows = await app.run(() =>
+        app.deps.orm.em
+          .getConnection()
+          .execute<{ raw: string }[]>('SELECT raw FROM captured_message WHERE message_id = ?', [messageId]),
+      );
+      return rows[0]?.raw;
+    });
+    expect(raw).toMatch(/^DKIM-Signature: /m);
+    expect(raw).toContain(`Message-ID: ${messageId}`);
+    expect(raw).toContain(`X-Postlane-Email-Id: ${id}`);
+    expect(raw).toContain('X-Entity-Ref-ID: ref-2');
+    expect(raw).toMatch(/^Content-ID: <logo@app>/m);
+    expect(raw).toMatch(/multipart\/related/);
+    expect(raw).not.toMatch(/^Bcc:/im);
+    expect(raw).not.toMatch(/^Resend-Idempotency-Key:/im);
+    expect(raw.match(/^Message-ID:/gim)).toHaveLength(1);
   });
 
   it('takes AUTH LOGIN over implicit TLS, with the postlane username', async () => {
