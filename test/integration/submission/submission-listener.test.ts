@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { selfSignedSubmissionCert } from '../../../cli/services/submission-cert.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,19 +7,12 @@ import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Domain } from '../../../server/entities/index.js';
 import { createApiKey } from '../../../server/services/api-keys/create-api-key.js';
+import { revokeApiKey } from '../../../server/services/api-keys/revoke-api-key.js';
 import { type SubmissionListener, startSubmissionListener } from '../../../server/services/submission/listener.js';
 import { useTestApp } from '../../support/test-app.js';
 import { untilFound } from '../../support/until.js';
 
-const certDir = mkdtempSync(join(tmpdir(), 'submission-tls-'));
-execFileSync(
-  'openssl',
-  [
-    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost'],
-    ...['-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')],
-  ],
-  { stdio: 'ignore' },
-);
+const tls = selfSignedSubmissionCert(mkdtempSync(join(tmpdir(), 'submission-tls-')), 'localhost')!;
 
 const DOMAIN = 'submit.test';
 const OTHER_DOMAIN = 'other-submit.test';
@@ -28,9 +21,10 @@ const app = useTestApp({
   env: {
     POSTLANE_SUBMISSION_TLS_PORT: '0',
     POSTLANE_SUBMISSION_STARTTLS_PORT: '0',
-    POSTLANE_SUBMISSION_TLS_CERT: join(certDir, 'cert.pem'),
-    POSTLANE_SUBMISSION_TLS_KEY: join(certDir, 'key.pem'),
-    POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE: '3',
+    POSTLANE_SUBMISSION_TLS_CERT: tls.cert,
+    POSTLANE_SUBMISSION_TLS_KEY: tls.key,
+    POSTLANE_SUBMISSION_MAX_MESSAGE_MB: '1',
+    POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE: '4',
     POSTLANE_AUTH_CACHE_SECONDS: '0',
   },
 });
@@ -191,6 +185,27 @@ describe('submission listener', () => {
     });
   });
 
+  it('answers 550 when every recipient is suppressed, as the API refuses it', async () => {
+    await app.request('POST', '/suppressions', { token: key, body: { email: 'gone@example.com' } });
+    await expect(transport().sendMail({ ...MESSAGE, to: 'gone@example.com', cc: [] })).rejects.toMatchObject({
+      responseCode: 550,
+      response: '550 5.1.1 All recipients are suppressed',
+    });
+  });
+
+  it('answers 552 to a message over the size limit', async () => {
+    await expect(transport().sendMail({ ...MESSAGE, text: 'x'.repeat(1024 * 1024 + 1) })).rejects.toMatchObject({
+      responseCode: 552,
+    });
+  });
+
+  it('answers 535 to a revoked key', async () => {
+    const { token, keyId, teamId } = await app.createTeamWithKey('sending_access', { verifiedDomains: [DOMAIN] });
+    expect(acceptedId((await transport({ password: token }).sendMail(MESSAGE)).response)).toBeTruthy();
+    await app.run(() => revokeApiKey(app.deps, teamId, keyId));
+    await expect(transport({ password: token }).sendMail(MESSAGE)).rejects.toMatchObject({ responseCode: 535 });
+  });
+
   it('answers 535 to a bad key, then 421 once the failure budget is spent', async () => {
     await expect(transport({ password: 're_not_a_key' }).sendMail(MESSAGE)).rejects.toMatchObject({
       responseCode: 535,
@@ -201,7 +216,7 @@ describe('submission listener', () => {
     await expect(transport({ password: 're_not_a_key' }).sendMail(MESSAGE)).rejects.toMatchObject({
       responseCode: 535,
     });
-    // The budget (3 a minute) is spent: even the right key is refused until the minute is over.
+    // The budget (4 a minute, one spent by the revoked key) is spent: even the right key is refused until the minute is over.
     await expect(transport().sendMail(MESSAGE)).rejects.toMatchObject({ responseCode: 421 });
   });
 });
