@@ -100,7 +100,7 @@ describe('real SMTP clients', () => {
     );
     const child = execFile('msmtp', ['-C', config, '-t']);
     child.stdin!.end(message('msmtp'));
-    const [code] = (await new Promise((resolve) => child.on('exit', (...args) => resolve(args)))) as [number];
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
     expect(code).toBe(0);
     const id = idIn(readFileSync(log, 'utf8'));
     expect(id).toBeDefined();
