@@ -11,7 +11,7 @@ import {
 } from 'smtp-server';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, invalidApiKey } from '../../errors.js';
 import { errorFields } from '../../logger.js';
 import type { Auth } from '../api-keys/auth.js';
 import { authenticateApiKey } from '../api-keys/authenticate-api-key.js';
@@ -82,7 +82,7 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
     if (peers.spentThisMinute(ip) >= config.POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE)
       throw reply(421, '4.7.0 Too many failed logins from your address, try again later');
     try {
-      if (!USERNAMES.has((auth.username ?? '').toLowerCase())) throw new ApiError(403, 'invalid_api_key', '');
+      if (!USERNAMES.has((auth.username ?? '').toLowerCase())) throw invalidApiKey();
       return await authenticateApiKey(deps, auth.password ?? '');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -98,10 +98,11 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const chunks: Buffer[] = [];
     // A client that takes too long is cut off; its partial message is dropped, nothing is stored.
-    const timer = setTimeout(
-      () => connectionOf(session)?.close(),
-      config.POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS * 1000,
-    );
+    const timer = setTimeout(() => {
+      connectionOf(session)?.close();
+      // The rest of the message never comes: ending the read here lets this session's memory go.
+      stream.destroy(new Error('DATA timeout'));
+    }, config.POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS * 1000);
     try {
       for await (const chunk of stream) if (!stream.sizeExceeded) chunks.push(chunk as Buffer);
     } finally {

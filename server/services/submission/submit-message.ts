@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
-import { ApiError, rateLimitExceeded } from '../../errors.js';
+import { ApiError, invalidIdempotencyKey, rateLimitExceeded, validationError } from '../../errors.js';
 import { SendEmailBodySchema, toSendEmailInput } from '../../http/routes/emails/emails.schemas.js';
 import { issueToApiError } from '../../http/middleware/validate.js';
 import { splitFormatted } from '../../mail/address.js';
@@ -108,17 +108,11 @@ export async function submitMessage(
     if (limit.exceeded) throw rateLimitExceeded(limit.resetSeconds);
   }
   const parsed = await parseSubmission(raw);
-  if (parsed.parseError)
-    throw new ApiError(422, 'validation_error', `The message cannot be read: ${parsed.parseError}`);
+  if (parsed.parseError) throw validationError(`The message cannot be read: ${parsed.parseError}`);
   const body = v.safeParse(SendEmailBodySchema, toSendBody(parsed, recipients));
   if (!body.success) throw issueToApiError(body.issues[0]);
   const key = parsed.headers[IDEMPOTENCY_HEADER];
-  if (key !== undefined && (key.length < 1 || key.length > 256))
-    throw new ApiError(
-      400,
-      'invalid_idempotency_key',
-      'The Resend-Idempotency-Key header must be 1 to 256 characters.',
-    );
+  if (key !== undefined && (key.length < 1 || key.length > 256)) throw invalidIdempotencyKey();
   const claim = key
     ? {
         teamId: auth.teamId,

@@ -38,8 +38,12 @@ describe('postlane serve --role submission', () => {
     );
   });
 
-  it('runs the listener alone, and logs each session once with counts and no address or key', async () => {
-    const config = loadConfig({ ...env(), POSTLANE_SUBMISSION_PLAIN_PORT: '0' });
+  it('runs the listener alone, cuts off a stalled DATA, and logs each session once with counts and no address or key', async () => {
+    const config = loadConfig({
+      ...env(),
+      POSTLANE_SUBMISSION_PLAIN_PORT: '0',
+      POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS: '5',
+    });
     appliance = await boot(config, 'submission', createLogger('info', { write: (line) => lines.push(line) }));
     expect(appliance.url).toBeNull();
     const { deps } = appliance;
@@ -63,9 +67,25 @@ describe('postlane serve --role submission', () => {
     await client.command('QUIT');
     client.close();
 
-    await until(async () => lines.some((line) => line.includes('submission smtp session')));
+    // A client that stops in the middle of DATA is cut off after the DATA timeout, and nothing is stored.
+    const stalled = await smtpConnect(appliance.submissionPorts!.plain!);
+    await stalled.greeting;
+    await stalled.command('EHLO app.role.test');
+    await stalled.command(`AUTH PLAIN ${Buffer.from(`\0resend\0${token}`).toString('base64')}`);
+    await stalled.command('MAIL FROM:<app@role.test>');
+    await stalled.command('RCPT TO:<reader@example.com>');
+    expect((await stalled.command('DATA')).code).toBe(354);
+    expect((await stalled.read()).code).toBe(0);
+    stalled.close();
+    const [{ count }] = (await deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ count: number }[]>('SELECT count(*)::int AS count FROM email')) as [{ count: number }];
+    expect(count).toBe(1);
+
+    await until(async () => lines.filter((line) => line.includes('submission smtp session')).length === 2);
     const sessions = lines.filter((line) => line.includes('submission smtp session'));
-    expect(sessions).toHaveLength(1);
+    expect(sessions).toHaveLength(2);
     expect(JSON.parse(sessions[0]!)).toMatchObject({
       port: 'plain',
       authenticated: true,
