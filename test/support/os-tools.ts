@@ -76,6 +76,16 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
       pkg: 'libio-socket-ssl-perl',
       what: 'IO::Socket::SSL (TLS for swaks)',
     },
+    {
+      present: () => existsSync('/usr/sbin/postfix'),
+      pkg: 'postfix',
+      what: 'Postfix (a relay to the submission listener)',
+    },
+    {
+      present: () => existsSync('/usr/lib/x86_64-linux-gnu/sasl2/libplain.so'),
+      pkg: 'libsasl2-modules',
+      what: "Cyrus SASL's PLAIN mechanism (Postfix's AUTH)",
+    },
     { present: () => onPath('msmtp'), pkg: 'msmtp', what: 'msmtp (a sendmail for the submission listener)' },
     { present: () => onPath('python3'), pkg: 'python3', what: 'python3 (smtplib, for the submission listener)' },
   ];
