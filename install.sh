@@ -415,6 +415,10 @@ if [ "$IS_ROOT" -eq 1 ]; then
   if [ "$CONFIG_PATH" = /etc/postlane/config.json ]; then chgrp postlane /etc/postlane && chmod 0750 /etc/postlane; fi
   chgrp postlane "$CONFIG_PATH"
   chmod 0640 "$CONFIG_PATH"
+  # The submission listener's self-signed certificate, written by postlane install beside the config.
+  for pem in "$(dirname "$CONFIG_PATH")"/submission-tls-cert.pem "$(dirname "$CONFIG_PATH")"/submission-tls-key.pem; do
+    [ -f "$pem" ] && chgrp postlane "$pem" && chmod 0640 "$pem"
+  done
   as_postlane() { setpriv --reuid=postlane --regid=postlane --init-groups -- "$@"; }
   for needed in "$REPO/bin/postlane.js" "$REPO/dist/cli/index.js" "$CONFIG_PATH"; do
     as_postlane test -r "$needed" ||

@@ -306,6 +306,19 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_MIME_PARTS: v.optional(Integer(1, 900), 500),
     POSTLANE_INBOUND_PARSE_DEADLINE_MS: v.optional(Integer(1, 600_000), 10_000),
     POSTLANE_MAIL_WORKERS: v.optional(Integer(1, 64), 2),
+    POSTLANE_SUBMISSION_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '0.0.0.0'),
+    POSTLANE_SUBMISSION_TLS_PORT: v.optional(Integer(0, 65_535)),
+    POSTLANE_SUBMISSION_STARTTLS_PORT: v.optional(Integer(0, 65_535)),
+    POSTLANE_SUBMISSION_PLAIN_PORT: v.optional(Integer(0, 65_535)),
+    POSTLANE_SUBMISSION_TLS_CERT: v.optional(v.pipe(v.string(), v.minLength(1))),
+    POSTLANE_SUBMISSION_TLS_KEY: v.optional(v.pipe(v.string(), v.minLength(1))),
+    POSTLANE_SUBMISSION_MAX_MESSAGE_MB: v.optional(Integer(1, 100), 40),
+    POSTLANE_SUBMISSION_MAX_RECIPIENTS: v.optional(Integer(1, 1000), 50),
+    POSTLANE_SUBMISSION_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
+    POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 20),
+    POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE: v.optional(Integer(1, 1000), 10),
+    POSTLANE_SUBMISSION_IDLE_TIMEOUT_SECONDS: v.optional(Integer(5, 3600), 300),
+    POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS: v.optional(Integer(5, 3600), 300),
     POSTLANE_RECEIVED_RETENTION_DAYS: v.optional(Integer(1, 3650), 30),
     POSTLANE_AUTOMATION_RETENTION_DAYS: v.optional(Integer(1, 3650), 90),
     POSTLANE_DOWNLOAD_URL_EXPIRY_SECONDS: v.optional(Integer(60, 7 * 86_400), 3600),
@@ -354,6 +367,22 @@ export const ConfigSchema = v.pipe(
       'must be set together with POSTLANE_INBOUND_TLS_CERT',
     ),
     ['POSTLANE_INBOUND_TLS_KEY'],
+  ),
+  v.forward(
+    v.check(
+      (c) => (c.POSTLANE_SUBMISSION_TLS_CERT === undefined) === (c.POSTLANE_SUBMISSION_TLS_KEY === undefined),
+      'must be set together with POSTLANE_SUBMISSION_TLS_CERT',
+    ),
+    ['POSTLANE_SUBMISSION_TLS_KEY'],
+  ),
+  v.forward(
+    v.check(
+      (c) =>
+        c.POSTLANE_SUBMISSION_TLS_CERT !== undefined ||
+        (c.POSTLANE_SUBMISSION_TLS_PORT === undefined && c.POSTLANE_SUBMISSION_STARTTLS_PORT === undefined),
+      'must be set when POSTLANE_SUBMISSION_TLS_PORT or POSTLANE_SUBMISSION_STARTTLS_PORT is (`postlane install service` generates a self-signed one)',
+    ),
+    ['POSTLANE_SUBMISSION_TLS_CERT'],
   ),
   v.transform((c) => ({
     ...c,
@@ -681,6 +710,59 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_MAIL_WORKERS: {
     description:
       'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Messages beyond them wait their turn, within `POSTLANE_INBOUND_PARSE_DEADLINE_MS`.',
+  },
+  POSTLANE_SUBMISSION_HOST: {
+    description:
+      'Address the SMTP submission listener ([Sending with SMTP](smtp.md)) listens on with its TLS and STARTTLS ports. The plain port always listens on 127.0.0.1 only.',
+  },
+  POSTLANE_SUBMISSION_TLS_PORT: {
+    default: 'unset: no implicit-TLS port',
+    description:
+      'Port of the SMTP submission listener speaking TLS from the first byte (465 or 2465 in production; 0 picks a free one). Needs `POSTLANE_SUBMISSION_TLS_CERT`.',
+  },
+  POSTLANE_SUBMISSION_STARTTLS_PORT: {
+    default: 'unset: no STARTTLS port',
+    description:
+      'Port of the SMTP submission listener that starts in plain text and upgrades with STARTTLS (587 or 2587 in production); AUTH is refused before the upgrade. Needs `POSTLANE_SUBMISSION_TLS_CERT`.',
+  },
+  POSTLANE_SUBMISSION_PLAIN_PORT: {
+    default: 'unset: none',
+    description:
+      'A port on 127.0.0.1 only where AUTH is allowed without TLS, for apps on this machine that cannot speak TLS. Never exposed beyond loopback.',
+  },
+  POSTLANE_SUBMISSION_TLS_CERT: {
+    description:
+      'PEM certificate file (full chain) of the submission listener. `postlane install service` writes a self-signed one when none is given (`postlane doctor` warns about it). Read at start: restart after renewing it.',
+  },
+  POSTLANE_SUBMISSION_TLS_KEY: {
+    description: 'PEM private key file of `POSTLANE_SUBMISSION_TLS_CERT` (set both or neither).',
+  },
+  POSTLANE_SUBMISSION_MAX_MESSAGE_MB: {
+    description:
+      'Largest message the submission listener accepts (advertised with SIZE); a larger one is refused with 552.',
+  },
+  POSTLANE_SUBMISSION_MAX_RECIPIENTS: {
+    description:
+      'Recipients (To, Cc and Bcc together) per submitted message, as the API allows; the ones past it are answered 452.',
+  },
+  POSTLANE_SUBMISSION_MAX_CONNECTIONS: {
+    description:
+      'SMTP connections the submission listener holds at once, over all its ports; more are answered 421 and closed.',
+  },
+  POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP: {
+    description:
+      'Submission connections one client IP (IPv6: one /64) may hold at once; more are answered 421 and closed.',
+  },
+  POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE: {
+    description:
+      'Failed AUTH attempts one client IP may make per minute. Each failure is answered 535 a little later than the one before (up to 5 s); past the budget the connection is answered 421 and closed, and so is every AUTH from that IP until the minute is over.',
+  },
+  POSTLANE_SUBMISSION_IDLE_TIMEOUT_SECONDS: {
+    description: 'A submission connection silent for this long is closed (421).',
+  },
+  POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS: {
+    description:
+      'Longest a client may take to send one message after DATA; past it the connection is closed and nothing is stored.',
   },
   POSTLANE_RECEIVED_RETENTION_DAYS: {
     description: 'Days received mail (raw message, attachments) is kept before maintenance deletes it.',

@@ -14,8 +14,9 @@ import { AgendaJobs, jobDefinitions } from './jobs/index.js';
 import { createLogger, type Logger, errorFields } from './logger.js';
 import { SecretBox } from './security/secret-box.js';
 import { type InboundListener, startInboundListener } from './services/inbound/listener.js';
+import { type SubmissionListener, startSubmissionListener } from './services/submission/listener.js';
 
-export type Role = 'api' | 'worker' | 'inbound' | 'all';
+export type Role = 'api' | 'worker' | 'inbound' | 'submission' | 'all';
 
 export interface Appliance {
   deps: Deps;
@@ -23,6 +24,8 @@ export interface Appliance {
   url: string | null;
   /** The inbound SMTP listener's port; null when this process does not receive. */
   inboundPort: number | null;
+  /** The SMTP submission listener's ports; null when this process does not take submissions. */
+  submissionPorts: SubmissionListener['ports'] | null;
   shutdown(): Promise<void>;
 }
 
@@ -48,6 +51,16 @@ export async function boot(
   SecretBox.requireKey(config);
   if (role === 'inbound' && config.POSTLANE_INBOUND_PORT === undefined)
     throw new Error('`--role inbound` needs POSTLANE_INBOUND_PORT (25 in production).');
+  const submissionConfigured = [
+    config.POSTLANE_SUBMISSION_TLS_PORT,
+    config.POSTLANE_SUBMISSION_STARTTLS_PORT,
+    config.POSTLANE_SUBMISSION_PLAIN_PORT,
+  ].some((p) => p !== undefined);
+  if (role === 'submission' && !submissionConfigured)
+    throw new Error(
+      '`--role submission` needs POSTLANE_SUBMISSION_TLS_PORT or POSTLANE_SUBMISSION_STARTTLS_PORT (465 and 587 in production).',
+    );
+  const submits = (role === 'submission' || role === 'all') && submissionConfigured;
   const serves = role === 'api' || role === 'all';
   const receives = (role === 'inbound' || role === 'all') && config.POSTLANE_INBOUND_PORT !== undefined;
   // Listen first: a port that is taken stops the process at once, and while the database is away
@@ -95,12 +108,14 @@ export async function boot(
   const deps = createDeps({ config, orm, jobs, logger });
   const { providers } = deps;
   let inbound: InboundListener | null = null;
+  let submission: SubmissionListener | null = null;
 
   let stopping: Promise<void> | null = null;
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info({ role }, 'shutting down');
       await inbound?.close();
+      await submission?.close();
       await closeServer();
       await jobs.stop(config.POSTLANE_SHUTDOWN_GRACE_SECONDS * 1000);
       await providers.close();
@@ -125,13 +140,18 @@ export async function boot(
         host: config.POSTLANE_INBOUND_HOST,
         port: config.POSTLANE_INBOUND_PORT,
       });
+    if (submits) submission = await startSubmissionListener(deps);
   } catch (err) {
     await shutdown().catch(() => {});
     throw err;
   }
   const inboundPort = inbound?.port ?? null;
-  logger.info({ role, url, inboundPort, regions: providers.regions, worker: jobs.name }, 'postlane started');
-  return { deps, url, inboundPort, shutdown };
+  const submissionPorts = submission?.ports ?? null;
+  logger.info(
+    { role, url, inboundPort, submissionPorts, regions: providers.regions, worker: jobs.name },
+    'postlane started',
+  );
+  return { deps, url, inboundPort, submissionPorts, shutdown };
 }
 
 /** What the port answers until the database does: the error envelope, and when to try again. */

@@ -15,6 +15,8 @@ const system = [
   // Debian's nginx, Caddy and logrotate, installed as root by the setup.
   'test/integration/deploy/**/*.test.ts',
   'test/integration/cli/log-rotation.test.ts',
+  // Debian's Postfix, configured and started as root, relaying to the submission listener.
+  'test/integration/submission/postfix-relay.test.ts',
 ];
 
 export default defineConfig({

@@ -8,6 +8,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
 import { migrate, waitForDatabase } from '../../server/db/orm.js';
 import { withDatabase } from '../lib/context.js';
+import { selfSignedSubmissionCert } from './submission-cert.js';
 import type { AnyTask } from '../lib/render.js';
 
 export interface InstallOptions {
@@ -48,7 +49,18 @@ export function installTasks(options: InstallOptions): { tasks: AnyTask[]; resul
           }).filter(([, value]) => value !== undefined),
         );
         // Generated once and then kept: replacing it would lose every secret sealed with it.
-        const next = { POSTLANE_SECRET_KEY: generateSecretKey(), ...existing, ...given };
+        const next: Record<string, unknown> = { POSTLANE_SECRET_KEY: generateSecretKey(), ...existing, ...given };
+        // The submission listener's first certificate, self-signed, when the config names none.
+        if (!next.POSTLANE_SUBMISSION_TLS_CERT) {
+          const publicUrl = (next.POSTLANE_PUBLIC_URL as string | undefined) ?? 'http://localhost';
+          mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+          const generated = selfSignedSubmissionCert(dirname(path), new URL(publicUrl).hostname);
+          if (generated)
+            Object.assign(next, {
+              POSTLANE_SUBMISSION_TLS_CERT: generated.cert,
+              POSTLANE_SUBMISSION_TLS_KEY: generated.key,
+            });
+        }
         partial.config_written = !existsSync(path) || JSON.stringify(next) !== JSON.stringify(existing);
         // Validate and reach the database before writing, so a bad URL is never saved.
         // As the service will read it: the file alone, its values as written (a list may be an array).

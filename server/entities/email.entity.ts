@@ -57,6 +57,8 @@ export const Email = defineEntity({
     /** Custom headers, as allowed by the header rules, added to the message as given. */
     headers: p.json<Record<string, string>>().defaultRaw(`'{}'`),
     tags: p.json<{ name: string; value: string }[]>().defaultRaw(`'[]'`),
+    // `raw_mime` (bytea, null for API sends), the message as submitted over SMTP, is not mapped: only
+    // the outbox writer and the drain's claim read and write it, in SQL, so no entity load carries it.
     /** The subscription topic the email belongs to: it scopes the unsubscribe link and the opt-out check. */
     topicId: p.uuid().nullable(),
     /** The broadcast this email is one recipient's copy of. */

@@ -1,6 +1,7 @@
 import type { Address, OutboundMessage } from './outbound-message.js';
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { submittedMime } from './submitted-mime.js';
 
 const toAddress = ({ name, address }: Address) => ({ name: name ?? '', address });
 
@@ -52,6 +53,14 @@ export function toNodemailerMessage(
   message: OutboundMessage,
   envelope: Envelope = envelopesOf(message)[0] ?? { from: message.from.address, to: [] },
 ) {
+  const dkim = message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined;
+  // A submitted message goes out as submitted: nodemailer sends `raw` as it is, and signs it.
+  if (message.raw)
+    return {
+      raw: submittedMime(message.raw, { messageId: message.messageId, emailId: message.emailId }),
+      envelope,
+      dkim,
+    };
   return {
     messageId: message.messageId,
     from: toAddress(message.from),
@@ -70,7 +79,7 @@ export function toNodemailerMessage(
       content: a.content,
       contentType: a.contentType ?? undefined,
     })),
-    dkim: message.dkim ? { ...message.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
+    dkim,
   };
 }
 

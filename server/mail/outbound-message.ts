@@ -26,6 +26,11 @@ export interface OutboundMessage {
   text: string | null;
   headers: Record<string, string>;
   attachments: { filename: string; contentType: string | null; content: Buffer }[];
+  /**
+   * The message as submitted over SMTP: it goes out as it is (its header block made ours: see
+   * `submittedMime`), signed like any other, instead of one composed from the fields above.
+   */
+  raw?: Buffer;
   /** Set when Postlane signs for the sending domain (providers that do not sign themselves). */
   dkim?: DkimKey;
 }

@@ -307,7 +307,11 @@ export async function startStackOn<D extends StackDatabase>(
     const apiPort = await freePort();
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     /** Without a host, on loopback here; with one, in its namespace (an API listening on its address, at `apiUrlOn(host)`). */
-    const spawn = (role: 'api' | 'worker' | 'inbound', host?: Host, roleEnv: Record<string, string> = {}) => {
+    const spawn = (
+      role: 'api' | 'worker' | 'inbound' | 'submission',
+      host?: Host,
+      roleEnv: Record<string, string> = {},
+    ) => {
       const apiEnv = { POSTLANE_PORT: String(apiPort), ...(host && { POSTLANE_HOST: host.address }) };
       const proc = spawnPostlane(['serve', '--role', role], { ...env, ...(role === 'api' && apiEnv), ...roleEnv }, [], {
         netns: host?.netns,

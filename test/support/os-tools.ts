@@ -43,8 +43,8 @@ export function aptInstall(packages: string[], what: string): void {
  * journey test types into a real terminal), pg_dump (the erasure test searches a full dump),
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
- * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), logrotate,
- * nginx, Caddy and pgBackRest (the shipped deployment files).
+ * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), swaks, msmtp and
+ * python3 (SMTP clients of the submission listener), logrotate, nginx, Caddy and pgBackRest (the shipped deployment files).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(project: 'integration' | 'system'): void {
@@ -74,10 +74,38 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
       pkg: 'openssl',
       what: 'openssl (a certificate for the inbound listener’s STARTTLS)',
     },
+    { present: () => onPath('swaks'), pkg: 'swaks', what: 'swaks (an SMTP client for the submission listener)' },
+    {
+      // Net::SSLeay comes with it.
+      present: () => existsSync('/usr/share/perl5/IO/Socket/SSL.pm'),
+      pkg: 'libio-socket-ssl-perl',
+      what: 'IO::Socket::SSL (TLS for swaks)',
+    },
+    {
+      present: () => existsSync('/usr/sbin/postfix'),
+      pkg: 'postfix',
+      what: 'Postfix (a relay to the submission listener)',
+    },
+    {
+      present: () => existsSync('/usr/lib/x86_64-linux-gnu/sasl2/libplain.so'),
+      pkg: 'libsasl2-modules',
+      what: "Cyrus SASL's PLAIN mechanism (Postfix's AUTH)",
+    },
+    { present: () => onPath('msmtp'), pkg: 'msmtp', what: 'msmtp (a sendmail for the submission listener)' },
+    { present: () => onPath('python3'), pkg: 'python3', what: 'python3 (smtplib, for the submission listener)' },
   ];
   // The integration project (npm run test:quick, any user) needs the first four, and PgBouncer when
   // POSTLANE_TEST_PGBOUNCER=1; the system project needs them all.
-  const forIntegration = ['chromium', 'tmux', 'postgresql-client', 'openssl'];
+  const forIntegration = [
+    'chromium',
+    'tmux',
+    'postgresql-client',
+    'openssl',
+    'swaks',
+    'libio-socket-ssl-perl',
+    'msmtp',
+    'python3',
+  ];
   if (process.env.POSTLANE_TEST_PGBOUNCER === '1') forIntegration.push('pgbouncer');
   const needed = project === 'system' ? all : all.filter((tool) => forIntegration.includes(tool.pkg));
   const missing = needed.filter((tool) => !tool.present());

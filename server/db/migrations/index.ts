@@ -26,6 +26,7 @@ import { Migration20270101000001_automations } from './Migration20270101000001_a
 import { Migration20270102000000_metrics_slots } from './Migration20270102000000_metrics_slots.js';
 import { Migration20270102000010_unsubscribed_contacts } from './Migration20270102000010_unsubscribed_contacts.js';
 import { Migration20270103000000_domain_claims } from './Migration20270103000000_domain_claims.js';
+import { Migration20270103000000_submitted_mime } from './Migration20270103000000_submitted_mime.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -63,6 +64,7 @@ export const migrationsList = [
   { name: 'Migration20270102000000_metrics_slots', class: Migration20270102000000_metrics_slots },
   { name: 'Migration20270102000010_unsubscribed_contacts', class: Migration20270102000010_unsubscribed_contacts },
   { name: 'Migration20270103000000_domain_claims', class: Migration20270103000000_domain_claims },
+  { name: 'Migration20270103000000_submitted_mime', class: Migration20270103000000_submitted_mime },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Deps } from '../../deps.js';
-import {
-  ApiError,
-  concurrentIdempotentRequests,
-  invalidIdempotencyKey,
-  invalidIdempotentRequest,
-} from '../../errors.js';
-import { IdempotencyKeyTaken } from '../../services/outbox/queued-email-writer.js';
+import { invalidIdempotencyKey } from '../../errors.js';
+import { storedAnswer } from '../../services/idempotency/stored-answer.js';
 import type { IdempotentAnswer } from '../../services/emails/send-input.js';
 import type { AppContext, AppState } from '../context.js';
 
@@ -47,19 +42,14 @@ export function idempotency(deps: Deps, route: string, statusCode: number): Midd
     const requestHash = createHash('sha256')
       .update(`${route}\n${mode}\n${canonicalJson(ctx.request.body)}`)
       .digest();
-    ctx.state.idempotency = { teamId, key, requestHash, statusCode };
+    const claim = { teamId, key, requestHash, statusCode };
+    ctx.state.idempotency = claim;
     try {
       await next();
     } catch (err) {
-      if (!(err instanceof IdempotencyKeyTaken || err instanceof ApiError)) throw err;
       ctx.state.idempotency = undefined;
-      const stored = await deps.idempotencyKeys.read(teamId, key);
-      // A refusal with no stored key is this request's own answer.
-      if (!stored && err instanceof ApiError) throw err;
-      if (!stored) throw concurrentIdempotentRequests();
-      if (!Buffer.from(stored.request_hash).equals(requestHash)) throw invalidIdempotentRequest();
-      if (stored.state !== 'done') throw concurrentIdempotentRequests();
-      ctx.status = stored.status_code;
+      const stored = await storedAnswer(deps, claim, err);
+      ctx.status = stored.statusCode;
       ctx.body = stored.response;
       ctx.set('idempotent-replayed', 'true');
     }

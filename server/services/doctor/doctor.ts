@@ -1,4 +1,5 @@
-import { statfs } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { readFile, statfs } from 'node:fs/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { behindPooler, type Config, ConfigError, configFileToRead, loadConfig } from '../../../config/index.js';
 import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
@@ -90,6 +91,11 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
             );
           }
         }),
+    },
+    {
+      name: 'submission_tls',
+      title: 'SMTP submission certificate',
+      run: () => needs(config, async (c) => submissionCertificate(c)),
     },
     {
       name: 'database',
@@ -421,4 +427,28 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
     },
   ];
   return { checks, close: async () => void (await orm?.close()) };
+}
+
+/** The submission listener's certificate: present when it listens, current, and from a CA rather than the one install generated. */
+async function submissionCertificate(config: Config): Promise<CheckResult> {
+  const path = config.POSTLANE_SUBMISSION_TLS_CERT;
+  if (!path) return ok('no certificate: the SMTP submission listener has no TLS port');
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(await readFile(path));
+  } catch (err) {
+    return fail(
+      `${path}: ${(err as Error).message}`,
+      'Point POSTLANE_SUBMISSION_TLS_CERT at a readable PEM certificate.',
+    );
+  }
+  const host = new URL(config.POSTLANE_PUBLIC_URL).hostname;
+  const renew = `Set POSTLANE_SUBMISSION_TLS_CERT and POSTLANE_SUBMISSION_TLS_KEY to a certificate for ${host} from a certificate authority (such as Let's Encrypt), then restart Postlane.`;
+  if (new Date(cert.validTo).getTime() < Date.now()) return fail(`${path} expired on ${cert.validTo}`, renew);
+  if (cert.checkIssued(cert))
+    return warn(
+      `${path} is self-signed: SMTP clients that verify certificates refuse it, the others cannot tell Postlane from an impostor`,
+      renew,
+    );
+  return ok(`${cert.subject.replace(/\n/g, ', ')}, valid until ${cert.validTo}`);
 }

@@ -53,6 +53,7 @@ export function toQueuedRow(
     recipients: (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
       input[kind].map((mailbox) => ({ kind, address: mailbox.address })),
     ),
+    ...(input.rawMime ? { raw_mime: input.rawMime.toString('base64') } : {}),
   };
 }
 

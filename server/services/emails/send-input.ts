@@ -18,6 +18,8 @@ export interface SendEmailInput {
   scheduledAt: Date | null;
   topicId: string | null;
   template: { id: string; variables: Record<string, string | number> } | null;
+  /** A message submitted over SMTP, sent as it is: the fields above are what the API shows of it. */
+  rawMime?: Buffer;
 }
 
 /** An idempotent request's key, not stored yet. */

@@ -58,14 +58,18 @@ export class PeerLimits {
 
   /** Spends one unit of the IP's minute; false once the minute's allowance is gone. */
   spend(ip: string): boolean {
+    const spent = this.spentThisMinute(ip) + 1;
+    this.spent.set(peerKey(ip), spent);
+    return spent <= this.perMinute;
+  }
+
+  /** Units the IP spent in the current minute. */
+  spentThisMinute(ip: string): number {
     const now = this.clock().getTime();
     if (now - this.windowStart >= 60_000) {
       this.spent = new Map();
       this.windowStart = now;
     }
-    const key = peerKey(ip);
-    const spent = (this.spent.get(key) ?? 0) + 1;
-    this.spent.set(key, spent);
-    return spent <= this.perMinute;
+    return this.spent.get(peerKey(ip)) ?? 0;
   }
 }

@@ -18,4 +18,6 @@ export interface ClaimedEmail
     Pick<IEmail, 'cc' | 'bcc' | 'replyTo' | 'html' | 'text' | 'headers' | 'attempts' | 'sentAt' | 'lastError'> {
   owed: OwedRecipient[];
   attachments: OutboundMessage['attachments'];
+  /** The message as submitted over SMTP, or null: see OutboundMessage.raw. */
+  rawMime: Buffer | null;
 }

@@ -69,7 +69,7 @@ const CLAIM_SQL = `
     UPDATE email e SET status = 'sending', lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()
       FROM sized s WHERE e.id = s.id AND e.created_at = s.created_at AND (s.n = 1 OR s.held <= ?)
     RETURNING e.id, e.team_id, e.created_at, e."from", e."to", e.cc, e.bcc, e.reply_to, e.subject, e.html, e.text, e.headers, e.tags,
-              e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error, s.has_attachments)
+              e.broadcast_id, e.region, e.message_id, e.attempts, e.sent_at, e.last_error, e.raw_mime, s.has_attachments)
   SELECT c.*, coalesce(o.owed, '[]') AS owed
     FROM claimed c
     LEFT JOIN LATERAL (SELECT json_agg(json_build_object('id', r.id, 'address', r.address, 'response', r.response)) AS owed
@@ -114,6 +114,7 @@ interface ClaimedRow extends Pick<
   attempts: number;
   sent_at: Date | string | null;
   last_error: string | null;
+  raw_mime: Buffer | null;
   owed: OwedRecipient[];
   has_attachments: boolean;
 }
@@ -268,6 +269,7 @@ function toClaimedEmail(row: ClaimedRow, attachments: ClaimedEmail['attachments'
     attempts: row.attempts,
     sentAt: row.sent_at == null ? null : new Date(row.sent_at),
     lastError: row.last_error,
+    rawMime: row.raw_mime,
     owed: row.owed,
     attachments,
   };
@@ -380,6 +382,7 @@ export function toOutboundMessage(
     | 'text'
     | 'headers'
     | 'attachments'
+    | 'rawMime'
   >,
   envelopeTo: string[],
 ): OutboundMessage {
@@ -403,6 +406,7 @@ export function toOutboundMessage(
     text: email.text ?? null,
     headers: email.headers,
     attachments: email.attachments,
+    ...(email.rawMime ? { raw: email.rawMime } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface QueuedEmailRow {
   /** Past a daily quota: not sent before this (the next UTC midnight), and counted on that day. */
   park_until: string | null;
   recipients: { kind: 'to' | 'cc' | 'bcc'; address: string }[];
+  /** An SMTP submission's message as submitted, base64 (Postgres decodes it): it goes out instead of one composed from the fields. */
+  raw_mime?: string;
   /** A broadcast's copy: which broadcast, and the paced time before which it is not sent. */
   broadcast_id?: string;
   not_before?: string;
@@ -49,7 +51,7 @@ const INSERT_QUEUED_EMAILS = `
       id uuid, team_id uuid, "from" text, "to" text[], cc text[], bcc text[], reply_to text[], subject text,
       html text, text text, headers jsonb, tags jsonb, attachments jsonb, region text, message_id text,
       created_at timestamptz, scheduled_at timestamptz, topic_id uuid, park_until timestamptz, recipients jsonb,
-      broadcast_id uuid, not_before timestamptz, idempotency_key text)
+      broadcast_id uuid, not_before timestamptz, idempotency_key text, raw_mime text)
   ), keys AS (
     SELECT * FROM jsonb_to_recordset(?::jsonb) AS k(team_id uuid, key text, request_hash text, status_code int, response jsonb)
   ), claimed AS (
@@ -66,11 +68,11 @@ const INSERT_QUEUED_EMAILS = `
     SELECT * FROM input i WHERE i.idempotency_key IS NULL OR (i.team_id, i.idempotency_key) IN (SELECT team_id, key FROM claimed)
   ), email AS (
     INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
-                       headers, tags, topic_id, broadcast_id, region, message_id, status, last_event, scheduled_at, send_after, attempts)
+                       headers, tags, topic_id, broadcast_id, region, message_id, status, last_event, scheduled_at, send_after, attempts, raw_mime)
     -- Due by the database's clock, which the send job's claim compares against, even if ours runs ahead.
     SELECT id, created_at, created_at, team_id, "from", "to", cc, bcc, reply_to, subject, html, text,
            headers, tags, topic_id, broadcast_id, region, message_id, 'queued', CASE WHEN scheduled_at > now() THEN 'scheduled' ELSE 'queued' END,
-           scheduled_at, coalesce(greatest(scheduled_at, park_until, not_before), least(created_at, now())), 0 FROM admitted
+           scheduled_at, coalesce(greatest(scheduled_at, park_until, not_before), least(created_at, now())), 0, decode(raw_mime, 'base64') FROM admitted
     RETURNING region, send_after
   ), usage AS (
     INSERT INTO team_daily_usage (team_id, day, shard, accepted, parked)

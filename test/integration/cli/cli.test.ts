@@ -1,9 +1,10 @@
+import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsList } from '../../../server/db/migrations/index.js';
@@ -45,8 +46,13 @@ describe('postlane CLI', () => {
     expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({
       DATABASE_URL: databaseUrl(database),
       POSTLANE_SECRET_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+      POSTLANE_SUBMISSION_TLS_CERT: join(dirname(configPath), 'submission-tls-cert.pem'),
+      POSTLANE_SUBMISSION_TLS_KEY: join(dirname(configPath), 'submission-tls-key.pem'),
     });
     expect(statSync(configPath).mode & 0o777).toBe(0o600);
+    // The submission listener's first certificate: self-signed, for the public host name.
+    const cert = new X509Certificate(readFileSync(join(dirname(configPath), 'submission-tls-cert.pem')));
+    expect(cert.checkIssued(cert)).toBe(true);
   });
 
   it('install run again changes nothing and prints no new key', async () => {

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
 import { startDnsServer } from '../../support/dns-server.js';
@@ -59,6 +63,26 @@ describe('postlane doctor', () => {
     });
     expect(byName.providers!.fix).toContain('capture provider keeps mail on this machine');
     expect(byName.public_url!.fix).toContain('POSTLANE_PUBLIC_URL');
+  });
+
+  it('warns about a self-signed submission certificate and says how to replace it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'doctor-tls-'));
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ]),
+      { stdio: 'ignore' },
+    );
+    const { byName } = await doctor({
+      POSTLANE_SUBMISSION_TLS_CERT: join(dir, 'cert.pem'),
+      POSTLANE_SUBMISSION_TLS_KEY: join(dir, 'key.pem'),
+    });
+    expect(byName.submission_tls).toMatchObject({ status: 'warn', detail: expect.stringContaining('self-signed') });
+    expect(byName.submission_tls!.fix).toContain('certificate authority');
   });
 
   it('warns about a team or region paused by its rates, and names the commands that explain and lift it', async () => {

@@ -1,4 +1,3 @@
-import type { SendEmailInput } from '../../../services/emails/send-input.js';
 import * as v from 'valibot';
 import { validationError } from '../../../errors.js';
 import { cancelEmail } from '../../../services/emails/cancel-email.js';
@@ -36,7 +35,6 @@ import {
 import {
   AttachmentListItemSchema,
   AttachmentObjectSchema,
-  type BatchEmailOutput,
   BatchEmailSchema,
   BatchValidationHeaderSchema,
   DeletedEmailSchema,
@@ -47,37 +45,13 @@ import {
   EmailRefSchema,
   EmailSchema,
   RescheduleEmailBodySchema,
-  type SendEmailBodyOutput,
   SendBatchBodySchema,
   SendEmailBodySchema,
   SentBatchSchema,
   ShareEmailBodySchema,
   SharedEmailSchema,
+  toSendEmailInput,
 } from './emails.schemas.js';
-
-/** The wire's snake_case request, as the sending service takes it. */
-function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
-  return {
-    from: body.from,
-    to: body.to,
-    cc: body.cc ?? [],
-    bcc: body.bcc ?? [],
-    replyTo: body.reply_to ?? [],
-    subject: body.subject ?? null,
-    html: body.html,
-    text: body.text,
-    headers: body.headers ?? {},
-    tags: body.tags ?? [],
-    scheduledAt: body.scheduled_at ?? null,
-    topicId: body.topic_id ?? null,
-    template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
-    attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({
-      filename: a.filename,
-      contentType: a.content_type ?? null,
-      content: a.content,
-    })),
-  };
-}
 
 /** `strict`: the first invalid email refuses the batch, named by its index. `permissive`: it is listed and skipped. */
 function validateBatch(items: unknown[], mode: 'strict' | 'permissive') {

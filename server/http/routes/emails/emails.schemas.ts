@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { parseMailbox } from '../../../mail/address.js';
 import { refuseHeader, refuseUnsubscribePair } from '../../../mail/headers.js';
 import { LineSchema, TextSchema, TimestampSchema, UuidSchema } from '../../schemas/common.schemas.js';
+import type { SendEmailInput } from '../../../services/emails/send-input.js';
 
 const MAX_RECIPIENTS = 50;
 
@@ -252,6 +253,30 @@ export const BatchEmailSchema = v.pipe(
   v.metadata({ title: 'BatchEmail' }),
 );
 export type BatchEmailOutput = v.InferOutput<typeof BatchEmailSchema>;
+
+/** The wire's snake_case request, as the sending service takes it. */
+export function toSendEmailInput(body: SendEmailBodyOutput | BatchEmailOutput): SendEmailInput {
+  return {
+    from: body.from,
+    to: body.to,
+    cc: body.cc ?? [],
+    bcc: body.bcc ?? [],
+    replyTo: body.reply_to ?? [],
+    subject: body.subject ?? null,
+    html: body.html,
+    text: body.text,
+    headers: body.headers ?? {},
+    tags: body.tags ?? [],
+    scheduledAt: body.scheduled_at ?? null,
+    topicId: body.topic_id ?? null,
+    template: body.template ? { id: body.template.id, variables: body.template.variables } : null,
+    attachments: ('attachments' in body ? (body.attachments ?? []) : []).map((a) => ({
+      filename: a.filename,
+      contentType: a.content_type ?? null,
+      content: a.content,
+    })),
+  };
+}
 
 export const MAX_BATCH = 100;
 

@@ -1,0 +1,191 @@
+/**
+ * `npm run bench -- --only submission`: messages per second accepted by the SMTP submission listener
+ * (AUTH with an API key, mailparser, the POST /emails validation, sender rule,
+ * suppression, quota and the outbox insert of the email, its raw MIME and recipients before 250),
+ * beside a baseline measured in the same run by the same client: a bare `smtp-server` with the same
+ * AUTH that reads each message into memory and discards it. Both listen in this
+ * process, over loopback, with the same connections; the ratio is the figure.
+ *
+ *   node --import tsx test/bench/submission.bench.ts [--json] [--messages 3000] [--connections 8]
+ */
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { RequestContext } from '@mikro-orm/core';
+import { SMTPServer } from 'smtp-server';
+import { selfSignedSubmissionCert } from '../../cli/services/submission-cert.js';
+import { loadConfig } from '../../config/index.js';
+import { serverPool } from '../../config/mikro-orm.js';
+import { initOrm, migrate } from '../../server/db/orm.js';
+import { createDeps } from '../../server/deps.js';
+import { Domain } from '../../server/entities/index.js';
+import { RecordingJobQueue } from '../../server/jobs/index.js';
+import { createLogger } from '../../server/logger.js';
+import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { createDomain } from '../../server/services/domains/create-domain.js';
+import { startSubmissionListener } from '../../server/services/submission/listener.js';
+import { createTeam } from '../../server/services/teams/create-team.js';
+import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
+import { TEST_SECRET_KEY } from '../support/secrets.js';
+import { smtpConnect } from '../support/smtp-client.js';
+
+const { values: args } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    messages: { type: 'string', default: '3000' },
+    connections: { type: 'string', default: '8' },
+  },
+});
+const messages = Number(args.messages);
+const connections = Number(args.connections);
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+const loadBefore = Number(loadavg()[0]!.toFixed(2));
+const SENDER = 'submission-bench.test';
+
+/** A message of about 5 KB, built once: every submission sends the same bytes. */
+const message = [
+  `From: App <app@${SENDER}>`,
+  'To: reader@example.com',
+  'Subject: Submission benchmark',
+  'MIME-Version: 1.0',
+  'Content-Type: text/plain; charset=utf-8',
+  '',
+  ...Array.from({ length: 82 }, (_, i) => `Line ${i} of the submission benchmark, some words to fill it.`),
+  '',
+].join('\r\n');
+
+/**
+ * `connections` sessions, each authenticated once (AUTH PLAIN on the loopback plain port: TLS is
+ * the same library's cost on both sides) and sending its share one after another; every message must get 250.
+ */
+async function submitAll(port: number, password: string): Promise<number> {
+  const credentials = Buffer.from(`\0resend\0${password}`).toString('base64');
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async (_, lane) => {
+      const client = await smtpConnect(port);
+      try {
+        if ((await client.greeting).code !== 220) throw new Error('no greeting');
+        await client.command('EHLO client.bench.test');
+        const auth = await client.command(`AUTH PLAIN ${credentials}`);
+        if (auth.code !== 235) throw new Error(`AUTH: ${auth.code} ${auth.text}`);
+        for (let i = lane; i < messages; i += connections) {
+          const steps = [
+            await client.command(`MAIL FROM:<app@${SENDER}>`),
+            await client.command('RCPT TO:<reader@example.com>'),
+            await client.data(message),
+          ];
+          const failed = steps.find((reply) => reply.code !== 250);
+          if (failed) throw new Error(`message ${i}: ${failed.code} ${failed.text}`);
+        }
+        await client.command('QUIT');
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  return messages / ((performance.now() - started) / 1000);
+}
+
+const tls = selfSignedSubmissionCert(mkdtempSync(join(tmpdir(), 'submission-bench-')), 'localhost')!;
+const dbName = uniqueDatabaseName('postlane_bench');
+await adminQuery(`CREATE DATABASE "${dbName}"`);
+try {
+  const config = loadConfig({
+    POSTLANE_CONFIG: '/nonexistent/postlane.json',
+    DATABASE_URL: databaseUrl(dbName),
+    POSTLANE_LOG_LEVEL: 'silent',
+    POSTLANE_SECRET_KEY: TEST_SECRET_KEY,
+    POSTLANE_SUBMISSION_PLAIN_PORT: '0',
+    POSTLANE_SUBMISSION_TLS_CERT: tls.cert,
+    POSTLANE_SUBMISSION_TLS_KEY: tls.key,
+    POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP: String(connections + 2),
+  });
+  const orm = await initOrm(config, { pool: serverPool(config) });
+  try {
+    await migrate(config);
+    const deps = createDeps({ config, orm, jobs: new RecordingJobQueue(), logger: createLogger('silent') });
+    const token = await RequestContext.create(orm.em, async () => {
+      const team = await createTeam(deps, { name: 'Bench' });
+      const domain = await createDomain(deps, team.id, { name: SENDER });
+      await orm.em.nativeUpdate(Domain, { id: domain.id }, { status: 'verified', verifiedAt: new Date() });
+      return (await createApiKey(deps, team.id, { name: 'bench', permission: 'sending_access' })).token;
+    });
+
+    progress(`baseline: ${messages} messages to a bare smtp-server (same AUTH) that keeps them in memory…`);
+    let kept = 0;
+    const bare = new SMTPServer({
+      logger: false,
+      disableReverseLookup: true,
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      authMethods: ['PLAIN', 'LOGIN'],
+      onAuth: (_auth, _session, callback) => callback(null, { user: 'bench' }),
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          kept += Buffer.concat(chunks).length > 0 ? 1 : 0;
+          callback(null, 'OK');
+        });
+      },
+    });
+    bare.listen(0, '127.0.0.1');
+    await once(bare.server, 'listening');
+    const baselinePerSecond = await submitAll((bare.server.address() as AddressInfo).port, 'x');
+    await new Promise<void>((resolve) => bare.close(() => resolve()));
+
+    progress(`postlane: ${messages} messages through the submission listener…`);
+    const listener = await startSubmissionListener(deps);
+    const postlanePerSecond = await submitAll(listener.ports.plain!, token);
+    await listener.close();
+
+    const [row] = await orm.em
+      .fork()
+      .getConnection()
+      .execute<{ stored: number }[]>(`SELECT count(*)::int AS stored FROM email WHERE raw_mime IS NOT NULL`);
+    report({ baselinePerSecond, postlanePerSecond, stored: row!.stored, kept });
+    await deps.providers.close();
+  } finally {
+    await orm.close();
+  }
+} finally {
+  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+}
+
+function report(r: { baselinePerSecond: number; postlanePerSecond: number; stored: number; kept: number }) {
+  const ratio = r.postlanePerSecond / r.baselinePerSecond;
+  const sanity = { messages, stored: r.stored, allStored: r.stored === messages, baselineKept: r.kept };
+  if (!sanity.allStored || r.kept !== messages) process.exitCode = 1;
+  if (args.json) {
+    console.log(
+      JSON.stringify(
+        {
+          messages,
+          connections,
+          messageBytes: message.length,
+          loadAverageBefore: loadBefore,
+          baselinePerSecond: Math.round(r.baselinePerSecond),
+          postlanePerSecond: Math.round(r.postlanePerSecond),
+          ratio: Number(ratio.toFixed(3)),
+          target: { perSecond: 1000, ratio: 0.3 },
+          sanity,
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  console.log(
+    `\n${messages} messages of ${message.length} bytes over ${connections} authenticated connections (load average before: ${loadBefore})`,
+  );
+  console.log(`baseline (bare smtp-server, in memory) ${Math.round(r.baselinePerSecond).toString().padStart(6)} /s`);
+  console.log(
+    `postlane submission listener           ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(3)}   (target ≥ 1,000 /s and ≥ 0.3)`,
+  );
+  console.log(`sanity: ${r.stored} of ${messages} stored with their MIME; baseline kept ${r.kept}`);
+}
