@@ -32,9 +32,9 @@ let listener: SubmissionListener;
 /** A full key of a team that owns DOMAIN, and a sending key of the same team limited to OTHER_DOMAIN. */
 let key: string;
 let scopedKey: string;
+let teamId: string;
 
 beforeAll(async () => {
-  let teamId: string;
   ({ token: key, teamId } = await app.createTeamWithKey('full_access', { verifiedDomains: [DOMAIN, OTHER_DOMAIN] }));
   scopedKey = await app.run(async () => {
     const other = await app.deps.orm.em.findOneOrFail(Domain, { team: teamId, name: OTHER_DOMAIN });
@@ -200,9 +200,11 @@ describe('submission listener', () => {
   });
 
   it('answers 535 to a revoked key', async () => {
-    const { token, keyId, teamId } = await app.createTeamWithKey('sending_access', { verifiedDomains: [DOMAIN] });
+    const { apiKey, token } = await app.run(() =>
+      createApiKey(app.deps, teamId, { name: 'to revoke', permission: 'sending_access' }),
+    );
     expect(acceptedId((await transport({ password: token }).sendMail(MESSAGE)).response)).toBeTruthy();
-    await app.run(() => revokeApiKey(app.deps, teamId, keyId));
+    await app.run(() => revokeApiKey(app.deps, teamId, apiKey.id));
     await expect(transport({ password: token }).sendMail(MESSAGE)).rejects.toMatchObject({ responseCode: 535 });
   });
 
