@@ -20,8 +20,10 @@ const workers: PostlaneProcess[] = [];
 beforeAll(async () => {
   stack = await startStack({
     POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'] }]),
-    POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '4',
-    POSTLANE_SEND_LEASE_SECONDS: '3',
+    // A send lease a loaded machine's capture batches fit in: one that expires under a live send
+    // counts an attempt each time, and past POSTLANE_SEND_MAX_ATTEMPTS the email fails (chaos.test.ts).
+    POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '12',
+    POSTLANE_SEND_LEASE_SECONDS: '10',
     POSTLANE_SWEEP_AFTER_SECONDS: '2',
     POSTLANE_SWEEP_INTERVAL_SECONDS: '2',
   });
@@ -119,6 +121,7 @@ it('loses no step and queues no email twice over 10,000 runs through 3 worker ki
     await stack.cluster.restart();
   })();
 
+  // Progress on stderr: where a stall began, when there is one.
   const progress = setInterval(() => {
     void stepsDone().then((n) => console.error(`${Math.round((Date.now() - started) / 1000)} s: ${n} steps`));
   }, 5000);
@@ -146,6 +149,7 @@ it('loses no step and queues no email twice over 10,000 runs through 3 worker ki
       throw new Error(`${left!.runs} runs and ${left!.emails} emails still open at the deadline\n${logs()}`);
     await sleep(500);
   }
+  clearInterval(progress);
   const seconds = (Date.now() - started) / 1000;
 
   const runs = await stack.query<{ status: string; n: string }>(
