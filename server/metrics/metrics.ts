@@ -1,3 +1,4 @@
+import { dueStepFigures } from '../services/automations/automation-figures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MikroORM } from '@mikro-orm/postgresql';
 
@@ -110,13 +111,9 @@ export class Metrics {
       help: 'How long the oldest due automation step has been due (0 when none is).',
       registers: [this.registry],
       async collect() {
-        // Both off the partial index of open steps with a due time, in due order.
-        const [row] = await deps.orm.em.getConnection().execute<{ n: number; oldest: number | null }[]>(
-          `SELECT (SELECT count(*) FROM automation_run_step WHERE status IN ('pending', 'waiting') AND due_at IS NOT NULL AND due_at <= now())::int AS n,
-                  (SELECT extract(epoch FROM now() - min(due_at)) FROM automation_run_step WHERE status IN ('pending', 'waiting') AND due_at IS NOT NULL AND due_at <= now())::float8 AS oldest`,
-        );
-        stepsDue.set(row?.n ?? 0);
-        this.set(Math.max(0, row?.oldest ?? 0));
+        const { due, oldestSeconds } = await dueStepFigures(deps.orm);
+        stepsDue.set(due);
+        this.set(oldestSeconds);
       },
     });
     const due = new Gauge({

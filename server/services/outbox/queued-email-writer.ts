@@ -150,6 +150,11 @@ export class QueuedEmailWriter {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
   private shard = 0;
+  /**
+   * The usage shard each open transaction writes: one per transaction, so two transactions that
+   * each write many emails (automation step batches) never take two shard rows in opposite orders.
+   */
+  private readonly transactionShards = new WeakMap<object, number>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -185,9 +190,11 @@ export class QueuedEmailWriter {
    */
   async writeTogether(rows: QueuedEmailRow[], record?: IdempotencyRecord): Promise<void> {
     const keyed = record ? rows.map((row) => ({ ...row, idempotency_key: record.key })) : rows;
-    const taken = await this.insertRows(JSON.stringify(keyed), record ? `[${keyJson(record)}]` : '[]');
-    if (taken.length > 0) throw new IdempotencyKeyTaken();
     const transaction = this.orm.em.getTransactionContext<{ executionPromise?: Promise<unknown> }>();
+    let shard = transaction && this.transactionShards.get(transaction);
+    if (transaction && shard === undefined) this.transactionShards.set(transaction, (shard = this.nextShard()));
+    const taken = await this.insertRows(JSON.stringify(keyed), record ? `[${keyJson(record)}]` : '[]', shard);
+    if (taken.length > 0) throw new IdempotencyKeyTaken();
     if (!transaction?.executionPromise) return this.jobs.wake('email.drain');
     transaction.executionPromise.then(
       () => this.jobs.wake('email.drain'),
@@ -216,13 +223,17 @@ export class QueuedEmailWriter {
   }
 
   /** The keys of `keysJson` that other requests hold. */
-  private insertRows(rowsJson: string, keysJson: string): Promise<{ team_id: string; key: string }[]> {
+  private insertRows(
+    rowsJson: string,
+    keysJson: string,
+    shard = this.nextShard(),
+  ): Promise<{ team_id: string; key: string }[]> {
+    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [rowsJson, keysJson, shard]);
+  }
+
+  private nextShard(): number {
     this.shard = (this.shard + 1) % USAGE_SHARDS;
-    return preparedQuery(this.orm, 'postlane_insert_queued_emails', INSERT_QUEUED_EMAILS, [
-      rowsJson,
-      keysJson,
-      this.shard,
-    ]);
+    return this.shard;
   }
 
   /** The next rows in order, up to the byte budget and short of a key already among them. */

@@ -1,3 +1,4 @@
+import { automationsSection } from './automations-section.js';
 import { healthSection } from './health-section.js';
 import { outboxByDomain, outboxByRegion } from './outbox-sections.js';
 import { pausedSection } from './paused-section.js';
@@ -17,6 +18,7 @@ export const STATUS_SECTIONS: readonly StatusSection[] = [
   providerErrorsSection,
   webhookBacklogSection,
   pausedSection,
+  automationsSection,
 ];
 
 export interface StatusReport {
