@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerConfig } from './commands/config.js';
 import { registerContacts } from './commands/contacts.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
@@ -49,6 +50,7 @@ export function createProgram(): Command {
   registerUsage(program);
   registerTeams(program);
   registerStatus(program);
+  registerConfig(program);
   registerDoctor(program);
   registerErase(program);
   registerContacts(program);

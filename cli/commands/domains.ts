@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/domains.js'));
+const action = actionsFrom(() => import('../actions/domains.js'), { database: true });
 
 export function registerDomains(program: Command): void {
   const domains = program

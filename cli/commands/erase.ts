@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/erase.js'));
+const action = actionsFrom(() => import('../actions/erase.js'), { database: true });
 
 export function registerErase(program: Command): void {
   program

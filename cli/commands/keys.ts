@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/keys.js'));
+const action = actionsFrom(() => import('../actions/keys.js'), { database: true });
 
 export function registerKeys(program: Command): void {
   // Named after the HTTP resource (/api-keys); `keys` stays as the short form.

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/usage.js'));
+const action = actionsFrom(() => import('../actions/usage.js'), { database: true });
 
 export function registerUsage(program: Command): void {
   program
