@@ -44,7 +44,7 @@ export function aptInstall(packages: string[], what: string): void {
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
  * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), logrotate,
- * nginx and Caddy (the shipped deployment files).
+ * nginx and Caddy (the shipped deployment files), promtool (the alerting rules in docs/alerts.yml).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(project: 'integration' | 'system'): void {
@@ -64,15 +64,16 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     },
     { present: () => existsSync('/usr/sbin/nginx'), pkg: 'nginx', what: 'nginx (the TLS proxy in docs/deploy/)' },
     { present: () => existsSync('/usr/bin/caddy'), pkg: 'caddy', what: 'Caddy (the TLS proxy in docs/deploy/)' },
+    { present: () => onPath('promtool'), pkg: 'prometheus', what: 'promtool (checks docs/alerts.yml)' },
     {
       present: () => onPath('openssl'),
       pkg: 'openssl',
       what: 'openssl (a certificate for the inbound listener’s STARTTLS)',
     },
   ];
-  // The integration project (npm run test:quick, any user) needs the first four, and PgBouncer when
+  // The integration project (npm run test:quick, any user) needs the first four and promtool, and PgBouncer when
   // POSTLANE_TEST_PGBOUNCER=1; the system project needs them all.
-  const forIntegration = ['chromium', 'tmux', 'postgresql-client', 'openssl'];
+  const forIntegration = ['chromium', 'tmux', 'postgresql-client', 'openssl', 'prometheus'];
   if (process.env.POSTLANE_TEST_PGBOUNCER === '1') forIntegration.push('pgbouncer');
   const needed = project === 'system' ? all : all.filter((tool) => forIntegration.includes(tool.pkg));
   const missing = needed.filter((tool) => !tool.present());
