@@ -33,7 +33,9 @@ export function registerDomains(program: Command): void {
 
   domains
     .command('verify')
-    .description('check the DNS records now and record the result (the recurring check does it too)')
+    .description(
+      'check the DNS records now and record the result (the recurring check does it too); exits 1 while the domain is not verified',
+    )
     .argument('<domain>', 'domain name or id')
     .addOption(teamOption())
     .action(action('verify'));
