@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerContacts } from './commands/contacts.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -55,5 +56,6 @@ export function createProgram(): Command {
   registerErase(program);
   registerContacts(program);
   registerWebhooks(program);
+  registerCompletion(program);
   return program;
 }
