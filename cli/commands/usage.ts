@@ -8,7 +8,7 @@ export function registerUsage(program: Command): void {
   program
     .command('usage')
     .description(
-      "a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted, delivered, bounced and complained mail",
+      "a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted mail, with sent (handed to the provider), delivered (as the provider reports it), bounced and complained",
     )
     .addOption(teamOption())
     .addOption(
