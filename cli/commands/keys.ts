@@ -17,6 +17,12 @@ export function registerKeys(program: Command): void {
         .choices(['full_access', 'sending_access'])
         .default('full_access'),
     )
+    .addOption(
+      new Option(
+        '--domain <domain>',
+        'limit the key to sending from one domain (name or id; a sending_access key, which this implies)',
+      ),
+    )
     .addOption(teamOption())
     .action(action('create'));
 
