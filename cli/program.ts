@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerCompletion } from './commands/completion.js';
+import { registerConfig } from './commands/config.js';
 import { registerContacts } from './commands/contacts.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
@@ -49,9 +51,11 @@ export function createProgram(): Command {
   registerUsage(program);
   registerTeams(program);
   registerStatus(program);
+  registerConfig(program);
   registerDoctor(program);
   registerErase(program);
   registerContacts(program);
   registerWebhooks(program);
+  registerCompletion(program);
   return program;
 }

@@ -113,6 +113,8 @@ export async function verify(idOrName: string, options: { team?: string }, cmd: 
       return presentDomain(verified);
     }),
   );
+  // Like `domains check`: a script can wait on the exit code for the domain to become usable.
+  if (domain.status !== 'verified') process.exitCode = 1;
   if (json) return printJson(domain);
   await renderElement(<DomainRecords domain={domain} />);
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { render } from 'ink';
 import { eraseAddresses, type ErasureReceipt } from '../../server/services/erasure/erase-addresses.js';
@@ -20,9 +21,29 @@ function readAddresses(path: string): string[] {
     .filter((field) => field.includes('@'));
 }
 
+/** Erasure cannot be undone: a person at a terminal types yes; a script (no terminal to ask on) passes --yes. */
+async function confirmed(addresses: string[]): Promise<boolean> {
+  if (!process.stdin.isTTY)
+    throw new Error(
+      'Erasure cannot be undone: pass --yes to confirm (there is no terminal to ask on), or --dry-run to count first.',
+    );
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const named = addresses.length === 1 ? addresses[0] : `${addresses.length} addresses`;
+    const answer = await prompt.question(
+      `Erase ${named} from everything the team keeps? This cannot be undone. Type yes: `,
+    );
+    if (answer.trim().toLowerCase() === 'yes') return true;
+    process.stderr.write('Nothing erased.\n');
+    return false;
+  } finally {
+    prompt.close();
+  }
+}
+
 export async function erase(
   emails: string[],
-  options: { file?: string; dryRun?: boolean; team?: string },
+  options: { file?: string; dryRun?: boolean; team?: string; yes?: boolean },
   cmd: Command,
 ): Promise<void> {
   const json = Boolean(cmd.optsWithGlobals().json);
@@ -37,6 +58,10 @@ export async function erase(
     );
   const addresses = [...new Set(given.map((email) => email.toLowerCase()))];
   if (addresses.length === 0) throw new Error('Name at least one address, or --file.');
+  if (!options.dryRun && !options.yes && !(await confirmed(addresses))) {
+    process.exitCode = 1;
+    return;
+  }
 
   const progress =
     !json && process.stderr.isTTY

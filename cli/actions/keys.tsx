@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Text } from 'ink';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { getDomain } from '../../server/services/domains/get-domain.js';
 import { listApiKeys } from '../../server/services/api-keys/list-api-keys.js';
 import { revokeApiKey } from '../../server/services/api-keys/revoke-api-key.js';
 import { presentApiKey } from '../../server/http/routes/api-keys/api-key.presenter.js';
@@ -9,21 +10,32 @@ import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { apiKeyObject, resolveTeam } from '../services/resolve-team.js';
 
 export async function create(
-  options: { name: string; permission: 'full_access' | 'sending_access'; team?: string },
+  options: { name: string; permission: 'full_access' | 'sending_access'; domain?: string; team?: string },
   cmd: Command,
 ): Promise<void> {
   const created = await withDatabase(async ({ orm }) => {
     const team = await resolveTeam(orm, options.team);
+    const domain = options.domain ? await getDomain({ orm }, team.id, options.domain) : null;
     const { apiKey, token } = await createApiKey({ orm }, team.id, {
       name: options.name,
-      permission: options.permission,
+      // A domain-limited key can only send: --domain implies sending_access.
+      permission: domain ? 'sending_access' : options.permission,
+      domainId: domain?.id ?? null,
     });
-    return { id: apiKey.id, team_id: team.id, name: apiKey.name, permission: apiKey.permission, token };
+    return {
+      id: apiKey.id,
+      team_id: team.id,
+      name: apiKey.name,
+      permission: apiKey.permission,
+      domain_id: domain?.id ?? null,
+      token,
+    };
   });
   if (cmd.optsWithGlobals().json) return printJson(created);
   await renderElement(
     <Text>
-      Created {created.permission} key {created.id}. Token (shown once):{' '}
+      Created {created.permission} key {created.id}
+      {options.domain ? ` for ${options.domain}` : ''}. Token (shown once):{' '}
       <Text bold color="green">
         {created.token}
       </Text>

@@ -4,7 +4,7 @@ import { presentUsage } from '../../server/http/routes/usage/usage.presenter.js'
 import { usageReport } from '../../server/services/usage/usage-report.js';
 import { UsageReport } from '../components/UsageReport.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderElement } from '../lib/render.js';
+import { printJson, renderElement, terminalWidth } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
 export async function usage(options: { team?: string; days: number }, cmd: Command): Promise<void> {
@@ -31,6 +31,7 @@ export async function usage(options: { team?: string; days: number }, cmd: Comma
         }
       }
       days={report.days}
+      width={terminalWidth()}
     />,
   );
 }

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/contacts.js'));
+const action = actionsFrom(() => import('../actions/contacts.js'), { database: true });
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

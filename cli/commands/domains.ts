@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/domains.js'));
+const action = actionsFrom(() => import('../actions/domains.js'), { database: true });
 
 export function registerDomains(program: Command): void {
   const domains = program
@@ -33,7 +33,9 @@ export function registerDomains(program: Command): void {
 
   domains
     .command('verify')
-    .description('check the DNS records now and record the result (the recurring check does it too)')
+    .description(
+      'check the DNS records now and record the result (the recurring check does it too); exits 1 while the domain is not verified',
+    )
     .argument('<domain>', 'domain name or id')
     .addOption(teamOption())
     .action(action('verify'));

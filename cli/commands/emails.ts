@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/emails.js'));
+const action = actionsFrom(() => import('../actions/emails.js'), { database: true });
 
 /** The email statuses (server/entities/email.entity.ts), spelled here so `--help` loads no ORM. */
 const STATUSES = ['queued', 'sending', 'sent', 'failed', 'canceled', 'retrying'] as const;

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/keys.js'));
+const action = actionsFrom(() => import('../actions/keys.js'), { database: true });
 
 export function registerKeys(program: Command): void {
   // Named after the HTTP resource (/api-keys); `keys` stays as the short form.
@@ -16,6 +16,12 @@ export function registerKeys(program: Command): void {
       new Option('--permission <permission>', 'what the key may do')
         .choices(['full_access', 'sending_access'])
         .default('full_access'),
+    )
+    .addOption(
+      new Option(
+        '--domain <domain>',
+        'limit the key to sending from one domain (name or id; a sending_access key, which this implies)',
+      ),
     )
     .addOption(teamOption())
     .action(action('create'));

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 
-const action = actionsFrom(() => import('../actions/maintenance.js'));
+const action = actionsFrom(() => import('../actions/maintenance.js'), { database: true });
 
 export function registerMaintenance(program: Command): void {
   const maintenance = program.command('maintenance').description('routine upkeep (also run hourly by workers)');

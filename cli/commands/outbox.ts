@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { limitOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/outbox.js'));
+const action = actionsFrom(() => import('../actions/outbox.js'), { database: true });
 
 export function registerOutbox(program: Command): void {
   const outbox = program

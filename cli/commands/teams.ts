@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { PLAN_NAMES } from '../../config/plan-names.js';
 import { actionsFrom } from '../lib/context.js';
 
-const action = actionsFrom(() => import('../actions/teams.js'));
+const action = actionsFrom(() => import('../actions/teams.js'), { database: true });
 
 /**
  * `--owner a@x.com --owner b@x.com`: bare addresses. A display name or a missing `@` is refused

@@ -2,13 +2,13 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { actionsFrom } from '../lib/context.js';
 import { teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/usage.js'));
+const action = actionsFrom(() => import('../actions/usage.js'), { database: true });
 
 export function registerUsage(program: Command): void {
   program
     .command('usage')
     .description(
-      "a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted, delivered, bounced and complained mail",
+      "a team's plan, today's accepted mail, the period (monthly plans), and a bar per day of accepted mail, with sent (handed to the provider), delivered (as the provider reports it), bounced and complained",
     )
     .addOption(teamOption())
     .addOption(

@@ -4,7 +4,7 @@ import { isSigningSecret, SECRET_SHAPE_MESSAGE } from '../../server/webhooks/sig
 import { actionsFrom } from '../lib/context.js';
 import { limitOption, teamOption } from '../lib/options.js';
 
-const action = actionsFrom(() => import('../actions/webhooks.js'));
+const action = actionsFrom(() => import('../actions/webhooks.js'), { database: true });
 
 const overlapOption = () =>
   new Option(

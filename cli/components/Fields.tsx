@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { wrapCell } from './Table.js';
+import { wrapCell } from '../lib/text.js';
 
 export interface FieldsProps {
   /** Label and value pairs, in order; a null value is shown as `-`. */

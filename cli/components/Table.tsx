@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { wrapCell } from '../lib/text.js';
 
 export interface TableProps {
   columns: string[];
@@ -26,28 +27,6 @@ export function fitWidths(natural: number[], minimums: number[], width: number |
     total -= 1;
   }
   return widths;
-}
-
-/** Word-wrapped lines of at most `width` characters; a word longer than that is cut. */
-export function wrapCell(cell: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of cell.split(' ')) {
-    const candidate = line ? `${line} ${word}` : word;
-    if (candidate.length <= width) {
-      line = candidate;
-      continue;
-    }
-    if (line) lines.push(line);
-    let rest = word;
-    while (rest.length > width) {
-      lines.push(rest.slice(0, width));
-      rest = rest.slice(width);
-    }
-    line = rest;
-  }
-  lines.push(line);
-  return lines;
 }
 
 /** Left-aligned columns sized to their widest cell, narrowed to fit `width` with cells wrapped in their column. */

@@ -8,14 +8,25 @@ export interface UsageReportProps {
   dailyLimit: number | null;
   period: { emailsSent: number; included: number; overage: boolean; startsAt: string; endsAt: string } | null;
   days: UsageDay[];
+  /** The terminal's width (unset when piped). */
+  width?: number;
 }
 
+const DAY = 10;
+const GAP = 2;
+/** The bar's width on a wide terminal or a pipe; narrower terminals get a shorter bar, never a wrapped row. */
 const BAR_WIDTH = 40;
+const MIN_BAR = 8;
+const COUNTS = ['accepted', 'sent', 'delivered', 'bounced', 'complained'] as const;
+const COLOURS: Partial<Record<(typeof COUNTS)[number], string>> = { bounced: 'yellow', complained: 'red' };
 
 /** The plan, today, the period, and one bar per day scaled to the busiest day. */
-export function UsageReport({ team, plan, acceptedToday, dailyLimit, period, days }: UsageReportProps) {
+export function UsageReport({ team, plan, acceptedToday, dailyLimit, period, days, width }: UsageReportProps) {
   const busiest = Math.max(1, ...days.map((d) => d.accepted));
-  const width = String(busiest).length;
+  const widths = COUNTS.map((count) => Math.max(count.length, ...days.map((d) => String(d[count]).length)));
+  const fixed = DAY + 1 + widths.reduce((sum, w) => sum + w + GAP, 0);
+  const bar = width === undefined ? BAR_WIDTH : Math.max(MIN_BAR, Math.min(BAR_WIDTH, width - fixed - 1));
+  const gap = ' '.repeat(GAP);
   return (
     <Box flexDirection="column">
       <Text bold>{team}</Text>
@@ -39,18 +50,18 @@ export function UsageReport({ team, plan, acceptedToday, dailyLimit, period, day
       ) : null}
       <Text> </Text>
       <Text color="gray">
-        {'day'.padEnd(10)} {'accepted'.padEnd(BAR_WIDTH + width + 1)} delivered bounced complained
+        {'day'.padEnd(DAY)} {''.padEnd(bar)}
+        {COUNTS.map((count, i) => gap + count.padStart(widths[i]!)).join('')}
       </Text>
       {days.map((d) => (
         <Text key={d.day}>
-          {d.day}{' '}
-          <Text color="cyan">{'█'.repeat(Math.round((d.accepted / busiest) * BAR_WIDTH)).padEnd(BAR_WIDTH)}</Text>{' '}
-          {String(d.accepted).padStart(width)}
-          {'  '}
-          {String(d.delivered).padStart(9)}{' '}
-          <Text color={d.bounced ? 'yellow' : undefined}>{String(d.bounced).padStart(7)}</Text>
-          {'  '}
-          <Text color={d.complained ? 'red' : undefined}>{String(d.complained).padStart(10)}</Text>
+          {d.day.padEnd(DAY)}{' '}
+          <Text color="cyan">{'█'.repeat(Math.round((d.accepted / busiest) * bar)).padEnd(bar)}</Text>
+          {COUNTS.map((count, i) => (
+            <Text key={count} color={d[count] ? COLOURS[count] : undefined}>
+              {gap + String(d[count]).padStart(widths[i]!)}
+            </Text>
+          ))}
         </Text>
       ))}
     </Box>

@@ -11,10 +11,27 @@ type Action = (...args: never[]) => Promise<void>;
 /**
  * A command's actions, by the names its module exports; the module is imported only when one of
  * them runs, as it brings Ink, React and services of its own that `postlane serve` must not load.
+ * With `database`, PostgreSQL is tried first, with nothing but `pg` loaded: a refused connection is
+ * told without waiting for that module (seconds on a busy machine, during which the event loop,
+ * and so the connection's retries, would stand still).
  */
-export function actionsFrom<M extends Record<keyof M, Action>>(load: () => Promise<M>) {
+export function actionsFrom<M extends Record<keyof M, Action>>(
+  load: () => Promise<M>,
+  { database = false }: { database?: boolean } = {},
+) {
   return (name: keyof M) =>
-    command(async (...args) => ((await load())[name] as unknown as (...args: unknown[]) => Promise<void>)(...args));
+    command(async (...args) => {
+      if (database) await reachDatabase();
+      return ((await load())[name] as unknown as (...args: unknown[]) => Promise<void>)(...args);
+    });
+}
+
+async function reachDatabase(): Promise<void> {
+  const [{ loadConfig }, { waitForDatabase }] = await Promise.all([
+    import('../../config/index.js'),
+    import('../../server/db/wait.js'),
+  ]);
+  await waitForDatabase(loadConfig(), null, DATABASE_WAIT_MS);
 }
 
 /** Runs a command body and turns every failure into a clear message and a non-zero exit. */
@@ -33,10 +50,9 @@ function command(fn: (...args: unknown[]) => Promise<void>) {
 
 async function reportFailure(err: Error, json: boolean): Promise<number> {
   const { title, problems, hint } = await describeFailure(err);
-  // Imported only now: render.js brings Ink, which `postlane serve` must not load either.
-  const { printJson, renderProblems } = await import('./render.js');
+  const { printJson, printProblems } = await import('./text.js');
   if (json) printJson({ error: { name: err.name, message: title, problems } });
-  else await renderProblems(title, problems, hint);
+  else printProblems(title, problems, hint);
   return 1;
 }
 
@@ -45,11 +61,9 @@ async function reportFailure(err: Error, json: boolean): Promise<number> {
  * and the server, which `postlane --help` and `--version` must not wait for.
  */
 async function describeFailure(err: Error): Promise<{ title: string; problems: string[]; hint?: string }> {
-  const [{ ConfigError }, { DatabaseUnavailableError }, { ApiError }, { PendingMigrationsError }] = await Promise.all([
+  const [{ ConfigError }, { DatabaseUnavailableError }] = await Promise.all([
     import('../../config/index.js'),
-    import('../../server/db/orm.js'),
-    import('../../server/errors.js'),
-    import('../../server/main.js'),
+    import('../../server/db/wait.js'),
   ]);
   if (err instanceof ConfigError) {
     return {
@@ -60,6 +74,11 @@ async function describeFailure(err: Error): Promise<{ title: string; problems: s
   }
   if (err instanceof DatabaseUnavailableError)
     return { title: err.message, problems: [], hint: 'Is PostgreSQL running? `systemctl status postgresql`' };
+  // The server's classes last: server/main.js loads the ORM and every service.
+  const [{ ApiError }, { PendingMigrationsError }] = await Promise.all([
+    import('../../server/errors.js'),
+    import('../../server/main.js'),
+  ]);
   if (err instanceof PendingMigrationsError) return { title: err.message, problems: err.pending };
   if (err instanceof ApiError) return { title: err.message, problems: [] };
   return { title: err.message || 'Unexpected failure', problems: [] };

@@ -1,7 +1,6 @@
 import { render, renderToString } from 'ink';
 import type { ReactElement } from 'react';
 import { PlainOutput } from './plain-output.js';
-import { Problems } from '../components/Problems.js';
 import { Table, type TableProps } from '../components/Table.js';
 import { TaskList, type TaskView } from '../components/TaskList.js';
 
@@ -109,9 +108,4 @@ export const renderTable = (props: TableProps) =>
 
 export const renderElement = (element: ReactElement) => renderOnce(element, process.stdout);
 
-export const renderProblems = (title: string, problems: string[], hint?: string) =>
-  renderOnce(<Problems title={title} problems={problems} hint={hint} />, process.stderr);
-
-export function printJson(data: unknown): void {
-  process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
-}
+export { printJson } from './text.js';

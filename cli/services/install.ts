@@ -39,7 +39,7 @@ export function installTasks(options: InstallOptions): { tasks: AnyTask[]; resul
     {
       title: `Check the database and write ${path}`,
       run: async () => {
-        const existing = readConfigFile(path);
+        const existing = readConfigFile(path).values;
         const given = Object.fromEntries(
           Object.entries({
             DATABASE_URL: options.databaseUrl ?? (existing.DATABASE_URL ? undefined : process.env.DATABASE_URL),

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { behindPooler, type Config } from '../../config/index.js';
@@ -10,38 +9,8 @@ export async function initOrm(config: Config, overrides: Partial<Options> = {}):
   return MikroORM.init(mikroOrmConfig(config, overrides));
 }
 
-export class DatabaseUnavailableError extends Error {
-  constructor(cause: Error) {
-    super(`PostgreSQL is not reachable (${cause.message}). Check that it is running and that DATABASE_URL is right.`);
-    this.name = 'DatabaseUnavailableError';
-  }
-}
-
-/** Retries with backoff until the database answers (`timeoutMs` may be infinite); nothing that needs it is constructed before. */
-export async function waitForDatabase(
-  config: Pick<Config, 'DATABASE_URL'>,
-  logger: Logger | null,
-  timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let attempt = 1, delay = 250; ; attempt += 1, delay = Math.min(delay * 2, 5_000)) {
-    const client = new pg.Client({ connectionString: config.DATABASE_URL, connectionTimeoutMillis: 5_000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return;
-    } catch (err) {
-      if (Date.now() + delay > deadline) throw new DatabaseUnavailableError(err as Error);
-      // Attempts 1, 2, 4, 8…: a long wait (a service started before its database) logs a few lines, not one per try.
-      if ((attempt & (attempt - 1)) === 0)
-        logger?.warn({ attempt, retryInMs: delay, err: (err as Error).message }, 'waiting for the database');
-      await sleep(delay);
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-}
+// Re-exported: callers that also need the ORM import both from here.
+export { DatabaseUnavailableError, waitForDatabase } from './wait.js';
 
 /**
  * Behind a transaction pooler a session SET stays on whichever server connection ran it, so the

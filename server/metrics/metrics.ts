@@ -101,6 +101,22 @@ export class Metrics {
         for (const row of rows) webhookDeliveries.set({ status: row.status }, row.n);
       },
     });
+    const webhookEndpoints = new Gauge({
+      name: 'postlane_webhook_endpoints',
+      help: 'Webhook endpoints by status: enabled, disabled (by hand, or automatically after consecutive exhausted deliveries).',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        webhookEndpoints.reset();
+        const rows = await deps.orm.em
+          .getConnection()
+          .execute<{ status: string; n: number }[]>(
+            'SELECT status, count(*)::int AS n FROM webhook_endpoint GROUP BY status',
+          );
+        for (const status of ['enabled', 'disabled']) webhookEndpoints.set({ status }, 0);
+        for (const row of rows) webhookEndpoints.set({ status: row.status }, row.n);
+      },
+    });
     const stepsDue = new Gauge({
       name: 'postlane_automation_steps_due',
       help: 'Automation steps due now and not yet executed (delays ended, waits timed out, steps just reached).',

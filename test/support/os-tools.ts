@@ -44,7 +44,8 @@ export function aptInstall(packages: string[], what: string): void {
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
  * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), swaks, msmtp and
- * python3 (SMTP clients of the submission listener), logrotate, nginx, Caddy and pgBackRest (the shipped deployment files).
+ * python3 (SMTP clients of the submission listener), logrotate, nginx, Caddy and pgBackRest (the shipped deployment
+ * files), promtool (the alerting rules in docs/alerts.yml).
  * Missing ones are installed when possible; a test is never skipped for want of them.
  */
 export function ensureTestTools(project: 'integration' | 'system'): void {
@@ -64,6 +65,7 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     },
     { present: () => existsSync('/usr/sbin/nginx'), pkg: 'nginx', what: 'nginx (the TLS proxy in docs/deploy/)' },
     { present: () => existsSync('/usr/bin/caddy'), pkg: 'caddy', what: 'Caddy (the TLS proxy in docs/deploy/)' },
+    { present: () => onPath('promtool'), pkg: 'prometheus', what: 'promtool (checks docs/alerts.yml)' },
     {
       present: () => existsSync('/usr/bin/pgbackrest'),
       pkg: 'pgbackrest',
@@ -94,7 +96,7 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     { present: () => onPath('msmtp'), pkg: 'msmtp', what: 'msmtp (a sendmail for the submission listener)' },
     { present: () => onPath('python3'), pkg: 'python3', what: 'python3 (smtplib, for the submission listener)' },
   ];
-  // The integration project (npm run test:quick, any user) needs the first four, and PgBouncer when
+  // The integration project (npm run test:quick, any user) needs the first four and promtool, and PgBouncer when
   // POSTLANE_TEST_PGBOUNCER=1; the system project needs them all.
   const forIntegration = [
     'chromium',
@@ -105,6 +107,7 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     'libio-socket-ssl-perl',
     'msmtp',
     'python3',
+    'prometheus',
   ];
   if (process.env.POSTLANE_TEST_PGBOUNCER === '1') forIntegration.push('pgbouncer');
   const needed = project === 'system' ? all : all.filter((tool) => forIntegration.includes(tool.pkg));

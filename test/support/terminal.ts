@@ -26,13 +26,15 @@ export function openTerminal(env: Record<string, string>, { columns = 200, rows 
   const screen = () => tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-10000');
   return {
     screen,
-    /** Types a command and waits for it to finish; returns what it printed and its exit code. */
-    async run(command: string, timeoutMs = 60_000): Promise<{ output: string; code: number }> {
+    /** Types a command (then `answer`, a line typed ahead for a prompt) and waits for it to finish; returns what it printed and its exit code. */
+    async run(command: string, timeoutMs = 60_000, answer?: string): Promise<{ output: string; code: number }> {
       step += 1;
       const marker = `__done_${step}__`;
       const then = command.trimEnd().endsWith('&') ? ' ' : '; ';
       tmux('send-keys', '-t', session, '-l', `clear; tmux clear-history; ${command}${then}echo ${marker} $?`);
       tmux('send-keys', '-t', session, 'Enter');
+      if (answer !== undefined) tmux('send-keys', '-t', session, '-l', answer);
+      if (answer !== undefined) tmux('send-keys', '-t', session, 'Enter');
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const text = screen();

@@ -5,6 +5,9 @@ import { isoDate, utcDay } from './periods.js';
 export interface UsageDay {
   day: string;
   accepted: number;
+  /** Handed to a provider (the capture provider included, which reports no delivery). */
+  sent: number;
+  /** Delivered as the provider reported it. */
   delivered: number;
   bounced: number;
   complained: number;
@@ -15,6 +18,7 @@ export interface UsageDay {
 const DAILY_REPORT = `
   SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
          coalesce((SELECT sum(u.accepted) FROM team_daily_usage u WHERE u.team_id = ? AND u.day = d.day), 0)::int AS accepted,
+         coalesce(sum(m.sent), 0)::int AS sent,
          coalesce(sum(m.delivered), 0)::int AS delivered,
          coalesce(sum(m.bounced_permanent + m.bounced_transient + m.bounced_undetermined), 0)::int AS bounced,
          coalesce(sum(m.complained), 0)::int AS complained

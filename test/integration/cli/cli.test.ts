@@ -191,6 +191,34 @@ describe('postlane CLI', () => {
     expect(result.output).toContain('POSTLANE_LOG_LEVEL');
   });
 
+  it('config check names every problem at once, and serve refuses an unknown key with the same line', async () => {
+    const bad = { ...env, POSTLANE_PORTT: '3000', POSTLANE_LOG_LEVEL: 'loud' };
+    const check = await runPostlane(['config', 'check', '--json'], bad);
+    expect(check.code).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({
+      ok: false,
+      path: configPath,
+      file_found: true,
+      problems: [
+        'POSTLANE_PORTT: unknown setting in the environment (did you mean POSTLANE_PORT?)',
+        expect.stringMatching(/^POSTLANE_LOG_LEVEL: /),
+      ],
+    });
+    const serve = await runPostlane(['serve'], { ...env, POSTLANE_PORTT: '3000' });
+    expect(serve.code).toBe(1);
+    expect(serve.output).toContain('POSTLANE_PORTT: unknown setting in the environment (did you mean POSTLANE_PORT?)');
+    expect(await json(['config', 'check'])).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('config show gives each effective value and its source, the database password hidden', async () => {
+    const { settings } = await json(['config', 'show'], { POSTLANE_PORT: '3999' });
+    const by = Object.fromEntries(settings.map((s: { key: string }) => [s.key, s]));
+    expect(by.POSTLANE_PORT).toMatchObject({ value: 3999, source: 'environment' });
+    expect(by.DATABASE_URL).toMatchObject({ source: 'file' });
+    expect(by.POSTLANE_SECRET_KEY).toMatchObject({ value: '(hidden)' });
+    expect(by.POSTLANE_BODY_LIMIT_MB).toMatchObject({ value: 40, source: 'default' });
+  });
+
   it('says clearly when the database is down', async () => {
     const result = await runPostlane(['keys', 'list', '--json'], {
       ...env,

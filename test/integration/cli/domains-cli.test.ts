@@ -65,6 +65,15 @@ describe('postlane domains', { timeout: 120_000 }, () => {
     expect(again.output).toContain('the domain shop.example.com has already been added');
   });
 
+  it('verify exits 1 while the domain is not verified, with the records in --json', async () => {
+    const pending = await run(['domains', 'verify', 'shop.example.com', '--json']);
+    expect(pending.code, pending.output).toBe(1);
+    expect(JSON.parse(pending.stdout)).toMatchObject({
+      name: 'shop.example.com',
+      status: expect.not.stringMatching(/^verified$/),
+    });
+  });
+
   it('check shows every record, what DNS answers now and hints for the usual mistakes, and exits 1 until fixed', async () => {
     dns.set('TXT', dkim.name, [dkim.value]);
     dns.set('TXT', 'shop.example.com', [

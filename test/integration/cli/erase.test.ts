@@ -10,7 +10,8 @@ let token: string;
 let teamId: string;
 const dir = mkdtempSync(join(tmpdir(), 'postlane-erase-'));
 
-const erase = (args: string[]) => runPostlane(['erase', ...args, '--team', teamId], { DATABASE_URL: app.databaseUrl });
+const erase = (args: string[]) =>
+  runPostlane(['erase', ...args, '--team', teamId, '--yes'], { DATABASE_URL: app.databaseUrl });
 const mentions = async (address: string) =>
   Number(
     (
@@ -100,7 +101,11 @@ describe('postlane erase', () => {
       });
     const dry = await run(['--dry-run']);
     expect(dry.code, dry.output).toBe(0);
-    const real = await run([]);
+    // No terminal to ask on: refused without --yes, nothing erased.
+    const unconfirmed = await run([]);
+    expect(unconfirmed.code).toBe(1);
+    expect(JSON.parse(unconfirmed.stdout).error.message).toMatch(/pass --yes to confirm/);
+    const real = await run(['--yes']);
     expect(real.code, real.output).toBe(0);
     expect(JSON.parse(real.stdout).removed).toEqual(JSON.parse(dry.stdout).removed);
     // contact.created, and the contact.deleted the erasure itself emits and then scrubs.

@@ -44,6 +44,21 @@ describe('which team a command acts on, once there are several', { timeout: 120_
 
     const domain = await json(['domains', 'add', 'beta-only.example', '--team', 'Beta']);
     expect((await json(['domains', 'show', 'beta-only.example'])).id).toBe(domain.id);
+    // --domain limits a key to one domain (by name), which makes it a sending key.
+    const limited = await json([
+      'api-keys',
+      'create',
+      '--name',
+      'shop',
+      '--domain',
+      'beta-only.example',
+      '--team',
+      'Beta',
+    ]);
+    expect(limited).toMatchObject({ domain_id: domain.id, permission: 'sending_access' });
+    expect(
+      (await cli(['api-keys', 'create', '--name', 'x', '--domain', 'nobody.example', '--team', 'Beta'])).code,
+    ).toBe(1);
     const missing = await cli(['domains', 'show', 'nobody.example']);
     expect(missing.code).toBe(1);
     expect(missing.output).toContain('No team has domain nobody.example.');

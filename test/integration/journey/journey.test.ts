@@ -103,7 +103,12 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
     expect(usage.output).toContain('Accepted today: 1');
     expect(usage.output).toContain('█');
 
-    const erase = await terminal.run('postlane erase leaving@example.com');
+    // On a terminal erase asks first: typed no, nothing goes; typed yes, it erases.
+    const declined = await terminal.run('postlane erase leaving@example.com', 60_000, 'no');
+    expect(declined.code, declined.output).toBe(1);
+    expect(declined.output).toContain('This cannot be undone. Type yes:');
+    expect(declined.output).toContain('Nothing erased.');
+    const erase = await terminal.run('postlane erase leaving@example.com', 60_000, 'yes');
     expect(erase.code, erase.output).toBe(0);
     expect(erase.output).toContain('Erased 1 address');
     expect(erase.output).toMatch(/contacts\s+1/);

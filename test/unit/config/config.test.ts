@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../config/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { effectiveConfig } from '../../../config/effective.js';
+import { checkConfig, ConfigError, loadConfig } from '../../../config/index.js';
 
 const base = { POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' };
 
@@ -92,5 +96,78 @@ describe('loadConfig', () => {
     expect(() =>
       loadConfig({ ...base, POSTLANE_SEND_LEASE_SECONDS: '60', POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '30' }),
     ).toThrow(/POSTLANE_JOB_LOCK_LIFETIME_SECONDS/);
+  });
+});
+
+describe('checkConfig and effectiveConfig', () => {
+  const withFile = (values: unknown) => {
+    const dir = mkdtempSync(join(tmpdir(), 'postlane-config-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(values));
+    return join(dir, 'config.json');
+  };
+
+  it('names unknown keys of the file and the environment, with the setting they most likely meant, all at once', () => {
+    const path = withFile({ DATABASE_URL: 'postgres://u@h/d', POSTLANE_PORTT: 3000 });
+    const { problems, config } = checkConfig({
+      POSTLANE_CONFIG: path,
+      POSTLANE_LOG_LEVL: 'debug',
+      POSTLANE_TYPO_SETTING: '1',
+      POSTLANE_HOST: '',
+      POSTLANE_BODY_LIMIT_MB: 'lots',
+    });
+    expect(config).toBeNull();
+    expect(problems).toEqual([
+      `POSTLANE_PORTT: unknown setting in ${path} (did you mean POSTLANE_PORT?)`,
+      'POSTLANE_LOG_LEVL: unknown setting in the environment (did you mean POSTLANE_LOG_LEVEL?)',
+      'POSTLANE_TYPO_SETTING: unknown setting in the environment',
+      'POSTLANE_BODY_LIMIT_MB: must be a whole number',
+    ]);
+    // loadConfig (and so `postlane serve`) refuses with the same lines.
+    expect(() => loadConfig({ POSTLANE_CONFIG: path, POSTLANE_TYPO_SETTING: '1' })).toThrow(
+      /POSTLANE_TYPO_SETTING: unknown setting in the environment/,
+    );
+  });
+
+  it('says the file is missing rather than that DATABASE_URL is required', () => {
+    const { problems } = checkConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json' });
+    expect(problems).toEqual([
+      '/nonexistent/postlane.json: no such file (run postlane install, or point POSTLANE_CONFIG at the config file); without it, set DATABASE_URL in the environment',
+    ]);
+  });
+
+  it('says a file that is not JSON is not JSON, and still names unknown variables', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'postlane-config-'));
+    writeFileSync(join(dir, 'config.json'), '{ nope');
+    const { problems } = checkConfig({ POSTLANE_CONFIG: join(dir, 'config.json'), POSTLANE_PROT: '1' });
+    expect(problems[0]).toMatch(/config\.json: not valid JSON/);
+    expect(problems[1]).toBe('POSTLANE_PROT: unknown setting in the environment (did you mean POSTLANE_PORT?)');
+  });
+
+  it('shows each effective value with its source, secrets hidden', () => {
+    const secretKey = Buffer.alloc(32, 7).toString('base64');
+    const path = withFile({
+      DATABASE_URL: 'postgres://u:hunter2@h/d',
+      POSTLANE_SECRET_KEY: secretKey,
+      POSTLANE_PROVIDERS: [
+        { type: 'smtp', url: 'smtp://user:relaypass@relay.example:587', regions: ['eu-west-1'] },
+        {
+          type: 'ses',
+          regions: ['us-east-1'],
+          configuration_set: 'cs',
+          access_key_id: 'AKIA0000000000000000',
+          secret_access_key: 'x'.repeat(40),
+        },
+      ],
+    });
+    const { settings } = effectiveConfig({ POSTLANE_CONFIG: path, POSTLANE_PORT: '3005' });
+    const by = Object.fromEntries(settings.map((s) => [s.key, s]));
+    expect(by.DATABASE_URL).toEqual({ key: 'DATABASE_URL', value: 'postgres://u:***@h/d', source: 'file' });
+    expect(by.POSTLANE_PORT).toMatchObject({ value: 3005, source: 'environment' });
+    expect(by.POSTLANE_HOST).toMatchObject({ value: '127.0.0.1', source: 'default' });
+    expect(by.POSTLANE_SECRET_KEY).toMatchObject({ value: '(hidden)', source: 'file' });
+    expect(by.POSTLANE_METRICS_TOKEN).toMatchObject({ value: undefined, source: 'default' });
+    const text = JSON.stringify(settings);
+    for (const secret of ['hunter2', 'relaypass', secretKey, 'x'.repeat(40)]) expect(text).not.toContain(secret);
+    expect(text).toContain('smtp://user:***@relay.example:587');
   });
 });
