@@ -14,9 +14,9 @@ export interface Headline {
   target?: string;
 }
 
-/** Records headlines where run-all asked for them (POSTLANE_BENCH_SUMMARY names a file); a no-op otherwise. */
+/** Records headlines where run-all asked for them (BENCH_SUMMARY_FILE names a file); a no-op otherwise. */
 export function reportHeadlines(...headlines: Headline[]): void {
-  const file = process.env.POSTLANE_BENCH_SUMMARY;
+  const file = process.env.BENCH_SUMMARY_FILE;
   if (!file) return;
   appendFileSync(file, headlines.map((headline) => `${JSON.stringify(headline)}\n`).join(''));
 }

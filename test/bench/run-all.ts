@@ -29,7 +29,7 @@ for (const file of files) {
   process.stderr.write(`\n== ${file}\n`);
   const { status } = spawnSync(process.execPath, ['--import', 'tsx', `${dir}${file}`, ...args], {
     stdio: 'inherit',
-    env: summaryFile ? { ...process.env, POSTLANE_BENCH_SUMMARY: summaryFile } : process.env,
+    env: summaryFile ? { ...process.env, BENCH_SUMMARY_FILE: summaryFile } : process.env,
   });
   if (status !== 0) failed += 1;
 }
