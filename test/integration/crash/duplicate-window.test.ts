@@ -4,7 +4,7 @@ import { UNRECORDED_PER_CONNECTION } from '../../../server/providers/smtp.provid
 import { queryDatabase } from '../../support/db.js';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSinkProcess } from '../../support/smtp-sink-client.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 /**
  * The duplicate window, measured from outside: workers SIGKILLed mid-delivery at full speed, a
@@ -15,8 +15,6 @@ const EMAILS = 1_500;
 const CONNECTIONS = 5;
 const KILLS = 2;
 
-let app: TestApp;
-let token: string;
 let sink: Awaited<ReturnType<typeof startSmtpSinkProcess>>;
 let sinkUrl: string;
 
@@ -45,7 +43,7 @@ async function post(subject: string): Promise<string[]> {
       subject,
       text: 'x',
     }));
-    const res = await app.request('POST', '/emails/batch', { token, body });
+    const res = await app.request('POST', '/emails/batch', { token: app.token, body });
     expect(res.status).toBe(200);
     ids.push(...(res.body.data as { id: string }[]).map((e) => e.id));
   }
@@ -107,14 +105,12 @@ async function killWorkersMidDelivery(
 beforeAll(async () => {
   sink = await startSmtpSinkProcess();
   sinkUrl = `smtp://127.0.0.1:${sink.port}`;
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token } = await app.createTeamWithKey());
 });
 afterAll(async () => {
-  await app.close();
   sink.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('a worker SIGKILLed mid-delivery', () => {
   it(`over SMTP (${CONNECTIONS} pooled connections): nothing lost, at most ${CONNECTIONS * UNRECORDED_PER_CONNECTION} sent twice per kill`, async () => {

@@ -2,22 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDelivery } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-let app: TestApp;
 let receiver: WebhookReceiver;
 
 // The first request never gets an answer: the worker is killed while it waits.
 beforeAll(async () => {
   receiver = await startWebhookReceiver((_, index) => (index === 0 ? 'hang' : { status: 200 }));
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 });
 afterAll(async () => {
-  await app.close();
   await receiver.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 const workerEnv = () => ({
   DATABASE_URL: app.databaseUrl,

@@ -4,12 +4,10 @@ import { inject } from 'vitest';
 import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
 import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
-let token: string;
 
 /** Short leases and locks so recovery after a kill takes seconds, not minutes. */
 const workerEnv = () => ({
@@ -26,7 +24,7 @@ const sendMany = async (count: number, subject: string) => {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const res = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', to: `r${i}@example.com`, subject, text: 'x' },
     });
     ids.push(res.body.id);
@@ -36,14 +34,12 @@ const sendMany = async (count: number, subject: string) => {
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token } = await app.createTeamWithKey());
 });
 afterAll(async () => {
-  await app.close();
   await sink.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('worker processes', () => {
   it('sends every email exactly once when a worker is killed mid-send and another takes over', async () => {

@@ -9,35 +9,39 @@ import { queryDatabase } from '../../support/db.js';
 import { dsnReport } from '../../support/dsn-report.js';
 import { smtpConnect } from '../../support/smtp-client.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const BOUNCE_DOMAIN = 'bounces.verp.test';
 const DOMAIN = `verp-${Math.random().toString(36).slice(2, 8)}.test`;
-let app: TestApp;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let receiver: WebhookReceiver;
 let listener: InboundListener;
-let token: string;
 let signingSecret: string;
 const log: string[] = [];
 
 beforeAll(async () => {
   sink = await startSmtpSink();
   receiver = await startWebhookReceiver();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['eu-west-1'] }]),
-      POSTLANE_BOUNCE_DOMAIN: BOUNCE_DOMAIN,
-      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-      POSTLANE_LOG_LEVEL: 'info',
-    },
-    logDestination: { write: (line) => log.push(line) },
-  });
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: [DOMAIN] }));
+});
+afterAll(async () => {
+  await sink?.close();
+  await receiver?.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: {
+    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['eu-west-1'] }]),
+    POSTLANE_BOUNCE_DOMAIN: BOUNCE_DOMAIN,
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    POSTLANE_LOG_LEVEL: 'info',
+  },
+  logDestination: { write: (line) => log.push(line) },
+  team: { verifiedDomains: [DOMAIN] },
+}));
+beforeAll(async () => {
   const hook = await app.request('POST', '/webhooks', {
-    token,
+    token: app.token,
     body: { endpoint: receiver.url, events: ['email.bounced'] },
   });
   expect(hook.status).toBe(201);
@@ -46,21 +50,18 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await listener?.close();
-  await app?.close();
-  await sink?.close();
-  await receiver?.close();
 });
 
 /** Sends through the API and waits (bounded) for the relay to have it and the send to be recorded, as a bounce would find it. */
 async function sendAndRelay(to: string[]) {
   const sent = await app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: { from: `Shop <news@${DOMAIN}>`, to, subject: 'verp', text: 'hi' },
   });
   expect(sent.status).toBe(200);
   return untilFound(async () => {
     const mail = sink.received.find((m) => m.parsed.messageId?.startsWith(`<${sent.body.id}@`));
-    if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent')
+    if (mail && (await app.request('GET', `/emails/${sent.body.id}`, { token: app.token })).body.last_event === 'sent')
       return { id: sent.body.id as string, mail };
     return undefined;
   }, 'the email was never relayed and recorded sent');
@@ -131,7 +132,7 @@ describe('bounces through a VERP return path', () => {
     }).toEqual({ applied: 1, duplicate: 1 });
 
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
-    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
+    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
     await receiver.waitFor(1);
     const [delivery] = receiver.received.map(
@@ -239,7 +240,7 @@ describe('bounces through a VERP return path', () => {
     ]);
     expect(await deliver(mail.envelope.from, guessed)).toEqual({ rcpt: 250, data: 250 });
     expect(await eventsOf(id)).toEqual(['email.sent', 'email.bounced']);
-    const suppressed = (await app.request('GET', '/suppressions?origin=bounce', { token })).body.data.map(
+    const suppressed = (await app.request('GET', '/suppressions?origin=bounce', { token: app.token })).body.data.map(
       (row: { email: string }) => row.email,
     );
     expect(suppressed).toContain('cosent@example.com');

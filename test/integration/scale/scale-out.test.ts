@@ -2,12 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let receiver: WebhookReceiver;
-let app: TestApp;
-let token: string;
 const processes: PostlaneProcess[] = [];
 const apis: string[] = [];
 
@@ -31,9 +29,14 @@ async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
 beforeAll(async () => {
   sink = await startSmtpSink();
   receiver = await startWebhookReceiver();
-  // Only for its database and a key: the mail goes through the processes below.
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
+});
+afterAll(async () => {
+  await sink.close();
+  await receiver.close();
+});
+// Only for its database and a key: the mail goes through the processes below.
+const app = useTestApp({ team: { verifiedDomains: ['acme.test'] } });
+beforeAll(async () => {
   await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
   const hook = await post(apis[0]!, '/webhooks', { endpoint: receiver.url, events: ['email.sent'] });
   expect(hook.status).toBe(201);
@@ -41,16 +44,13 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
   await Promise.all(processes.map((proc) => proc.exited));
-  await app.close();
-  await sink.close();
-  await receiver.close();
 });
 
 /** The status and JSON body, as the type the caller names. */
 const post = <T = unknown>(api: string, path: string, body: unknown) =>
   fetch(`${api}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
 

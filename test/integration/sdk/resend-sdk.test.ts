@@ -1,32 +1,34 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
 let resend: Resend;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  app = await startTestApp({
-    jobs: 'worker',
-    // A poll a minute apart and two send slots: delivery below has to come from wake-ups, not polling.
-    env: {
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
-      POSTLANE_JOB_PROCESS_EVERY_SECONDS: '60',
-      POSTLANE_JOB_CONCURRENCY: '2',
-    },
-  });
-  const { token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
+});
+afterAll(async () => {
+  await sink.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  // A poll a minute apart and two send slots: delivery below has to come from wake-ups, not polling.
+  env: {
+    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
+    POSTLANE_JOB_PROCESS_EVERY_SECONDS: '60',
+    POSTLANE_JOB_CONCURRENCY: '2',
+  },
+  team: { verifiedDomains: ['acme.test'] },
+}));
+beforeAll(async () => {
   // Exactly how a user points the official SDK at Postlane.
   process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
+  resend = new Resend(app.token);
 });
 afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
-  await app.close();
-  await sink.close();
 });
 
 const waitForLastEvent = async (id: string, expected: string) => {
