@@ -3,6 +3,7 @@ import { WebhookDelivery } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { spawnPostlane } from '../../support/postlane-process.js';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 let receiver: WebhookReceiver;
@@ -26,14 +27,6 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_INTERVAL_SECONDS: '1',
 });
 
-const until = async (condition: () => Promise<boolean> | boolean, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
-
 describe('a webhook worker killed mid-delivery', () => {
   it(
     'loses nothing: once its leases run out another worker delivers the event, with the same id',
@@ -49,7 +42,7 @@ describe('a webhook worker killed mid-delivery', () => {
       );
 
       const doomed = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
-      await until(() => receiver.received.length === 1);
+      await until(() => receiver.received.length === 1, 30_000);
       doomed.child.kill('SIGKILL');
       expect((await doomed.exited).signal).toBe('SIGKILL');
       const stuck = await app.run(() =>
@@ -74,11 +67,12 @@ describe('a webhook worker killed mid-delivery', () => {
       });
       const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
       try {
-        await until(() => receiver.received.length === 2);
+        await until(() => receiver.received.length === 2, 30_000);
         await until(
           async () =>
             (await app.run(() => app.deps.orm.em.fork().findOneOrFail(WebhookDelivery, stuck.id))).status ===
             'delivered',
+          30_000,
         );
       } finally {
         survivor.child.kill('SIGTERM');

@@ -64,8 +64,13 @@ describe('worker processes', () => {
     const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
       await sink.waitFor(ids.length, 40_000);
-      // Give any duplicate time to show up before counting.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Once every row is settled as sent no worker can claim one again, and a send in flight would hold
+      // its row in `sending`: from then on the sink's count is final.
+      const sent = async () =>
+        (await query<{ status: string }>(`SELECT status FROM email WHERE id = ANY($1::uuid[])`, [ids])).every(
+          (row) => row.status === 'sent',
+        );
+      await until(sent, 40_000);
       const messageIds = sink.received.filter((m) => m.parsed.subject === 'crash test').map((m) => m.parsed.messageId);
       expect(messageIds.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
       const rows = await query<{ status: string }>(`SELECT status FROM email WHERE id = ANY($1::uuid[])`, [ids]);
@@ -96,13 +101,7 @@ describe('worker processes', () => {
 
     const next = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
-      const deadline = Date.now() + 30_000;
-      while (
-        sink.received.filter((m) => m.parsed.subject === 'drain test').length < ids.length &&
-        Date.now() < deadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await until(() => sink.received.filter((m) => m.parsed.subject === 'drain test').length >= ids.length, 30_000);
       const drained = sink.received.filter((m) => m.parsed.subject === 'drain test').map((m) => m.parsed.messageId);
       expect(drained.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
     } finally {

@@ -6,6 +6,7 @@ import { readPreferenceToken } from '../../../server/services/preferences/prefer
 import { eraseAddresses } from '../../../server/services/erasure/erase-addresses.js';
 import { runPendingErasures } from '../../../server/services/erasure/run-pending-erasures.js';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 /**
  * Generated addresses are spread over every stored surface through the real API, the SDK and
@@ -157,10 +158,6 @@ function survivors(dump: string, values: readonly string[]): string[] {
   return [...found].sort();
 }
 
-async function waitUntil(check: () => Promise<boolean>) {
-  for (let i = 0; i < 150 && !(await check()); i += 1) await new Promise((r) => setTimeout(r, 100));
-}
-
 describe('erasure, property-based', () => {
   it('leaves no generated address in any encoding in the database or the process log', async () => {
     await fc.assert(
@@ -212,7 +209,7 @@ describe('erasure, property-based', () => {
             expect(error).toBeNull();
             sent.push(data!.id);
           }
-          await waitUntil(async () => {
+          await until(async () => {
             const states = await Promise.all(
               sent.map(async (id) => (await req('GET', `/emails/${id}`)).body.last_event),
             );

@@ -6,6 +6,7 @@ import { SURFACES, UNSCRUBBED } from '../../../server/services/erasure/surfaces.
 import { sqlQuery } from '../../../server/db/query.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 const ADDRESS = 'Erin.Target+news@Example.com';
 const address = ADDRESS.toLowerCase();
@@ -40,8 +41,7 @@ describe('erasure', () => {
       { 'idempotency-key': `welcome-${ADDRESS}` },
     );
     expect(sent.status).toBe(200);
-    for (let i = 0; i < 100 && (await req('GET', `/emails/${sent.body.id}`)).body.last_event !== 'sent'; i += 1)
-      await new Promise((r) => setTimeout(r, 100));
+    await until(async () => (await req('GET', `/emails/${sent.body.id}`)).body.last_event === 'sent');
     // A followed tracked link that carries the address.
     await app.deps.orm.em
       .fork()

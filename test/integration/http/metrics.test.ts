@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { spawnPostlane } from '../../support/postlane-process.js';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 const scrape = (url: string, headers: Record<string, string> = {}) => fetch(`${url}/metrics`, { headers });
 const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
@@ -12,13 +13,9 @@ describe('GET /metrics', () => {
   it('serves Prometheus text to this machine: requests by route pattern, send attempts, the outbox and the job queue', async () => {
     const { token } = await app.createTeamWithKey();
     const sent = await app.request('POST', '/emails', { token, body: mail });
-    for (
-      let i = 0;
-      i < 100 && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event !== 'sent';
-      i += 1
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await until(
+      async () => (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent',
+    );
     const response = await scrape(app.url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/plain');

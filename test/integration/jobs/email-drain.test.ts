@@ -64,8 +64,7 @@ describe('the drain', () => {
     const id = await send('once@example.com', 'claimed once');
     await Promise.all([deliver(id), deliver(id), drain(), drain()]);
     await deliver(id);
-    await sink.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Every run has returned, and the sink records a message before it answers 250: nothing is still on its way.
     expect(bySubject('claimed once')).toHaveLength(1);
     const email = await load(id);
     expect(email).toMatchObject({ status: 'sent', lastEvent: 'sent', attempts: 1, leaseExpiresAt: null });

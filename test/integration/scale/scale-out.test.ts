@@ -3,6 +3,7 @@ import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-proc
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let receiver: WebhookReceiver;
@@ -76,8 +77,11 @@ describe('two API and two worker processes on one database', () => {
     expect(new Set(ids).size).toBe(300);
 
     await sink.waitFor(300, 60_000);
-    // Nothing more arrives once every email is sent: no duplicate from two workers claiming one email.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Nothing more arrives once every email is settled as sent: no worker claims one again, and a send in
+    // flight holds its row in `sending`. From then on a duplicate from two workers claiming one email would show.
+    const count = async (sql: string) =>
+      Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(sql))[0]!.n);
+    await until(async () => (await count(`SELECT count(*) AS n FROM email WHERE status <> 'sent'`)) === 0, 60_000);
     const messageIds = sink.received.map((m) => m.parsed.messageId);
     expect(messageIds).toHaveLength(300);
     expect(new Set(messageIds).size).toBe(300);
@@ -89,7 +93,11 @@ describe('two API and two worker processes on one database', () => {
     expect(statuses).toEqual([{ status: 'sent', n: '300' }]);
 
     await receiver.waitFor(300, 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Likewise for webhooks: each delivery row was written with its event, and one marked delivered is not sent again.
+    await until(
+      async () => (await count(`SELECT count(*) AS n FROM webhook_delivery WHERE status <> 'delivered'`)) === 0,
+      60_000,
+    );
     const sentIds = receiver.received.map((r) => (JSON.parse(r.body) as { data: { email_id: string } }).data.email_id);
     expect(new Set(sentIds)).toEqual(new Set(ids));
     // At least once, and here (no crash) exactly once: one delivery per email, one webhook-id each.

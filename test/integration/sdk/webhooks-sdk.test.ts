@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { untilFound } from '../../support/until.js';
 
 let resend: Resend;
 let receiver: WebhookReceiver;
@@ -90,11 +91,10 @@ describe('webhooks through the official resend SDK', () => {
     ).toEqual(payload);
 
     // History as the SDK reads it.
-    let events = (await resend.webhooks.events.list({ webhookId: created!.id })).data!;
-    for (let i = 0; i < 50 && events.data[0]?.status !== 'success'; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      events = (await resend.webhooks.events.list({ webhookId: created!.id })).data!;
-    }
+    const events = await untilFound(async () => {
+      const { data } = await resend.webhooks.events.list({ webhookId: created!.id });
+      return data!.data[0]?.status === 'success' ? data! : undefined;
+    }, 'the delivery was never listed as a success');
     expect(events.data).toHaveLength(1);
     expect(events.data[0]).toMatchObject({ type: 'email.sent', status: 'success' });
     const eventId = events.data[0]!.id;
