@@ -32,8 +32,10 @@ describe('postlane teams', () => {
       owner_emails: ['ops@acme.test', 'cto@acme.test'],
     });
 
+    // Every team, oldest first: the file's shared one, then this.
     const list = JSON.parse((await cli(['teams', 'list', '--json'])).stdout);
     expect(list).toEqual([
+      expect.objectContaining({ id: app.teamId }),
       expect.objectContaining({
         id: team.id,
         name: 'Acme',
