@@ -22,7 +22,8 @@ const env = () => ({
 async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
   const proc = spawnPostlane(['serve', '--role', role], env());
   processes.push(proc);
-  await proc.waitForOutput(/postlane started/);
+  // Four processes start at once: on a loaded machine each can take half a minute.
+  await proc.waitForOutput(/postlane started/, 60_000);
   if (role === 'api') apis.push(/"url":"(http:[^"]+)"/.exec(proc.output())![1]!);
   return proc;
 }
@@ -41,7 +42,7 @@ beforeAll(async () => {
   await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
   const hook = await post(apis[0]!, '/webhooks', { endpoint: receiver.url, events: ['email.sent'] });
   expect(hook.status).toBe(201);
-}, 60_000);
+}, 90_000);
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
   await Promise.all(processes.map((proc) => proc.exited));
