@@ -314,24 +314,18 @@ describe('sending a broadcast', () => {
 });
 
 describe('capacity and estimates', () => {
-  let slow: TestApp;
-  beforeAll(async () => {
-    // One email a second in the region, and a daily plan of 2 emails.
-    slow = await startTestApp({
-      env: {
-        POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
-        POSTLANE_CLOUD: 'true',
-        POSTLANE_RATE_LIMIT: '0',
-        POSTLANE_PLANS: JSON.stringify({
-          free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 },
-          pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null },
-          scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null },
-        }),
-      },
-    });
-  });
-  afterAll(async () => {
-    await slow.close();
+  // One email a second in the region, and a daily plan of 2 emails.
+  const slow = useTestApp({
+    env: {
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
+      POSTLANE_CLOUD: 'true',
+      POSTLANE_RATE_LIMIT: '0',
+      POSTLANE_PLANS: JSON.stringify({
+        free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 },
+        pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null },
+        scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null },
+      }),
+    },
   });
   // A test on an injected clock leaves no broadcast queued: at another instant it would sit "ahead" of the next one.
   let clockedTeam: string | null = null;
@@ -501,29 +495,25 @@ describe('provider throttling', () => {
 });
 
 describe('the from rule and the region', () => {
-  let regions: TestApp;
   let sink: Awaited<ReturnType<typeof startSmtpSink>>;
   beforeAll(async () => {
     sink = await startSmtpSink();
-    regions = await startTestApp({
-      env: {
-        // The default region relays (verified domains only); two capture regions at different rates.
-        POSTLANE_PROVIDERS: JSON.stringify([
-          { type: 'smtp', url: sink.url, regions: ['eu-west-1'] },
-          { type: 'capture', regions: ['us-east-1'], rate_per_second: 50 },
-          { type: 'capture', regions: ['ap-northeast-1'], rate_per_second: 1 },
-        ]),
-        POSTLANE_DEFAULT_REGION: 'eu-west-1',
-        POSTLANE_AUTH_CACHE_SECONDS: '0',
-        // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
-        POSTLANE_BROADCAST_BATCH_SIZE: '300',
-      },
-    });
   });
-  afterAll(async () => {
-    await regions.close();
-    await sink.close();
-  });
+  afterAll(() => sink.close());
+  const regions = useTestApp(() => ({
+    env: {
+      // The default region relays (verified domains only); two capture regions at different rates.
+      POSTLANE_PROVIDERS: JSON.stringify([
+        { type: 'smtp', url: sink.url, regions: ['eu-west-1'] },
+        { type: 'capture', regions: ['us-east-1'], rate_per_second: 50 },
+        { type: 'capture', regions: ['ap-northeast-1'], rate_per_second: 1 },
+      ]),
+      POSTLANE_DEFAULT_REGION: 'eu-west-1',
+      POSTLANE_AUTH_CACHE_SECONDS: '0',
+      // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
+      POSTLANE_BROADCAST_BATCH_SIZE: '300',
+    },
+  }));
 
   const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 8)}.test`;
   const addDomain = async (auth: { token: string }, region?: string) => {
