@@ -146,15 +146,23 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 /** The test app a file shares, with the team and full-access key its tests work in. */
 export type SharedTestApp = TestApp & { token: string; teamId: string; keyId: string };
 
+/** What `useTestApp` starts: the app's options, and the domains its shared team has verified or receives on. */
+export interface UseTestAppOptions extends TestAppOptions {
+  team?: { verifiedDomains?: string[]; receivingDomains?: string[] };
+}
+
 /**
  * Starts one app for the calling file (beforeAll), creates a team with a full-access key in it, and closes
- * the app after the file (afterAll). The answer stands for the app once beforeAll has run.
+ * the app after the file (afterAll). The answer stands for the app once beforeAll has run. Options that
+ * depend on what an earlier beforeAll started (a sink's URL) are given as a function, called then; that
+ * earlier hook's afterAll runs after the app is closed.
  */
-export function useTestApp(options: TestAppOptions = {}): SharedTestApp {
+export function useTestApp(options: UseTestAppOptions | (() => UseTestAppOptions) = {}): SharedTestApp {
   let started: SharedTestApp | undefined;
   beforeAll(async () => {
-    const app = await startTestApp(options);
-    started = Object.assign(app, await app.createTeamWithKey());
+    const { team, ...appOptions } = typeof options === 'function' ? options() : options;
+    const app = await startTestApp(appOptions);
+    started = Object.assign(app, await app.createTeamWithKey('full_access', team));
   });
   afterAll(() => started?.close());
   return new Proxy({} as SharedTestApp, {

@@ -1,8 +1,15 @@
-/** Polls until the condition holds; throws after `timeoutMs`. */
-export async function until(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/**
+ * Polls until the condition holds; throws `never` after `timeoutMs`. `never` may be a function, for a
+ * message that says what the state was then (a process's output, the rows left).
+ */
+export async function until(
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+  never: string | (() => string | Promise<string>) = 'condition never held',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition never held');
+    if (Date.now() > deadline) throw new Error(typeof never === 'string' ? never : await never());
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

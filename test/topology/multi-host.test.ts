@@ -7,6 +7,7 @@ import {
   startStack,
   waitForDrain,
 } from '../support/chaos.js';
+import { until } from '../support/until.js';
 import { createNetwork, type Network } from './netns.js';
 
 /**
@@ -68,17 +69,6 @@ afterAll(async () => {
 const inFlight = async () =>
   Number((await stack.query<{ n: string }>(`SELECT count(*) AS n FROM email WHERE status = 'sending'`))[0]!.n);
 
-/** Bounded polling: resolves once `condition` holds, fails after `timeoutMs`. */
-async function within(timeoutMs: number, what: string, condition: () => Promise<boolean>): Promise<void> {
-  for (
-    const deadline = Date.now() + timeoutMs;
-    !(await condition());
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  ) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
-  }
-}
-
 it('a worker host killed mid-run: its leases expire, the other worker host finishes its mail, nothing is lost', async () => {
   const emails = 600;
   const started = Date.now();
@@ -89,7 +79,11 @@ it('a worker host killed mid-run: its leases expire, the other worker host finis
     deadline: started + 90_000,
   });
   // More claimed than one worker can hold: worker host 1 holds some of it when it dies.
-  await within(60_000, 'both workers holding claims', async () => (await inFlight()) > MOST_ONE_WORKER_HOLDS);
+  await until(
+    async () => (await inFlight()) > MOST_ONE_WORKER_HOLDS,
+    60_000,
+    'both workers holding claims did not happen within 60 s',
+  );
   const killed = await net.killHost('worker1');
   const deliveredAtKill = (await stack.sink.stats()).distinct;
   const killedAt = Date.now() - started;
@@ -145,10 +139,10 @@ it('an API host cut off from the database answers 503 with Retry-After, the othe
 
   await net.heal('api1');
   const healed = Date.now();
-  await within(
-    60_000,
-    'API host 1 accepting again',
+  await until(
     async () => (await send(api1, 3).catch(() => ({ status: 0 }))).status === 200,
+    60_000,
+    'API host 1 accepting again did not happen within 60 s',
   );
   console.log(
     `partition: API host 1 answered 503 in ${answeredMs} ms; accepting again ${Date.now() - healed} ms after the heal`,

@@ -11,6 +11,7 @@ import { migrationsList } from '../../../server/db/migrations/index.js';
 import type { Health } from '../../../server/services/health/check-health.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { runPostlane, spawnPostlane } from '../../support/postlane-process.js';
+import { until } from '../../support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'postlane-cli-'));
 const configPath = join(dir, 'config.json');
@@ -145,10 +146,7 @@ describe('postlane CLI', () => {
         text: 'kept here',
       });
       let captured: { id: string; message_id: string; subject: string }[] = [];
-      for (let i = 0; i < 100 && captured.length === 0; i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        captured = await json(['outbox']);
-      }
+      await until(async () => (captured = await json(['outbox'])).length > 0);
       expect(captured[0]).toMatchObject({
         subject: 'Captured',
         message_id: `<${data!.id}@example.org>`,
@@ -240,15 +238,13 @@ describe('a database that drops every connection', () => {
       await adminQuery(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
       );
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The server saw its connections go (its own log says so), and is still running.
+      await server.waitForOutput(
+        /"msg":"(job notification connection lost|job notification channel error|job pool connection lost|database connection dropped from the pool)"/,
+      );
       expect(server.child.exitCode).toBeNull();
 
-      let health: Health | undefined;
-      for (let i = 0; i < 50 && !health?.database.ok; i += 1) {
-        health = (await (await fetch(`${url}/health`)).json()) as Health;
-        if (!health?.database.ok) await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      expect(health?.database.ok).toBe(true);
+      await until(async () => ((await (await fetch(`${url}/health`)).json()) as Health).database.ok, 10_000);
       const { data, error } = await new Resend(token, { baseUrl: url }).emails.send({
         from: 'a@example.org',
         to: 'b@example.net',
@@ -256,12 +252,11 @@ describe('a database that drops every connection', () => {
         text: 'x',
       });
       expect(error).toBeNull();
-      let captured: { message_id: string }[] = [];
-      for (let i = 0; i < 100 && !captured.some((m) => m.message_id === `<${data!.id}@example.org>`); i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        captured = await json(['outbox']);
-      }
-      expect(captured.map((m) => m.message_id)).toContain(`<${data!.id}@example.org>`);
+      await until(async () =>
+        ((await json(['outbox'])) as { message_id: string }[]).some(
+          (m) => m.message_id === `<${data!.id}@example.org>`,
+        ),
+      );
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;

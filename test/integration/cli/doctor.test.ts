@@ -2,13 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
-
-let app: TestApp;
+import { useTestApp } from '../../support/test-app.js';
 
 const doctor = async (env: Record<string, string>) => {
   const result = await runPostlane(['doctor', '--json'], {
@@ -28,8 +26,8 @@ const doctor = async (env: Record<string, string>) => {
   };
 };
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
   // A worker's heartbeat: the minutely sweep finished just now.
   await app.deps.orm.em
     .fork()
@@ -38,7 +36,6 @@ beforeAll(async () => {
       `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', now() + interval '1 minute', now(), '60000', '{}')`,
     );
 });
-afterAll(() => app.close());
 
 describe('postlane doctor', () => {
   it('passes a healthy appliance, with warnings that need no action today', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 // Each command is a process of its own (a couple of seconds each on a busy machine).
 vi.setConfig({ testTimeout: 120_000 });
@@ -12,24 +12,22 @@ const refusals = new Map([
   ['gone@example.com', 550],
 ]);
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
-let teamId: string;
-let token: string;
 const providers = () => JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]);
 
 beforeAll(async () => {
   sink = await startSmtpSink({ reject: refusals });
-  // One attempt: a refusal for now fails the email at once, so there is failed mail to retry.
-  app = await startTestApp({ env: { POSTLANE_PROVIDERS: providers(), POSTLANE_SEND_MAX_ATTEMPTS: '1' } });
-  ({ teamId, token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test', 'other.test'] }));
 });
 afterAll(async () => {
-  await app.close();
   await sink.close();
 });
+// One attempt: a refusal for now fails the email at once, so there is failed mail to retry.
+const app = useTestApp(() => ({
+  env: { POSTLANE_PROVIDERS: providers(), POSTLANE_SEND_MAX_ATTEMPTS: '1' },
+  team: { verifiedDomains: ['acme.test', 'other.test'] },
+}));
 
 const cli = (args: string[]) =>
-  runPostlane([...args, '--team', teamId], {
+  runPostlane([...args, '--team', app.teamId], {
     DATABASE_URL: app.databaseUrl,
     POSTLANE_PROVIDERS: providers(),
     POSTLANE_SEND_MAX_ATTEMPTS: '1',
@@ -45,7 +43,7 @@ describe('postlane emails', () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    const sdk = app.sdk(token);
+    const sdk = app.sdk(app.token);
     const send = async (name: string, from: string, to: string) => {
       const { data, error } = await sdk.emails.send({ from, to, subject: `subject ${name}`, text: 'body' });
       expect(error).toBeNull();

@@ -3,15 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-let teamId: string;
 const dir = mkdtempSync(join(tmpdir(), 'postlane-erase-'));
 
 const erase = (args: string[]) =>
-  runPostlane(['erase', ...args, '--team', teamId, '--yes'], { DATABASE_URL: app.databaseUrl });
+  runPostlane(['erase', ...args, '--team', app.teamId, '--yes'], { DATABASE_URL: app.databaseUrl });
 const mentions = async (address: string) =>
   Number(
     (
@@ -24,19 +21,17 @@ const mentions = async (address: string) =>
     )[0]!.n,
   );
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ token, teamId } = await app.createTeamWithKey());
   for (const email of ['one@example.com', 'two@example.com', 'three@example.com']) {
-    await app.request('POST', '/contacts', { token, body: { email } });
+    await app.request('POST', '/contacts', { token: app.token, body: { email } });
     await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'hello@acme.test', to: email, subject: 'Hi', text: 'Hi' },
     });
   }
 });
 afterAll(async () => {
-  await app.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -58,14 +53,14 @@ describe('postlane erase', () => {
     expect(result.code, result.output).toBe(0);
     const receipt = JSON.parse(result.stdout);
     expect(receipt).toMatchObject({
-      team_id: teamId,
+      team_id: app.teamId,
       addresses: 3,
       dry_run: false,
       removed: { contacts: 3, emails: 3, recipients: 3 },
     });
     for (const address of ['one@example.com', 'two@example.com', 'three@example.com'])
       expect(await mentions(address)).toBe(0);
-    expect((await app.request('GET', '/contacts', { token })).body.data).toEqual([]);
+    expect((await app.request('GET', '/contacts', { token: app.token })).body.data).toEqual([]);
 
     const again = await erase(['one@example.com']);
     expect(again.code).toBe(0);

@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logrotateConfig } from '../../../cli/services/log-rotation.js';
 import { runPostlane, serviceFolder } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 // The background mode's log under the logrotate rule install.sh installs: rotated while the
 // process runs, it keeps logging into the emptied file, and the rotated file keeps what was there.
-let app: TestApp;
 let dir: string;
 let state: string;
 let env: Record<string, string>;
@@ -21,8 +20,8 @@ const service = (args: string[]) => runPostlane(['service', ...args], env);
 const health = async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200;
 const logLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
   let config: string;
   ({ dir, port, config } = await serviceFolder('postlane-logrotate-', app.databaseUrl));
   state = join(dir, 'state');
@@ -34,7 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service(['stop']);
   rmSync(dir, { recursive: true, force: true });
-  await app.close();
 });
 
 describe('log rotation in background mode', () => {

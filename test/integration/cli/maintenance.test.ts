@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
-
-let app: TestApp;
-let teamId: string;
+import { useTestApp } from '../../support/test-app.js';
 
 const sql = (query: string, bindings: unknown[] = []) =>
   app.deps.orm.em.fork().getConnection().execute(query, bindings);
@@ -17,26 +14,25 @@ const maintenance = async () => {
   };
 };
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ teamId } = await app.createTeamWithKey());
   const [email] = await sql(
     `INSERT INTO email (id, created_at, updated_at, team_id, "from", "to", cc, bcc, reply_to, subject, region, message_id, status, last_event, send_after)
      VALUES (gen_random_uuid(), now(), now(), ?, 'a@acme.test', '{reader@example.com}', '{}', '{}', '{}', 'clicked', 'us-east-1', '<m@acme.test>', 'sent', 'clicked', now()) RETURNING id`,
-    [teamId],
+    [app.teamId],
   );
   const old = "now() - interval '40 days'";
   for (const age of [old, 'now()']) {
     await sql(
       `INSERT INTO api_log (id, created_at, team_id, method, endpoint, response_status, duration_ms) VALUES (gen_random_uuid(), ${age}, ?, 'GET', '/emails', 200, 1)`,
-      [teamId],
+      [app.teamId],
     );
     await sql(
       `INSERT INTO captured_message (id, created_at, region, message_id, envelope_from, envelope_to, subject, raw) VALUES (gen_random_uuid(), ${age}, 'us-east-1', 'm', 'a@b.co', '{}', 's', 'raw')`,
     );
     await sql(
       `INSERT INTO idempotency_key (team_id, key, request_hash, state, created_at) VALUES (?, gen_random_uuid()::text, '\\x00', 'done', ${age})`,
-      [teamId],
+      [app.teamId],
     );
     await sql(
       `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, data) VALUES ('email.send', 0, 'normal', NULL, ${age}, '{}')`,
@@ -52,7 +48,7 @@ beforeAll(async () => {
     const [received] = await sql(
       `INSERT INTO received_email (id, created_at, team_id, domain, envelope_from, received_for, peer_ip, helo, message_id, subject, "from", "to", cc, bcc, reply_to, raw, size, spf, dkim, dmarc)
        VALUES (gen_random_uuid(), ${age}, ?, 'in.test', '', '{desk@in.test}', '127.0.0.1', 'mx.test', '', 's', '', '{}', '{}', '{}', '{}', '\\x00', 1, '{}', '[]', '{}') RETURNING id`,
-      [teamId],
+      [app.teamId],
     );
     await sql(
       `INSERT INTO received_attachment (id, created_at, email_id, position, content_type, size, content) VALUES (gen_random_uuid(), ${age}, ?, 0, 'text/plain', 1, '\\x00')`,
@@ -67,7 +63,7 @@ beforeAll(async () => {
   ] as const)
     await sql(
       `INSERT INTO email_metrics_hourly (team_id, hour, domain, broadcast_id, slot, sent) VALUES (?, ${hour}, 'acme.test', postlane_no_broadcast(), ${slot}, 2)`,
-      [teamId],
+      [app.teamId],
     );
   // Neither finished nor one-off: kept whatever their age.
   await sql(
@@ -77,7 +73,6 @@ beforeAll(async () => {
     `INSERT INTO agenda_jobs (name, priority, type, next_run_at, last_finished_at, repeat_interval, data) VALUES ('outbox.sweep', 0, 'single', NULL, ${old}, '60000', '{}')`,
   );
 });
-afterAll(() => app.close());
 
 describe('postlane maintenance run', () => {
   it('purges what is past retention, keeps the rest, and is idempotent', async () => {
@@ -104,7 +99,7 @@ describe('postlane maintenance run', () => {
     expect(
       await sql(
         `SELECT slot, sent FROM email_metrics_hourly WHERE domain = 'acme.test' AND team_id = ? AND sent > 0 ORDER BY hour`,
-        [teamId],
+        [app.teamId],
       ),
     ).toEqual([expect.objectContaining({ slot: 0, sent: '4' }), expect.objectContaining({ slot: 101, sent: '2' })]);
     const counts = [

@@ -3,10 +3,9 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPostlane, serviceFolder } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
-let app: TestApp;
 let dir: string;
 let env: Record<string, string>;
 let port: number;
@@ -18,8 +17,8 @@ const cli = async (args: string[]) => {
   return { ...result, json: args.includes('--json') ? JSON.parse(result.stdout) : null };
 };
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
   let config: string;
   ({ dir, port, config } = await serviceFolder('postlane-service-', app.databaseUrl));
   env = { POSTLANE_CONFIG: config, POSTLANE_STATE_DIR: join(dir, 'state'), POSTLANE_SERVICE_USER: 'nobody' };
@@ -27,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cli(['stop']);
   rmSync(dir, { recursive: true, force: true });
-  await app.close();
 });
 
 describe('postlane service (background mode)', () => {

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Domain, Team } from '../../../server/entities/index.js';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 const dir = mkdtempSync(join(tmpdir(), 'postlane-team-resolution-'));
 const cli = (args: string[]) => runPostlane(args, { DATABASE_URL: app.databaseUrl });
 const json = async (args: string[]) => {
@@ -15,11 +14,8 @@ const json = async (args: string[]) => {
   return JSON.parse(result.stdout);
 };
 
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-});
+const app = useTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 afterAll(async () => {
-  await app.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

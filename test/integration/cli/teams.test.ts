@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
 import { queryDatabase } from '../../support/db.js';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 const cli = (args: string[]) => runPostlane(args, { DATABASE_URL: app.databaseUrl });
 
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 describe('postlane teams', () => {
   it('create with owners and a plan, list, show, update', async () => {
@@ -36,8 +32,10 @@ describe('postlane teams', () => {
       owner_emails: ['ops@acme.test', 'cto@acme.test'],
     });
 
+    // Every team, oldest first: the file's shared one, then this.
     const list = JSON.parse((await cli(['teams', 'list', '--json'])).stdout);
     expect(list).toEqual([
+      expect.objectContaining({ id: app.teamId }),
       expect.objectContaining({
         id: team.id,
         name: 'Acme',

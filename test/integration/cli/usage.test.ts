@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
-
-let app: TestApp;
-let teamId: string;
+import { useTestApp } from '../../support/test-app.js';
 
 const sql = (query: string, bindings: unknown[] = []) =>
   app.deps.orm.em.fork().getConnection().execute(query, bindings);
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  const team = await app.createTeamWithKey();
-  teamId = team.teamId;
   const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
-  const batch = await app.request('POST', '/emails/batch', { token: team.token, body: [mail, mail, mail] });
+  const batch = await app.request('POST', '/emails/batch', { token: app.token, body: [mail, mail, mail] });
   const emailId: string = batch.body.data[0].id;
   await sql(
     `INSERT INTO team_daily_usage (team_id, day, shard, accepted) VALUES (?, (now() AT TIME ZONE 'UTC')::date - 1, 0, 12)`,
-    [teamId],
+    [app.teamId],
   );
   for (const [type, age] of [
     ['email.delivered', '0'],
@@ -28,11 +23,10 @@ beforeAll(async () => {
   ]) {
     await sql(
       `INSERT INTO event (id, created_at, team_id, email_id, type, payload) VALUES (gen_random_uuid(), now() - make_interval(days => ?), ?, ?, ?, '{"from": "a@acme.test"}')`,
-      [Number(age), teamId, emailId, type],
+      [Number(age), app.teamId, emailId, type],
     );
   }
 });
-afterAll(() => app.close());
 
 describe('postlane usage', () => {
   it('--json: plan, today, and per-day accepted, delivered, bounced and complained', async () => {
@@ -40,7 +34,7 @@ describe('postlane usage', () => {
     expect(result.code, result.output).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({
-      team_id: teamId,
+      team_id: app.teamId,
       object: 'usage',
       plan: null,
       cloud: false,
@@ -57,8 +51,8 @@ describe('postlane usage', () => {
   });
 
   it('keeps the days whose emails and events are gone (retention): it reads the hourly metrics', async () => {
-    await sql(`DELETE FROM event WHERE team_id = ?`, [teamId]);
-    await sql(`DELETE FROM email WHERE team_id = ?`, [teamId]);
+    await sql(`DELETE FROM event WHERE team_id = ?`, [app.teamId]);
+    await sql(`DELETE FROM email WHERE team_id = ?`, [app.teamId]);
     const result = await runPostlane(['usage', '--days', '3', '--json'], { DATABASE_URL: app.databaseUrl });
     const report = JSON.parse(result.stdout);
     expect(report.days.map((d: Record<string, unknown>) => [d.delivered, d.bounced, d.complained])).toEqual([
@@ -69,7 +63,7 @@ describe('postlane usage', () => {
   });
 
   it('draws a bar per day, scaled to the busiest', async () => {
-    const result = await runPostlane(['usage', '--days', '2', '--team', teamId], {
+    const result = await runPostlane(['usage', '--days', '2', '--team', app.teamId], {
       DATABASE_URL: app.databaseUrl,
       POSTLANE_CLOUD: 'true',
     });

@@ -4,32 +4,29 @@ import { WebhookEndpoint } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-let app: TestApp;
 let receiver: WebhookReceiver;
-let teamId: string;
 let webhookId: string;
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-  const team = await app.createTeamWithKey();
-  teamId = team.teamId;
+});
+afterAll(async () => {
+  await receiver.close();
+});
+const app = useTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
+beforeAll(async () => {
   const created = await app.request('POST', '/webhooks', {
-    token: team.token,
+    token: app.token,
     body: { endpoint: receiver.url, events: ['contact.created'] },
   });
   webhookId = created.body.id;
 });
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
 
 const cli = (args: string[]) =>
-  runPostlane([...args, '--team', teamId], {
+  runPostlane([...args, '--team', app.teamId], {
     DATABASE_URL: app.databaseUrl,
     POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
   });
@@ -76,7 +73,9 @@ describe('postlane webhooks', () => {
       signing_secret: expect.stringMatching(/^whsec_/),
     });
     await app.run(() =>
-      app.deps.orm.em.transactional((tx) => emitEvent(tx, { teamId, type: 'contact.created', data: { id: 'c1' } })),
+      app.deps.orm.em.transactional((tx) =>
+        emitEvent(tx, { teamId: app.teamId, type: 'contact.created', data: { id: 'c1' } }),
+      ),
     );
     await app.run(() => drainEndpoint(app.deps, webhookId));
     const [request] = receiver.received;

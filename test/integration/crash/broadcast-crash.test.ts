@@ -1,13 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queryDatabase } from '../../support/db.js';
 import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
-
-let app: TestApp;
-let token: string;
-let teamId: string;
 
 const CONTACTS = 600;
 
@@ -21,27 +17,21 @@ const workerEnv = () => ({
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
   queryDatabase<T>(app.databaseUrl, sql, params);
 
-beforeAll(async () => {
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token, teamId } = await app.createTeamWithKey());
-});
-afterAll(async () => {
-  await app.close();
-});
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('a broadcast across worker crashes', () => {
   it('gives every contact exactly one email when the worker is killed mid-broadcast and another takes over', async () => {
-    const segment = await app.request('POST', '/segments', { token, body: { name: 'Crash' } });
+    const segment = await app.request('POST', '/segments', { token: app.token, body: { name: 'Crash' } });
     await query(
       `WITH c AS (
          INSERT INTO contact (id, created_at, updated_at, team_id, email, unsubscribed, properties)
          SELECT gen_random_uuid(), now(), now(), $1, 'crash' || g || '@example.com', false, '{}' FROM generate_series(1, $2) g RETURNING id)
        INSERT INTO segment_member (segment_id, contact_id, created_at) SELECT $3, id, now() FROM c`,
-      [teamId, CONTACTS, segment.body.id],
+      [app.teamId, CONTACTS, segment.body.id],
     );
     const created = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: {
         segment_id: segment.body.id,
         from: 'news@acme.test',
@@ -85,7 +75,7 @@ describe('a broadcast across worker crashes', () => {
       const perContact = await query<{ address: string; n: number }>(
         `SELECT c.email AS address, count(e.id)::int AS n FROM contact c LEFT JOIN email e ON e.broadcast_id = $1 AND e."to"[1] = c.email
           WHERE c.team_id = $2 GROUP BY 1`,
-        [id, teamId],
+        [id, app.teamId],
       );
       expect(perContact).toHaveLength(CONTACTS);
       expect(perContact.filter((row) => row.n !== 1)).toEqual([]);
@@ -94,7 +84,7 @@ describe('a broadcast across worker crashes', () => {
         [id],
       );
       expect(statuses).toEqual([{ status: 'sent', n: CONTACTS }]);
-      expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({
+      expect((await app.request('GET', `/broadcasts/${id}`, { token: app.token })).body).toMatchObject({
         status: 'sent',
         sent_count: CONTACTS,
       });

@@ -1,13 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queryDatabase } from '../../support/db.js';
 import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
-
-let app: TestApp;
-let token: string;
-let teamId: string;
 
 const ADDRESSES = 2_000;
 /** Every 10th address appears a second time further down: under `skip`, that row counts as skipped. */
@@ -23,14 +19,8 @@ const workerEnv = () => ({
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
   queryDatabase<T>(app.databaseUrl, sql, params);
 
-beforeAll(async () => {
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token, teamId } = await app.createTeamWithKey());
-});
-afterAll(async () => {
-  await app.close();
-});
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('a contact import across worker crashes', () => {
   it('imports every row exactly once, with exact counts, when the worker is killed mid-import and another resumes', async () => {
@@ -43,7 +33,7 @@ describe('a contact import across worker crashes', () => {
     form.append('file', new Blob([`${lines.join('\n')}\n`]), 'crash.csv');
     const response = await fetch(`${app.url}/contacts/imports`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${app.token}` },
       body: form,
     });
     expect(response.status).toBe(201);
@@ -65,7 +55,9 @@ describe('a contact import across worker crashes', () => {
     expect(atKill.status).toBe('in_progress');
     expect(atKill.rows_done).toBeLessThan(ADDRESSES + REPEATS);
     // What committed is exactly what the cursor says: no batch half-written.
-    const [written] = await query<{ n: number }>('SELECT count(*)::int AS n FROM contact WHERE team_id = $1', [teamId]);
+    const [written] = await query<{ n: number }>('SELECT count(*)::int AS n FROM contact WHERE team_id = $1', [
+      app.teamId,
+    ]);
     expect(written!.n).toBe(atKill.created_count);
     expect(atKill.created_count + atKill.skipped_count).toBe(atKill.rows_done);
 
@@ -76,25 +68,25 @@ describe('a contact import across worker crashes', () => {
       survivor.child.kill('SIGTERM');
       await survivor.exited;
     }
-    const done = await app.request('GET', `/contacts/imports/${id}`, { token });
+    const done = await app.request('GET', `/contacts/imports/${id}`, { token: app.token });
     expect(done.body).toMatchObject({
       status: 'completed',
       counts: { total: ADDRESSES + REPEATS, created: ADDRESSES, updated: 0, skipped: REPEATS, failed: 0 },
     });
     const [contacts] = await query<{ n: number; names: number }>(
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE first_name LIKE 'Name, %')::int AS names FROM contact WHERE team_id = $1`,
-      [teamId],
+      [app.teamId],
     );
     expect(contacts).toEqual({ n: ADDRESSES, names: ADDRESSES });
     // No row twice: one contact.created per address.
     const twice = await query(
       `SELECT payload->>'email' AS email FROM event WHERE team_id = $1 AND type = 'contact.created' GROUP BY 1 HAVING count(*) <> 1`,
-      [teamId],
+      [app.teamId],
     );
     expect(twice).toEqual([]);
     const [events] = await query<{ n: number }>(
       `SELECT count(*)::int AS n FROM event WHERE team_id = $1 AND type = 'contact.created'`,
-      [teamId],
+      [app.teamId],
     );
     expect(events!.n).toBe(ADDRESSES);
     expect(await query('SELECT 1 FROM contact_import_chunk WHERE contact_import_id = $1', [id])).toEqual([]);

@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { type ChaosStack, startStack } from '../../support/chaos.js';
+import { until } from '../../support/until.js';
 
 /**
  * PostgreSQL restarted, or stopped and started, under a running API and worker (compiled child
@@ -11,15 +12,6 @@ afterEach(async () => {
   await stack?.close();
   stack = null;
 });
-
-/** Bounded polling: resolves once `condition` holds, fails after `timeoutMs`. */
-async function within(timeoutMs: number, what: string, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> });
 const envelope = { statusCode: 503, name: 'service_unavailable', message: expect.any(String) };
@@ -39,10 +31,15 @@ it.each(['restart', 'stop-start'] as const)(
     const [api, worker] = await Promise.all([s.startApi(), s.startWorker()]);
     await s.createWebhook();
     await sendAll(s, 40);
-    await within(30_000, 'the first deliveries', async () => (await s.sink.stats()).distinct >= 5);
+    await until(
+      async () => (await s.sink.stats()).distinct >= 5,
+      30_000,
+      'the first deliveries did not happen within 30 s',
+    );
 
     if (fault === 'restart') await s.cluster.restart();
     else {
+      const quiet = worker.output().length;
       await s.cluster.stop();
       // While it is away: /health and the API answer at once, 503 in the error envelope; nothing hangs or says 500.
       const health = await fetch(`${s.apiUrl}/health`, { signal: AbortSignal.timeout(10_000) });
@@ -61,15 +58,27 @@ it.each(['restart', 'stop-start'] as const)(
         await fetch(`${s.apiUrl}/emails`, { headers: s.headers, signal: AbortSignal.timeout(10_000) }),
       );
       expect(list.status).toBe(503);
-      // Long enough for the worker's loops to fail a few times over.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Back only once the worker's job poll has met the outage (its refusal is logged) and lived on.
+      await until(
+        () => worker.output().slice(quiet).includes('"msg":"job runner error"'),
+        30_000,
+        () => `the worker never met the outage:\n${worker.output().slice(quiet)}`,
+      );
       await s.cluster.start();
     }
 
-    await within(15_000, 'every email delivered', async () => (await s.sink.stats()).distinct >= 40);
-    await within(15_000, 'every webhook delivered', async () => s.receiver.seen.size >= 40);
+    await until(
+      async () => (await s.sink.stats()).distinct >= 40,
+      15_000,
+      'every email delivered did not happen within 15 s',
+    );
+    await until(async () => s.receiver.seen.size >= 40, 15_000, 'every webhook delivered did not happen within 15 s');
     // The pools hand out a dead connection once at most; /health is 200 again straight after.
-    await within(15_000, '/health answering 200', async () => (await fetch(`${s.apiUrl}/health`)).status === 200);
+    await until(
+      async () => (await fetch(`${s.apiUrl}/health`)).status === 200,
+      15_000,
+      '/health answering 200 did not happen within 15 s',
+    );
     await sendAll(s, 1);
     for (const proc of [api, worker]) {
       expect(proc.child.exitCode).toBeNull();
@@ -96,6 +105,10 @@ it('started while the database is down: the API answers 503 at once, both wait, 
   await s.cluster.start();
   await Promise.all([api.waitForOutput(/postlane started/, 60_000), worker.waitForOutput(/postlane started/, 60_000)]);
   await sendAll(s, 3);
-  await within(15_000, 'the emails delivered', async () => (await s.sink.stats()).distinct >= 3);
+  await until(
+    async () => (await s.sink.stats()).distinct >= 3,
+    15_000,
+    'the emails delivered did not happen within 15 s',
+  );
   for (const proc of [api, worker]) expect(proc.child.exitCode).toBeNull();
 }, 180_000);

@@ -4,7 +4,8 @@ import { UNRECORDED_PER_CONNECTION } from '../../../server/providers/smtp.provid
 import { queryDatabase } from '../../support/db.js';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSinkProcess } from '../../support/smtp-sink-client.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 /**
  * The duplicate window, measured from outside: workers SIGKILLed mid-delivery at full speed, a
@@ -15,14 +16,11 @@ const EMAILS = 1_500;
 const CONNECTIONS = 5;
 const KILLS = 2;
 
-let app: TestApp;
-let token: string;
 let sink: Awaited<ReturnType<typeof startSmtpSinkProcess>>;
 let sinkUrl: string;
 
 const query = <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
   queryDatabase<T>(app.databaseUrl, sql, params);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Short leases and locks, so the survivor takes over the killed worker's emails in seconds. */
 const workerEnv = (providers: object[]) => ({
@@ -45,7 +43,7 @@ async function post(subject: string): Promise<string[]> {
       subject,
       text: 'x',
     }));
-    const res = await app.request('POST', '/emails/batch', { token, body });
+    const res = await app.request('POST', '/emails/batch', { token: app.token, body });
     expect(res.status).toBe(200);
     ids.push(...(res.body.data as { id: string }[]).map((e) => e.id));
   }
@@ -67,10 +65,15 @@ async function killWorkersMidDelivery(
     const worker = spawnPostlane(['serve', '--role', 'worker'], env);
     try {
       const share = (EMAILS * kill) / (KILLS + 1);
-      for (const deadline = Date.now() + 60_000; (await delivered()) < share; await pause(10)) {
-        if (Date.now() > deadline || worker.child.exitCode !== null)
-          throw new Error(`worker ${kill} never delivered ${share}:\n${worker.output()}`);
-      }
+      const never = () => `worker ${kill} never delivered ${share}:\n${worker.output()}`;
+      await until(
+        async () => {
+          if (worker.child.exitCode !== null) throw new Error(never());
+          return (await delivered()) >= share;
+        },
+        60_000,
+        never,
+      );
     } finally {
       worker.child.kill('SIGKILL');
       await worker.exited;
@@ -87,15 +90,17 @@ async function killWorkersMidDelivery(
           ])
         )[0]!.n,
       );
-    for (const deadline = Date.now() + 90_000; (await unsent()) > 0; await pause(100)) {
-      if (Date.now() > deadline) {
+    await until(
+      async () => (await unsent()) === 0,
+      90_000,
+      async () => {
         const left = await query(
           `SELECT status, last_error, attempts, count(*) FROM email WHERE subject = $1 AND status <> 'sent' GROUP BY 1, 2, 3`,
           [subject],
         );
-        throw new Error(`emails still unsent: ${JSON.stringify(left)}\n${survivor.output()}`);
-      }
-    }
+        return `emails still unsent: ${JSON.stringify(left)}\n${survivor.output()}`;
+      },
+    );
     expect(survivor.output()).not.toMatch(/unhandled rejection|MaxListenersExceededWarning/i);
   } finally {
     survivor.child.kill('SIGTERM');
@@ -107,14 +112,12 @@ async function killWorkersMidDelivery(
 beforeAll(async () => {
   sink = await startSmtpSinkProcess();
   sinkUrl = `smtp://127.0.0.1:${sink.port}`;
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token } = await app.createTeamWithKey());
 });
 afterAll(async () => {
-  await app.close();
   sink.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('a worker SIGKILLed mid-delivery', () => {
   it(`over SMTP (${CONNECTIONS} pooled connections): nothing lost, at most ${CONNECTIONS * UNRECORDED_PER_CONNECTION} sent twice per kill`, async () => {

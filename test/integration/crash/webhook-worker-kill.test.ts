@@ -2,22 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDelivery } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-let app: TestApp;
 let receiver: WebhookReceiver;
 
 // The first request never gets an answer: the worker is killed while it waits.
 beforeAll(async () => {
   receiver = await startWebhookReceiver((_, index) => (index === 0 ? 'hang' : { status: 200 }));
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 });
 afterAll(async () => {
-  await app.close();
   await receiver.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 const workerEnv = () => ({
   DATABASE_URL: app.databaseUrl,
@@ -27,14 +26,6 @@ const workerEnv = () => ({
   POSTLANE_SWEEP_AFTER_SECONDS: '1',
   POSTLANE_SWEEP_INTERVAL_SECONDS: '1',
 });
-
-const until = async (condition: () => Promise<boolean> | boolean, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('a webhook worker killed mid-delivery', () => {
   it(
@@ -51,7 +42,7 @@ describe('a webhook worker killed mid-delivery', () => {
       );
 
       const doomed = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
-      await until(() => receiver.received.length === 1);
+      await until(() => receiver.received.length === 1, 30_000);
       doomed.child.kill('SIGKILL');
       expect((await doomed.exited).signal).toBe('SIGKILL');
       const stuck = await app.run(() =>
@@ -76,11 +67,12 @@ describe('a webhook worker killed mid-delivery', () => {
       });
       const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
       try {
-        await until(() => receiver.received.length === 2);
+        await until(() => receiver.received.length === 2, 30_000);
         await until(
           async () =>
             (await app.run(() => app.deps.orm.em.fork().findOneOrFail(WebhookDelivery, stuck.id))).status ===
             'delivered',
+          30_000,
         );
       } finally {
         survivor.child.kill('SIGTERM');

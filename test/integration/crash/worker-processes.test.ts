@@ -4,12 +4,10 @@ import { inject } from 'vitest';
 import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
 import { FAST_RECOVERY_ENV, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
-let token: string;
 
 /** Short leases and locks so recovery after a kill takes seconds, not minutes. */
 const workerEnv = () => ({
@@ -26,7 +24,7 @@ const sendMany = async (count: number, subject: string) => {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const res = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', to: `r${i}@example.com`, subject, text: 'x' },
     });
     ids.push(res.body.id);
@@ -36,14 +34,12 @@ const sendMany = async (count: number, subject: string) => {
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  // The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
-  app = await startTestApp({ jobs: 'agenda' });
-  ({ token } = await app.createTeamWithKey());
 });
 afterAll(async () => {
-  await app.close();
   await sink.close();
 });
+// The API enqueues into Agenda for real but runs no jobs: only the child worker processes do.
+const app = useTestApp({ jobs: 'agenda' });
 
 describe('worker processes', () => {
   it('sends every email exactly once when a worker is killed mid-send and another takes over', async () => {
@@ -68,8 +64,13 @@ describe('worker processes', () => {
     const survivor = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
       await sink.waitFor(ids.length, 40_000);
-      // Give any duplicate time to show up before counting.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Once every row is settled as sent no worker can claim one again, and a send in flight would hold
+      // its row in `sending`: from then on the sink's count is final.
+      const sent = async () =>
+        (await query<{ status: string }>(`SELECT status FROM email WHERE id = ANY($1::uuid[])`, [ids])).every(
+          (row) => row.status === 'sent',
+        );
+      await until(sent, 40_000);
       const messageIds = sink.received.filter((m) => m.parsed.subject === 'crash test').map((m) => m.parsed.messageId);
       expect(messageIds.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
       const rows = await query<{ status: string }>(`SELECT status FROM email WHERE id = ANY($1::uuid[])`, [ids]);
@@ -100,13 +101,7 @@ describe('worker processes', () => {
 
     const next = spawnPostlane(['serve', '--role', 'worker'], workerEnv());
     try {
-      const deadline = Date.now() + 30_000;
-      while (
-        sink.received.filter((m) => m.parsed.subject === 'drain test').length < ids.length &&
-        Date.now() < deadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await until(() => sink.received.filter((m) => m.parsed.subject === 'drain test').length >= ids.length, 30_000);
       const drained = sink.received.filter((m) => m.parsed.subject === 'drain test').map((m) => m.parsed.messageId);
       expect(drained.sort()).toEqual(ids.map((id) => `<${id}@acme.test>`).sort());
     } finally {

@@ -10,13 +10,11 @@ import {
 import { purgeEmailTracking } from '../../../server/services/maintenance/purges.js';
 import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
 import { utcMidnightAfter } from '../../support/clock-instants.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const DAY_MS = 86_400_000;
 const day = (at: Date) => at.toISOString().slice(0, 10).replaceAll('-', '');
 
-let app: TestApp;
-let token: string;
 const sql = <T>(text: string, params: unknown[] = []) =>
   app.deps.orm.em.fork().getConnection().execute<T[]>(text, params);
 const tables = async (like: string) =>
@@ -28,7 +26,7 @@ const tables = async (like: string) =>
   ).map((r) => r.relname);
 const send = (body: Record<string, unknown> = {}) =>
   app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: { from: 'news@acme.test', to: ['a@example.com', 'b@example.com'], subject: 'Hi', text: 'x', ...body },
   });
 
@@ -36,11 +34,7 @@ const send = (body: Record<string, unknown> = {}) =>
 const day0 = new Date(utcMidnightAfter(new Date(), 200).getTime() + 12 * 3_600_000);
 const day1 = new Date(day0.getTime() + DAY_MS);
 
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 describe('email retention by day partitions', () => {
   it('makes the days ahead once, and moves rows the DEFAULT partition took for a day into it', async () => {
@@ -58,7 +52,7 @@ describe('email retention by day partitions', () => {
     expect(
       await sql(`SELECT count(*)::int AS n FROM "email_recipient_p${day(day0)}" WHERE email_id = ?`, [early.body.id]),
     ).toEqual([{ n: 2 }]);
-    expect((await app.request('GET', `/emails/${early.body.id}`, { token })).body.subject).toBe('Hi');
+    expect((await app.request('GET', `/emails/${early.body.id}`, { token: app.token })).body.subject).toBe('Hi');
   });
 
   it('drops whole days past POSTLANE_EMAIL_RETENTION_DAYS, keeps a day with mail still to send, and leaves suppressions and contacts alone', async () => {
@@ -68,11 +62,11 @@ describe('email retention by day partitions', () => {
     const waiting = await send();
     await sql(`UPDATE email SET status = 'sent', last_event = 'delivered' WHERE id <> ?`, [waiting.body.id]);
     expect(
-      (await app.request('POST', '/suppressions', { token, body: { email: 'a@example.com' } })).status,
+      (await app.request('POST', '/suppressions', { token: app.token, body: { email: 'a@example.com' } })).status,
     ).toBeLessThan(300);
-    expect((await app.request('POST', '/contacts', { token, body: { email: 'b@example.com' } })).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await app.request('POST', '/contacts', { token: app.token, body: { email: 'b@example.com' } })).status,
+    ).toBeLessThan(300);
     await sql(`INSERT INTO email_tracking (email_id, created_at) VALUES (?, ?)`, [old.body.id, day0]);
 
     // Day 0 ended 30 days ago less an hour: not past retention yet (the template's days, long past, go).
@@ -89,13 +83,15 @@ describe('email retention by day partitions', () => {
       `email_p${day(day1)}`,
       `email_recipient_p${day(day1)}`,
     ]);
-    expect((await app.request('GET', `/emails/${old.body.id}`, { token })).status).toBe(404);
-    expect((await app.request('GET', `/emails/${waiting.body.id}`, { token })).body.last_event).toBe('queued');
+    expect((await app.request('GET', `/emails/${old.body.id}`, { token: app.token })).status).toBe(404);
+    expect((await app.request('GET', `/emails/${waiting.body.id}`, { token: app.token })).body.last_event).toBe(
+      'queued',
+    );
     expect(await sql('SELECT count(*)::int AS n FROM email_recipient WHERE email_id = ?', [waiting.body.id])).toEqual([
       { n: 2 },
     ]);
-    expect((await app.request('GET', '/suppressions/a@example.com', { token })).status).toBe(200);
-    expect((await app.request('GET', '/contacts/b@example.com', { token })).status).toBe(200);
+    expect((await app.request('GET', '/suppressions/a@example.com', { token: app.token })).status).toBe(200);
+    expect((await app.request('GET', '/contacts/b@example.com', { token: app.token })).status).toBe(200);
     expect(await app.run(() => purgeEmailTracking(app.deps))).toBe(1);
 
     // Once its mail has gone, the day goes too.

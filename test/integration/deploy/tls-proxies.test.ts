@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 // The shipped nginx and Caddy configurations (docs/deploy/), run by Debian's nginx and caddy in front of a
@@ -15,11 +15,9 @@ import { until } from '../../support/until.js';
 // through each, and X-Forwarded-* counts only from the configured proxy (POSTLANE_TRUSTED_PROXIES).
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const run = promisify(execFile);
-let app: TestApp;
 let dir: string;
 let cert: string;
 let key: string;
-let token: string;
 const logLines: Record<string, unknown>[] = [];
 const proxies: ChildProcess[] = [];
 
@@ -33,12 +31,11 @@ async function freePort(): Promise<number> {
 
 const appPort = () => new URL(app.url).port;
 
+const app = useTestApp({
+  env: { POSTLANE_TRUST_PROXY: 'true', POSTLANE_TRUSTED_PROXIES: '127.0.0.1/32', POSTLANE_LOG_LEVEL: 'info' },
+  logDestination: { write: (line) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
+});
 beforeAll(async () => {
-  app = await startTestApp({
-    env: { POSTLANE_TRUST_PROXY: 'true', POSTLANE_TRUSTED_PROXIES: '127.0.0.1/32', POSTLANE_LOG_LEVEL: 'info' },
-    logDestination: { write: (line) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
-  });
-  ({ token } = await app.createTeamWithKey());
   dir = mkdtempSync(join(tmpdir(), 'postlane-proxies-'));
   chmodSync(dir, 0o755);
   cert = join(dir, 'cert.pem');
@@ -53,11 +50,9 @@ beforeAll(async () => {
   );
   chmodSync(key, 0o644);
 }, 60_000);
-
 afterAll(async () => {
   for (const proxy of proxies) proxy.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
-  await app.close();
 });
 
 /** The SDK in a process of its own, trusting the test's certificate as a real client trusts a real one. */
@@ -70,7 +65,7 @@ async function sendWithSdk(baseUrl: string, subject: string) {
     console.log(JSON.stringify({ sent, read }));`;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
     cwd: ROOT,
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, RESEND_BASE_URL: baseUrl, KEY: token, SUBJECT: subject },
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, RESEND_BASE_URL: baseUrl, KEY: app.token, SUBJECT: subject },
   });
   return JSON.parse(stdout) as {
     sent: { data: { id: string } | null; error: unknown };

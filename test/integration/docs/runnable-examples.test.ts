@@ -9,7 +9,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js
 import { dsnReport } from '../../support/dsn-report.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { TEST_SECRET_KEY } from '../../support/secrets.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 /**
@@ -65,10 +65,8 @@ function shellBlocks(page: string): Block[] {
   return blocks;
 }
 
-let app: TestApp;
 let dir: string;
 let env: Record<string, string>;
-let token: string;
 let emailId: string;
 let scratchDb: string;
 let postlaneLog: string;
@@ -81,13 +79,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+const app = useTestApp({
+  jobs: 'worker',
+  env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_DSN_TOKEN: DSN_TOKEN },
+});
 beforeAll(async () => {
-  app = await startTestApp({
-    jobs: 'worker',
-    env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_DSN_TOKEN: DSN_TOKEN },
-  });
-  ({ token } = await app.createTeamWithKey());
-  const sent = await new Resend(token, { baseUrl: app.url }).emails.send({
+  const sent = await new Resend(app.token, { baseUrl: app.url }).emails.send({
     from: 'Acme <hello@acme.test>',
     to: 'you@example.com',
     subject: 'Before the examples',
@@ -141,14 +138,13 @@ afterAll(async () => {
   if (env) await runPostlane(['service', 'stop'], env);
   await adminQuery(`DROP DATABASE IF EXISTS "${scratchDb}" WITH (FORCE)`);
   rmSync(dir, { recursive: true, force: true });
-  await app.close();
 });
 
 function substitute(block: Block): string {
   let script = block.script
     .replaceAll('http://127.0.0.1:3000', app.url)
     .replaceAll('https://postlane.example.com', app.url)
-    .replaceAll('re_...', token)
+    .replaceAll('re_...', app.token)
     .replaceAll('<email-id>', emailId)
     .replaceAll('https://hooks.your-app.example/postlane', 'http://127.0.0.1:9/postlane')
     .replaceAll('/opt/postlane', ROOT.replace(/\/$/, ''))

@@ -4,19 +4,17 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docsDir, GUIDE_PAGES, guideFile } from '../../../server/http/public/guide-pages.js';
 import { launchBrowser } from '../../support/browser.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
+const app = useTestApp();
 let browser: BrowserContext;
 let closeBrowser: () => Promise<void>;
 
 beforeAll(async () => {
-  app = await startTestApp();
   ({ browser, close: closeBrowser } = await launchBrowser());
 });
 afterAll(async () => {
   await closeBrowser?.();
-  await app.close();
 });
 
 describe('GET /docs', () => {

@@ -6,11 +6,7 @@ import { readPreferenceToken } from '../../../server/services/preferences/prefer
 import { CLOCK_INSTANTS, utcMidnightAfter } from '../../support/clock-instants.js';
 import { queryDatabase } from '../../support/db.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
-
-let app: TestApp;
-let token: string;
-let teamId: string;
+import { startTestApp, type TestApp, useTestApp } from '../../support/test-app.js';
 
 const query = <T extends pg.QueryResultRow>(target: TestApp, sql: string, params: unknown[] = []) =>
   queryDatabase<T>(target.databaseUrl, sql, params);
@@ -31,19 +27,13 @@ const bulkSegment = async (target: TestApp, auth: { token: string; teamId: strin
 
 const run = (id: string) => app.run(() => runBroadcast(app.deps, id));
 
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token, teamId } = await app.createTeamWithKey());
-});
-afterAll(async () => {
-  await app.close();
-});
+const app = useTestApp();
 
 describe('broadcast drafts', () => {
   it('creates, reads, lists, changes, duplicates and deletes a draft', async () => {
-    const segment = await app.request('POST', '/segments', { token, body: { name: 'Drafts' } });
+    const segment = await app.request('POST', '/segments', { token: app.token, body: { name: 'Drafts' } });
     const created = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: {
         name: 'Launch',
         audience_id: segment.body.id,
@@ -57,7 +47,7 @@ describe('broadcast drafts', () => {
     expect(created.body).toEqual({ object: 'broadcast', id: created.body.id, finishes_at: null, estimated: true });
     const id = created.body.id;
 
-    const read = await app.request('GET', `/broadcasts/${id}`, { token });
+    const read = await app.request('GET', `/broadcasts/${id}`, { token: app.token });
     expect(read.body).toMatchObject({
       object: 'broadcast',
       id,
@@ -78,41 +68,41 @@ describe('broadcast drafts', () => {
     expect(
       (
         await app.request('PATCH', `/broadcasts/${id}`, {
-          token,
+          token: app.token,
           body: { subject: 'Hello again', preview_text: 'Inside' },
         })
       ).body,
     ).toEqual({ object: 'broadcast', id });
-    expect((await app.request('GET', `/broadcasts/${id}`, { token })).body).toMatchObject({
+    expect((await app.request('GET', `/broadcasts/${id}`, { token: app.token })).body).toMatchObject({
       subject: 'Hello again',
       preview_text: 'Inside',
     });
 
-    const list = await app.request('GET', '/broadcasts', { token });
+    const list = await app.request('GET', '/broadcasts', { token: app.token });
     expect(list.body.object).toBe('list');
     expect(list.body.data[0]).toMatchObject({ id, status: 'draft', sent_count: 0, finishes_at: null });
     expect(list.body.data[0].html).toBeUndefined();
 
-    const copy = await app.request('POST', `/broadcasts/${id}/duplicate`, { token });
+    const copy = await app.request('POST', `/broadcasts/${id}/duplicate`, { token: app.token });
     expect(copy.status).toBe(200);
-    expect((await app.request('GET', `/broadcasts/${copy.body.id}`, { token })).body).toMatchObject({
+    expect((await app.request('GET', `/broadcasts/${copy.body.id}`, { token: app.token })).body).toMatchObject({
       name: 'Launch (copy)',
       subject: 'Hello again',
       status: 'draft',
     });
 
-    expect((await app.request('DELETE', `/broadcasts/${id}`, { token })).body).toEqual({
+    expect((await app.request('DELETE', `/broadcasts/${id}`, { token: app.token })).body).toEqual({
       object: 'broadcast',
       id,
       deleted: true,
     });
-    expect((await app.request('GET', `/broadcasts/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/broadcasts/${id}`, { token: app.token })).status).toBe(404);
   });
 
   it('refuses bad input with a clear 4xx, and another team sees nothing', async () => {
-    const segment = await app.request('POST', '/segments', { token, body: { name: 'Checks' } });
+    const segment = await app.request('POST', '/segments', { token: app.token, body: { name: 'Checks' } });
     const missing = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', subject: 'x', html: 'x' },
     });
     expect(missing.status).toBe(422);
@@ -125,18 +115,18 @@ describe('broadcast drafts', () => {
     expect(foreignSegment.status).toBe(422);
     expect(foreignSegment.body.message).toMatch(/segment_id: no segment/);
     const badFrom = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: { segment_id: segment.body.id, from: 'not an address', subject: 'x' },
     });
     expect(badFrom.status).toBe(422);
     const scheduledDraft = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x', scheduled_at: 'in 1 hour' },
     });
     expect(scheduledDraft.status).toBe(422);
 
     const mine = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: { segment_id: segment.body.id, from: 'a@acme.test', subject: 'x' },
     });
     for (const [method, path] of [
@@ -154,39 +144,42 @@ describe('broadcast drafts', () => {
       expect(res.status, `${method} ${path}`).toBe(404);
     }
     // No body to send, and placeholders no contact can fill, are refused at send; the draft stays a draft.
-    expect((await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token, body: {} })).body.name).toBe(
-      'missing_required_field',
-    );
-    await app.request('PATCH', `/broadcasts/${mine.body.id}`, { token, body: { html: '<p>{{{NICKNAME}}}</p>' } });
-    const unknown = await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token, body: {} });
+    expect(
+      (await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token: app.token, body: {} })).body.name,
+    ).toBe('missing_required_field');
+    await app.request('PATCH', `/broadcasts/${mine.body.id}`, {
+      token: app.token,
+      body: { html: '<p>{{{NICKNAME}}}</p>' },
+    });
+    const unknown = await app.request('POST', `/broadcasts/${mine.body.id}/send`, { token: app.token, body: {} });
     expect(unknown.status).toBe(422);
     expect(unknown.body.message).toMatch(/NICKNAME/);
-    expect((await app.request('GET', `/broadcasts/${mine.body.id}`, { token })).body.status).toBe('draft');
+    expect((await app.request('GET', `/broadcasts/${mine.body.id}`, { token: app.token })).body.status).toBe('draft');
   });
 });
 
 describe('sending a broadcast', () => {
   it('writes one normal email per reachable contact, skipping and counting the rest, and is sent only once every email is', async () => {
     const topic = await app.request('POST', '/topics', {
-      token,
+      token: app.token,
       body: { name: 'News', default_subscription: 'opt_in' },
     });
     await app.request('POST', '/contact-properties', {
-      token,
+      token: app.token,
       body: { key: 'plan', type: 'string', fallback_value: 'free' },
     });
-    const segment = await app.request('POST', '/segments', { token, body: { name: 'Everyone' } });
+    const segment = await app.request('POST', '/segments', { token: app.token, body: { name: 'Everyone' } });
     const contact = (email: string, extra: Record<string, unknown> = {}) =>
-      app.request('POST', '/contacts', { token, body: { email, segments: [segment.body.id], ...extra } });
+      app.request('POST', '/contacts', { token: app.token, body: { email, segments: [segment.body.id], ...extra } });
     await contact('ann@example.com', { first_name: 'Ann', properties: { plan: 'pro' } });
     await contact('bob@example.com');
     await contact('gone@example.com', { unsubscribed: true });
     await contact('bounced@example.com');
     await contact('quiet@example.com', { topics: [{ id: topic.body.id, subscription: 'opt_out' }] });
-    await app.request('POST', '/suppressions', { token, body: { email: 'bounced@example.com' } });
+    await app.request('POST', '/suppressions', { token: app.token, body: { email: 'bounced@example.com' } });
 
     const created = await app.request('POST', '/broadcasts', {
-      token,
+      token: app.token,
       body: {
         segment_id: segment.body.id,
         topic_id: topic.body.id,
@@ -220,12 +213,12 @@ describe('sending a broadcast', () => {
     for (const email of emails) {
       const link = /href="([^"]+)"/.exec(email.html)![1]!;
       const subject = readPreferenceToken(app.deps.secrets, link.split('/preferences/')[1]!);
-      expect(subject).toEqual({ teamId, email: email.to[0], topicId: topic.body.id });
+      expect(subject).toEqual({ teamId: app.teamId, email: email.to[0], topicId: topic.body.id });
       expect(email.text).toBe(`Leave: ${link}`);
       expect(email.headers['List-Unsubscribe']).toMatch(/\/unsubscribe\//);
     }
     // Each copy is a normal email.
-    expect((await app.request('GET', `/emails/${emails[0]!.id}`, { token })).body).toMatchObject({
+    expect((await app.request('GET', `/emails/${emails[0]!.id}`, { token: app.token })).body).toMatchObject({
       id: emails[0]!.id,
       to: ['ann@example.com'],
       last_event: 'queued',
@@ -233,16 +226,18 @@ describe('sending a broadcast', () => {
 
     // Emails still queued: the broadcast is not finished, however often it is worked.
     await run(id);
-    let read = await app.request('GET', `/broadcasts/${id}`, { token });
+    let read = await app.request('GET', `/broadcasts/${id}`, { token: app.token });
     expect(read.body).toMatchObject({ status: 'sending', sent_count: 0, skipped_count: 3, audience_size: 5 });
     expect(read.body.finishes_at).not.toBeNull();
 
     await query(app, `UPDATE email SET status = 'sent', last_event = 'sent' WHERE broadcast_id = $1`, [id]);
     await run(id);
-    read = await app.request('GET', `/broadcasts/${id}`, { token });
+    read = await app.request('GET', `/broadcasts/${id}`, { token: app.token });
     expect(read.body).toMatchObject({ status: 'sent', sent_count: 2 });
-    expect((await app.request('POST', `/broadcasts/${id}/cancel`, { token })).status).toBe(409);
-    expect((await app.request('PATCH', `/broadcasts/${id}`, { token, body: { name: 'x' } })).status).toBe(409);
+    expect((await app.request('POST', `/broadcasts/${id}/cancel`, { token: app.token })).status).toBe(409);
+    expect((await app.request('PATCH', `/broadcasts/${id}`, { token: app.token, body: { name: 'x' } })).status).toBe(
+      409,
+    );
   });
 
   it('walks a large segment in batches, each contact once', async () => {
@@ -319,24 +314,18 @@ describe('sending a broadcast', () => {
 });
 
 describe('capacity and estimates', () => {
-  let slow: TestApp;
-  beforeAll(async () => {
-    // One email a second in the region, and a daily plan of 2 emails.
-    slow = await startTestApp({
-      env: {
-        POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
-        POSTLANE_CLOUD: 'true',
-        POSTLANE_RATE_LIMIT: '0',
-        POSTLANE_PLANS: JSON.stringify({
-          free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 },
-          pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null },
-          scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null },
-        }),
-      },
-    });
-  });
-  afterAll(async () => {
-    await slow.close();
+  // One email a second in the region, and a daily plan of 2 emails.
+  const slow = useTestApp({
+    env: {
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
+      POSTLANE_CLOUD: 'true',
+      POSTLANE_RATE_LIMIT: '0',
+      POSTLANE_PLANS: JSON.stringify({
+        free: { quota: 'daily', emails_per_day: 2, domains: 1, contacts: 100_000 },
+        pro: { quota: 'monthly', emails_per_month: 1_000_000, overage_usd_per_1k: 1, domains: 1, contacts: null },
+        scale: { quota: 'monthly', emails_per_month: 2, overage_usd_per_1k: 1, domains: 1, contacts: null },
+      }),
+    },
   });
   // A test on an injected clock leaves no broadcast queued: at another instant it would sit "ahead" of the next one.
   let clockedTeam: string | null = null;
@@ -517,29 +506,25 @@ describe('provider throttling', () => {
 });
 
 describe('the from rule and the region', () => {
-  let regions: TestApp;
   let sink: Awaited<ReturnType<typeof startSmtpSink>>;
   beforeAll(async () => {
     sink = await startSmtpSink();
-    regions = await startTestApp({
-      env: {
-        // The default region relays (verified domains only); two capture regions at different rates.
-        POSTLANE_PROVIDERS: JSON.stringify([
-          { type: 'smtp', url: sink.url, regions: ['eu-west-1'] },
-          { type: 'capture', regions: ['us-east-1'], rate_per_second: 50 },
-          { type: 'capture', regions: ['ap-northeast-1'], rate_per_second: 1 },
-        ]),
-        POSTLANE_DEFAULT_REGION: 'eu-west-1',
-        POSTLANE_AUTH_CACHE_SECONDS: '0',
-        // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
-        POSTLANE_BROADCAST_BATCH_SIZE: '300',
-      },
-    });
   });
-  afterAll(async () => {
-    await regions.close();
-    await sink.close();
-  });
+  afterAll(() => sink.close());
+  const regions = useTestApp(() => ({
+    env: {
+      // The default region relays (verified domains only); two capture regions at different rates.
+      POSTLANE_PROVIDERS: JSON.stringify([
+        { type: 'smtp', url: sink.url, regions: ['eu-west-1'] },
+        { type: 'capture', regions: ['us-east-1'], rate_per_second: 50 },
+        { type: 'capture', regions: ['ap-northeast-1'], rate_per_second: 1 },
+      ]),
+      POSTLANE_DEFAULT_REGION: 'eu-west-1',
+      POSTLANE_AUTH_CACHE_SECONDS: '0',
+      // Batches larger than a write slice (250): pacing runs on across the slices of a batch.
+      POSTLANE_BROADCAST_BATCH_SIZE: '300',
+    },
+  }));
 
   const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 8)}.test`;
   const addDomain = async (auth: { token: string }, region?: string) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 const app = useTestApp();
 
@@ -233,13 +234,12 @@ describe('POST /contacts/batch', () => {
       [t.teamId, taken],
     );
     const pending = t.batch([{ email: before }, { email: taken }]);
-    for (let i = 0; i < 200; i++) {
+    await until(async () => {
       const [waiting] = await sql<{ n: string }>(
         "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO contact %' AND datname = current_database()",
       );
-      if (Number(waiting!.n) > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+      return Number(waiting!.n) > 0;
+    }, 5_000);
     await other.commit();
     const res = await pending;
     expect(res.body).toEqual({

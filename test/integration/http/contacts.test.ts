@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-let teamId: string;
-
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ token, teamId } = await app.createTeamWithKey());
   await app.request('POST', '/contact-properties', {
-    token,
+    token: app.token,
     body: { key: 'plan', type: 'string', fallback_value: 'free' },
   });
-  await app.request('POST', '/contact-properties', { token, body: { key: 'age', type: 'number' } });
+  await app.request('POST', '/contact-properties', { token: app.token, body: { key: 'age', type: 'number' } });
 });
-afterAll(() => app.close());
 
 const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
 const sql = async <T>(query: string, params: unknown[] = []) =>
@@ -22,9 +16,9 @@ const sql = async <T>(query: string, params: unknown[] = []) =>
 const eventsFor = (contactId: string) =>
   sql<{ type: string; payload: Record<string, unknown> }>(
     `SELECT type, payload FROM event WHERE team_id = ? AND payload->>'id' = ? ORDER BY created_at, type`,
-    [teamId, contactId],
+    [app.teamId, contactId],
   );
-const create = (body: Record<string, unknown>, t = token) => app.request('POST', '/contacts', { token: t, body });
+const create = (body: Record<string, unknown>, t = app.token) => app.request('POST', '/contacts', { token: t, body });
 
 describe('contacts', () => {
   it('creates, reads by id and by email (case-insensitive, literal + and @), updates and deletes', async () => {
@@ -34,7 +28,7 @@ describe('contacts', () => {
     expect(created.body).toEqual({ object: 'contact', id: expect.any(String) });
     const id = created.body.id;
 
-    const byEmail = await app.request('GET', `/contacts/${email.toUpperCase()}`, { token });
+    const byEmail = await app.request('GET', `/contacts/${email.toUpperCase()}`, { token: app.token });
     expect(byEmail.status).toBe(200);
     expect(byEmail.body).toEqual({
       object: 'contact',
@@ -46,21 +40,21 @@ describe('contacts', () => {
       unsubscribed: false,
       properties: { plan: { type: 'string', value: 'free' }, age: { type: 'number', value: 31 } },
     });
-    expect((await app.request('GET', `/contacts/${id}`, { token })).body.id).toBe(id);
-    expect((await app.request('GET', `/contacts/${encodeURIComponent(email)}`, { token })).body.id).toBe(id);
+    expect((await app.request('GET', `/contacts/${id}`, { token: app.token })).body.id).toBe(id);
+    expect((await app.request('GET', `/contacts/${encodeURIComponent(email)}`, { token: app.token })).body.id).toBe(id);
 
     const patched = await app.request('PATCH', `/contacts/${email}`, {
-      token,
+      token: app.token,
       body: { last_name: 'Doe', properties: { plan: 'pro' } },
     });
     expect(patched.body).toEqual({ object: 'contact', id });
-    const after = (await app.request('GET', `/contacts/${id}`, { token })).body;
+    const after = (await app.request('GET', `/contacts/${id}`, { token: app.token })).body;
     expect(after.last_name).toBe('Doe');
     expect(after.properties.plan).toEqual({ type: 'string', value: 'pro' });
 
-    const deleted = await app.request('DELETE', `/contacts/${id}`, { token });
+    const deleted = await app.request('DELETE', `/contacts/${id}`, { token: app.token });
     expect(deleted.body).toEqual({ object: 'contact', id, contact: id, deleted: true });
-    expect((await app.request('GET', `/contacts/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/contacts/${id}`, { token: app.token })).status).toBe(404);
     expect((await eventsFor(id)).map((e) => e.type)).toEqual(['contact.created', 'contact.updated', 'contact.deleted']);
   });
 
@@ -69,7 +63,7 @@ describe('contacts', () => {
     const first = await create({ email, first_name: 'A' });
     const second = await create({ email: email.toUpperCase(), first_name: 'B' });
     expect(second.body.id).toBe(first.body.id);
-    expect((await app.request('GET', `/contacts/${first.body.id}`, { token })).body.first_name).toBe('A');
+    expect((await app.request('GET', `/contacts/${first.body.id}`, { token: app.token })).body.first_name).toBe('A');
   });
 
   it('refuses unknown property keys and values of the wrong type with 422', async () => {
@@ -86,7 +80,7 @@ describe('contacts', () => {
     const email = unique('same');
     const { id } = (await create({ email, first_name: 'Same', properties: { age: 3 } })).body;
     await app.request('PATCH', `/contacts/${id}`, {
-      token,
+      token: app.token,
       body: { first_name: 'Same', properties: { age: 3 }, unsubscribed: false },
     });
     const [row] = await sql<{ created_at: Date; updated_at: Date }>(
@@ -99,8 +93,8 @@ describe('contacts', () => {
 
   it('unsubscribes and re-subscribes with their events, carrying the contact data and source', async () => {
     const { id } = (await create({ email: unique('unsub'), first_name: 'U' })).body;
-    await app.request('PATCH', `/contacts/${id}`, { token, body: { unsubscribed: true } });
-    await app.request('PATCH', `/contacts/${id}`, { token, body: { unsubscribed: false } });
+    await app.request('PATCH', `/contacts/${id}`, { token: app.token, body: { unsubscribed: true } });
+    await app.request('PATCH', `/contacts/${id}`, { token: app.token, body: { unsubscribed: false } });
     const events = await eventsFor(id);
     expect(events.map((e) => e.type)).toEqual([
       'contact.created',
@@ -157,8 +151,8 @@ describe('contacts', () => {
   it('records an erasure request on DELETE with erase=true', async () => {
     const email = unique('erase');
     const { id } = (await create({ email })).body;
-    expect((await app.request('DELETE', `/contacts/${id}?erase=true`, { token })).status).toBe(200);
-    expect(await sql('SELECT email FROM erasure_request WHERE team_id = ?', [teamId])).toEqual([{ email }]);
+    expect((await app.request('DELETE', `/contacts/${id}?erase=true`, { token: app.token })).status).toBe(200);
+    expect(await sql('SELECT email FROM erasure_request WHERE team_id = ?', [app.teamId])).toEqual([{ email }]);
   });
 });
 

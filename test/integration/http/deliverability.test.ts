@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { runBroadcast } from '../../../server/services/broadcasts/run-broadcast.js';
 import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
@@ -7,7 +7,7 @@ import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { queryDatabase } from '../../support/db.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 
 const DAY = 24 * 3600_000;
@@ -16,19 +16,10 @@ const mail = (to = 'user@example.com') => ({ from: 'a@acme.test', to, subject: '
 /** One test app and its helpers: sends go through the API and the real send path (capture provider). */
 function harness(env: Record<string, string>) {
   const h = {
-    app: undefined as unknown as TestApp,
+    app: useTestApp({
+      env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_PUBLIC_URL: 'https://mail.example.com', ...env },
+    }),
     now: new Date(),
-    async start() {
-      h.app = await startTestApp({
-        env: {
-          POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-          POSTLANE_PUBLIC_URL: 'https://mail.example.com',
-          ...env,
-        },
-      });
-      // The injected clock: the window slides without waiting for it.
-      h.app.deps.clock = () => h.now;
-    },
     advance: (ms: number) => (h.now = new Date(h.now.getTime() + ms)),
     /** `count` emails accepted by the API and handed to the provider (which accepts them): the rates' denominator. */
     async sent(token: string, count: number): Promise<string[]> {
@@ -88,6 +79,10 @@ function harness(env: Record<string, string>) {
       return draft.body.id as string;
     },
   };
+  // The injected clock: the window slides without waiting for it.
+  beforeAll(() => {
+    h.app.deps.clock = () => h.now;
+  });
   return h;
 }
 
@@ -105,8 +100,6 @@ describe('team deliverability', () => {
     POSTLANE_PROVIDERS: JSON.stringify([{ type: 'capture', regions: ['us-east-1'], rate_per_second: 1 }]),
     POSTLANE_BROADCAST_BATCH_SIZE: '10',
   });
-  beforeAll(() => h.start());
-  afterAll(() => h.app.close());
   beforeEach(() => {
     h.now = new Date();
   });
@@ -329,8 +322,6 @@ describe('region aggregate', () => {
     POSTLANE_BOUNCE_PAUSE_PERCENT: '60',
     POSTLANE_REGION_BOUNCE_PAUSE_PERCENT: '10',
   });
-  beforeAll(() => h.start());
-  afterAll(() => h.app.close());
 
   it('past its line, pauses broadcasts in the region (403 broadcasts_paused) while transactional mail goes on, and clears by itself', async () => {
     const a = await h.app.createTeamWithKey();

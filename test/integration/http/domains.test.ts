@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer } from '../../support/dns-server.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 
@@ -12,26 +11,25 @@ const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2
 beforeAll(async () => {
   dns = await startDnsServer();
   sink = await startSmtpSink();
-  app = await startTestApp({
-    env: {
-      // The default region relays over SMTP (verified domains only); us-east-1 is the capture sandbox.
-      POSTLANE_PROVIDERS: JSON.stringify([
-        { type: 'smtp', url: sink.url, regions: ['eu-west-1'], spf_include: '_spf.relay.test' },
-        { type: 'capture', regions: ['us-east-1'] },
-      ]),
-      POSTLANE_DEFAULT_REGION: 'eu-west-1',
-      POSTLANE_DNS_SERVERS: dns.address,
-      POSTLANE_DNS_TIMEOUT_MS: '300',
-      POSTLANE_TRACKING_CNAME_TARGET: 'track.postlane.test',
-      POSTLANE_AUTH_CACHE_SECONDS: '0',
-    },
-  });
 });
 afterAll(async () => {
-  await app.close();
   await sink.close();
   await dns.close();
 });
+const app = useTestApp(() => ({
+  env: {
+    // The default region relays over SMTP (verified domains only); us-east-1 is the capture sandbox.
+    POSTLANE_PROVIDERS: JSON.stringify([
+      { type: 'smtp', url: sink.url, regions: ['eu-west-1'], spf_include: '_spf.relay.test' },
+      { type: 'capture', regions: ['us-east-1'] },
+    ]),
+    POSTLANE_DEFAULT_REGION: 'eu-west-1',
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_DNS_TIMEOUT_MS: '300',
+    POSTLANE_TRACKING_CNAME_TARGET: 'track.postlane.test',
+    POSTLANE_AUTH_CACHE_SECONDS: '0',
+  },
+}));
 
 type Record = {
   record: string;

@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
 let emailId: string;
 const pdf = Buffer.from('%PDF-1.4 pretend invoice');
 const csv = Buffer.from('a,b\n1,2\n');
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
   const sent = await app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: {
       from: 'Acme <hello@acme.test>',
       to: 'user@example.com',
@@ -27,13 +24,12 @@ beforeAll(async () => {
   expect(sent.status).toBe(200);
   emailId = sent.body.id;
 });
-afterAll(() => app.close());
 
 const path = (suffix = '') => `/emails/${emailId}/attachments${suffix}`;
 
 describe('GET /emails/{email_id}/attachments', () => {
   it('lists them in the order the email carries them, each with a download URL that needs no key', async () => {
-    const list = await app.request('GET', path(), { token });
+    const list = await app.request('GET', path(), { token: app.token });
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ object: 'list', has_more: false });
     expect(list.body.data.map((a: { filename: string }) => a.filename)).toEqual([
@@ -69,21 +65,21 @@ describe('GET /emails/{email_id}/attachments', () => {
   });
 
   it('pages with limit, after and before', async () => {
-    const first = await app.request('GET', path('?limit=2'), { token });
+    const first = await app.request('GET', path('?limit=2'), { token: app.token });
     expect(first.body.has_more).toBe(true);
     expect(first.body.data).toHaveLength(2);
-    const next = await app.request('GET', path(`?limit=2&after=${first.body.data[1].id}`), { token });
+    const next = await app.request('GET', path(`?limit=2&after=${first.body.data[1].id}`), { token: app.token });
     expect(next.body).toMatchObject({ has_more: false, data: [{ filename: 'façade "draft".txt' }] });
-    const back = await app.request('GET', path(`?limit=1&before=${next.body.data[0].id}`), { token });
+    const back = await app.request('GET', path(`?limit=1&before=${next.body.data[0].id}`), { token: app.token });
     expect(back.body).toMatchObject({ has_more: true, data: [{ filename: 'data.csv' }] });
   });
 
   it('gets one, with a fresh URL each time by the injected clock', async () => {
-    const [first] = (await app.request('GET', path(), { token })).body.data;
+    const [first] = (await app.request('GET', path(), { token: app.token })).body.data;
     const now = new Date('2026-03-10T12:00:00.000Z');
     app.deps.clock = () => now;
     try {
-      const one = await app.request('GET', path(`/${first.id}`), { token });
+      const one = await app.request('GET', path(`/${first.id}`), { token: app.token });
       expect(one.status).toBe(200);
       expect(one.body).toMatchObject({
         object: 'attachment',
@@ -102,7 +98,7 @@ describe('GET /emails/{email_id}/attachments', () => {
   });
 
   it('answers 404 for a forged or altered token, and for another team, an unknown email or attachment', async () => {
-    const [first] = (await app.request('GET', path(), { token })).body.data;
+    const [first] = (await app.request('GET', path(), { token: app.token })).body.data;
     const url: string = first.download_url;
     const tokenPart = url.slice(url.lastIndexOf('/') + 1);
     const flipped = `${tokenPart.slice(0, 10)}${tokenPart[10] === 'A' ? 'B' : 'A'}${tokenPart.slice(11)}`;
@@ -112,14 +108,14 @@ describe('GET /emails/{email_id}/attachments', () => {
     const other = await app.createTeamWithKey();
     expect((await app.request('GET', path(), { token: other.token })).status).toBe(404);
     expect((await app.request('GET', path(`/${first.id}`), { token: other.token })).status).toBe(404);
-    expect((await app.request('GET', `/emails/${first.id}/attachments`, { token })).status).toBe(404);
-    expect((await app.request('GET', path(`/${emailId}`), { token })).status).toBe(404);
-    expect((await app.request('GET', path('/nope'), { token })).status).toBe(422);
+    expect((await app.request('GET', `/emails/${first.id}/attachments`, { token: app.token })).status).toBe(404);
+    expect((await app.request('GET', path(`/${emailId}`), { token: app.token })).status).toBe(404);
+    expect((await app.request('GET', path('/nope'), { token: app.token })).status).toBe(422);
   });
 
   it('stops serving a URL handed out before its email was deleted', async () => {
     const sent = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: {
         from: 'hello@acme.test',
         to: 'user@example.com',
@@ -128,9 +124,10 @@ describe('GET /emails/{email_id}/attachments', () => {
         attachments: [{ filename: 'a.txt', content: 'YQ==' }],
       },
     });
-    const [attachment] = (await app.request('GET', `/emails/${sent.body.id}/attachments`, { token })).body.data;
+    const [attachment] = (await app.request('GET', `/emails/${sent.body.id}/attachments`, { token: app.token })).body
+      .data;
     expect((await fetch(attachment.download_url)).status).toBe(200);
-    expect((await app.request('DELETE', `/emails/${sent.body.id}`, { token })).status).toBe(200);
+    expect((await app.request('DELETE', `/emails/${sent.body.id}`, { token: app.token })).status).toBe(200);
     expect((await fetch(attachment.download_url)).status).toBe(404);
   });
 

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
 import { addSuppressions } from '../../../server/services/suppressions/add-suppression.js';
 import type { SuppressionOrigin } from '../../../server/entities/index.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_PUBLIC_URL: 'https://mail.example.com' } });
-});
-afterAll(() => app.close());
+const app = useTestApp({ env: { POSTLANE_PUBLIC_URL: 'https://mail.example.com' } });
 
 const valid = { from: 'Acme <hello@acme.test>', subject: 'Hi', html: '<p>Hi</p>' };
 

@@ -2,24 +2,22 @@ import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
-let token: string;
+
 let resend: Resend;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  app = await startTestApp({
-    env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
-  });
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
-  resend = new Resend(token, { baseUrl: app.url });
 });
-afterAll(async () => {
-  await app.close();
-  await sink.close();
+afterAll(() => sink.close());
+const app = useTestApp(() => ({
+  env: { POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]) },
+  team: { verifiedDomains: ['acme.test'] },
+}));
+beforeAll(() => {
+  resend = new Resend(app.token, { baseUrl: app.url });
 });
 
 const inOneHour = () => new Date(Date.now() + 3_600_000).toISOString();
@@ -80,7 +78,7 @@ describe('scheduled emails', () => {
 
   it('refuses a time too far ahead or malformed', async () => {
     const far = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: {
         from: 'a@acme.test',
         to: 'b@example.com',
@@ -92,7 +90,7 @@ describe('scheduled emails', () => {
     expect(far.status).toBe(422);
     expect(far.body.message).toBe('scheduled_at: must be at most 30 days ahead');
     const bad = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', to: 'b@example.com', subject: 's', text: 't', scheduled_at: 'whenever you like' },
     });
     expect(bad.status).toBe(422);
@@ -119,14 +117,14 @@ describe('scheduled emails', () => {
       sql(`SELECT count(*) AS n FROM (SELECT email_id FROM email_recipient UNION ALL SELECT email_id FROM email_attachment UNION ALL SELECT email_id FROM event
              UNION ALL SELECT email_id FROM email_tracking UNION ALL SELECT email_id FROM tracking_click) kept WHERE email_id = ?`);
     expect(Number((await kept())[0]!.n)).toBeGreaterThanOrEqual(3);
-    const res = await app.request('DELETE', `/emails/${id}`, { token });
+    const res = await app.request('DELETE', `/emails/${id}`, { token: app.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ object: 'email', id, deleted: true });
-    expect((await app.request('GET', `/emails/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/emails/${id}`, { token: app.token })).status).toBe(404);
     expect(Number((await kept())[0]!.n)).toBe(0);
     await deliver(id);
     expect(arrived('deleted before sending')).toBe(0);
-    expect((await app.request('DELETE', `/emails/${id}`, { token })).status).toBe(404);
+    expect((await app.request('DELETE', `/emails/${id}`, { token: app.token })).status).toBe(404);
   });
 
   it("answers another team's email with 404 on update and cancel", async () => {

@@ -1,28 +1,25 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseMailbox } from '../../../server/mail/address.js';
 import { readPreferenceToken } from '../../../server/services/preferences/preference-token.js';
 import { eraseAddresses } from '../../../server/services/erasure/erase-addresses.js';
 import { runPendingErasures } from '../../../server/services/erasure/run-pending-erasures.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 /**
  * Generated addresses are spread over every stored surface through the real API, the SDK and
  * the drain (capture stores their MIME), then erased three ways; a pg_dump of the database and
  * the process log written meanwhile must then hold none of them, in any form erasure promises.
  */
-let app: TestApp;
 const log: string[] = [];
 
-beforeAll(async () => {
-  app = await startTestApp({
-    jobs: 'worker',
-    env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_LOG_LEVEL: 'info' },
-    logDestination: { write: (line) => log.push(line) },
-  });
+const app = useTestApp({
+  jobs: 'worker',
+  env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_LOG_LEVEL: 'info' },
+  logDestination: { write: (line) => log.push(line) },
 });
-afterAll(() => app.close());
 
 // Local parts start with letters beyond hex, so a survivor cannot be mistaken for an id.
 const word = (min: number, max: number) => fc.stringMatching(new RegExp(`^[g-z][a-z0-9]{${min - 1},${max - 1}}$`));
@@ -161,10 +158,6 @@ function survivors(dump: string, values: readonly string[]): string[] {
   return [...found].sort();
 }
 
-async function waitUntil(check: () => Promise<boolean>) {
-  for (let i = 0; i < 150 && !(await check()); i += 1) await new Promise((r) => setTimeout(r, 100));
-}
-
 describe('erasure, property-based', () => {
   it('leaves no generated address in any encoding in the database or the process log', async () => {
     await fc.assert(
@@ -216,7 +209,7 @@ describe('erasure, property-based', () => {
             expect(error).toBeNull();
             sent.push(data!.id);
           }
-          await waitUntil(async () => {
+          await until(async () => {
             const states = await Promise.all(
               sent.map(async (id) => (await req('GET', `/emails/${id}`)).body.last_event),
             );

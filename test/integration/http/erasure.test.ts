@@ -1,21 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addressPatterns, MIME_ENCODINGS } from '../../../server/services/erasure/address-forms.js';
 import { runPendingErasures } from '../../../server/services/erasure/run-pending-erasures.js';
 import { SURFACES, UNSCRUBBED } from '../../../server/services/erasure/surfaces.js';
 import { sqlQuery } from '../../../server/db/query.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
-let app: TestApp;
 const ADDRESS = 'Erin.Target+news@Example.com';
 const address = ADDRESS.toLowerCase();
 
-beforeAll(async () => {
-  // Webhook receivers on loopback are allowed, so deliveries (to nobody listening) keep their payloads.
-  app = await startTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-});
-afterAll(() => app.close());
+// Webhook receivers on loopback are allowed, so deliveries (to nobody listening) keep their payloads.
+const app = useTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 describe('erasure', () => {
   it('leaves the address nowhere in a full dump of the database, and keeps it recognisable as suppressed', async () => {
@@ -44,8 +41,7 @@ describe('erasure', () => {
       { 'idempotency-key': `welcome-${ADDRESS}` },
     );
     expect(sent.status).toBe(200);
-    for (let i = 0; i < 100 && (await req('GET', `/emails/${sent.body.id}`)).body.last_event !== 'sent'; i += 1)
-      await new Promise((r) => setTimeout(r, 100));
+    await until(async () => (await req('GET', `/emails/${sent.body.id}`)).body.last_event === 'sent');
     // A followed tracked link that carries the address.
     await app.deps.orm.em
       .fork()

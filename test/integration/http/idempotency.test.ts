@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { purgeIdempotencyKeys } from '../../../server/services/maintenance/purges.js';
-import { startTestApp, type TestApp, useTestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const app = useTestApp();
 
@@ -137,14 +137,10 @@ describe('Idempotency-Key on POST /emails', () => {
 });
 
 describe('Idempotency-Key under a cloud plan (sends decided in a transaction that holds the team)', () => {
-  let cloud: TestApp;
-  beforeAll(async () => {
-    const plans = JSON.stringify({
-      free: { quota: 'monthly', emails_per_month: 100, overage_usd_per_1k: 0.9, domains: null, contacts: null },
-    });
-    cloud = await startTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: plans } });
+  const plans = JSON.stringify({
+    free: { quota: 'monthly', emails_per_month: 100, overage_usd_per_1k: 0.9, domains: null, contacts: null },
   });
-  afterAll(() => cloud.close());
+  const cloud = useTestApp({ env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '0', POSTLANE_PLANS: plans } });
 
   it('sends concurrent identical requests once, counts one email, and answers the others alike', async () => {
     const team = await cloud.createTeamWithKey();

@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Email } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { queryDatabase } from '../../support/db.js';
 import { dsnReport } from '../../support/dsn-report.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const TOKEN = 'dsn-token-0123456789abcdef0123456789abcdef';
-let app: TestApp;
-let token: string;
 
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_DSN_TOKEN: TOKEN, POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-  ({ token } = await app.createTeamWithKey());
-});
-afterAll(() => app?.close());
+const app = useTestApp({ env: { POSTLANE_DSN_TOKEN: TOKEN, POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 async function sentEmail(to: string[]) {
   const res = await app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: { from: 'a@acme.test', to, subject: 'dsn', text: 'hi' },
   });
   expect(res.status).toBe(200);
@@ -70,7 +64,7 @@ describe('POST /ingest/dsn', () => {
       message: 'smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
       diagnosticCode: ['smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown'],
     });
-    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
+    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
     expect((await app.run(() => app.deps.orm.em.findOneOrFail(Email, email.id))).lastEvent).toBe('bounced');
   });
@@ -78,7 +72,7 @@ describe('POST /ingest/dsn', () => {
   it('announces a bounce once: another report of it (its own Message-ID) is a copy, nothing recorded or delivered again', async () => {
     // Deliveries are outbox rows (this app runs no worker): one row per announcement, none sent.
     const hook = await app.request('POST', '/webhooks', {
-      token,
+      token: app.token,
       body: { endpoint: 'http://127.0.0.1:9/dsn', events: ['email.bounced'] },
     });
     expect(hook.status).toBe(201);
@@ -100,7 +94,7 @@ describe('POST /ingest/dsn', () => {
       [email.id],
     );
     expect(row!.n).toBe(1);
-    await app.request('DELETE', `/webhooks/${hook.body.id}`, { token });
+    await app.request('DELETE', `/webhooks/${hook.body.id}`, { token: app.token });
   });
 
   it('records a delay and a soft failure without suppressing', async () => {
@@ -114,7 +108,7 @@ describe('POST /ingest/dsn', () => {
         .status,
     ).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.delivery_delayed', 'email.soft_bounced']);
-    const suppressions = await app.request('GET', '/suppressions', { token });
+    const suppressions = await app.request('GET', '/suppressions', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).not.toContain('slow@example.com');
   });
 

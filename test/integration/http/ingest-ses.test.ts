@@ -4,7 +4,7 @@ import { Email } from '../../../server/entities/index.js';
 import { SnsVerifier } from '../../../server/services/provider-reports/sns.js';
 import { queryDatabase } from '../../support/db.js';
 import { CERT_URL, type FakeSns, SNS_HOST, startFakeSns } from '../../support/fake-sns.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
@@ -13,31 +13,31 @@ const OTHER_TOPIC = 'arn:aws:sns:us-east-1:123456789012:someone-else';
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36';
 
-let app: TestApp;
 let sns: FakeSns;
 let receiver: WebhookReceiver;
-let token: string;
 let secret: string;
 
 beforeAll(async () => {
   [sns, receiver] = await Promise.all([startFakeSns(), startWebhookReceiver()]);
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-      POSTLANE_SNS_TOPIC_ARNS: TOPIC,
-      POSTLANE_INGEST_BODY_LIMIT_KB: '16',
-    },
-  });
+});
+afterAll(() => Promise.all([sns?.close(), receiver?.close()]));
+const app = useTestApp({
+  jobs: 'worker',
+  env: {
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    POSTLANE_SNS_TOPIC_ARNS: TOPIC,
+    POSTLANE_INGEST_BODY_LIMIT_KB: '16',
+  },
+});
+beforeAll(async () => {
   // The production verifier, with HTTPS to SNS's host names routed to the fake SNS (which it trusts).
   app.deps.sns = new SnsVerifier(app.config.POSTLANE_SNS_TOPIC_ARNS, sns.agent);
-  ({ token } = await app.createTeamWithKey());
-  const hook = await app.request('POST', '/webhooks', { token, body: { endpoint: receiver.url, events: ['*'] } });
+
+  const hook = await app.request('POST', '/webhooks', {
+    token: app.token,
+    body: { endpoint: receiver.url, events: ['*'] },
+  });
   secret = hook.body.signing_secret;
-});
-afterAll(async () => {
-  await app?.close();
-  await Promise.all([sns?.close(), receiver?.close()]);
 });
 
 const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, id));
@@ -45,7 +45,7 @@ const load = (id: string) => app.run(() => app.deps.orm.em.findOneOrFail(Email, 
 /** Sends through the API and waits for the worker to hand it to the provider. */
 async function sentEmail(to: string | string[] = `r${Math.random().toString(36).slice(2, 8)}@example.com`) {
   const res = await app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: { from: 'a@acme.test', to, subject: 'ingest', text: 'hi' },
   });
   expect(res.status).toBe(200);
@@ -163,7 +163,7 @@ describe('POST /ingest/ses', () => {
       },
     });
 
-    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token });
+    const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token: app.token });
     expect(suppressions.body.data).toEqual([
       expect.objectContaining({ email: 'gone@example.com', origin: 'bounce', source_id: email.id }),
     ]);
@@ -172,13 +172,13 @@ describe('POST /ingest/ses', () => {
     expect(added.data).toMatchObject({ email: 'gone@example.com', origin: 'bounce', source: null });
 
     const again = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', to: 'gone@example.com', subject: 'again', text: 'hi' },
     });
     expect(again.status).toBe(422);
     expect(again.body.name).toBe('all_recipients_suppressed');
     const mixed = await app.request('POST', '/emails', {
-      token,
+      token: app.token,
       body: { from: 'a@acme.test', to: ['gone@example.com', 'still@example.com'], subject: 'mixed', text: 'hi' },
     });
     expect(mixed.status).toBe(200);
@@ -252,7 +252,9 @@ describe('POST /ingest/ses', () => {
     ]);
     expect((await load(email.id)).lastEvent).toBe('sent');
     expect(
-      (await app.request('GET', '/suppressions', { token })).body.data.map((s: { email: string }) => s.email),
+      (await app.request('GET', '/suppressions', { token: app.token })).body.data.map(
+        (s: { email: string }) => s.email,
+      ),
     ).not.toContain('full@example.com');
   });
 
@@ -269,7 +271,7 @@ describe('POST /ingest/ses', () => {
     expect((await load(email.id)).lastEvent).toBe('complained');
     const hooks = await webhooksFor(email.id, 2);
     expect(hooks[1]!.type).toBe('email.complained');
-    const suppressions = await app.request('GET', '/suppressions?origin=complaint', { token });
+    const suppressions = await app.request('GET', '/suppressions?origin=complaint', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toContain('angry@example.com');
   });
 

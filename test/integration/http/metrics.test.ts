@@ -1,28 +1,21 @@
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 const scrape = (url: string, headers: Record<string, string> = {}) => fetch(`${url}/metrics`, { headers });
 const mail = { from: 'a@acme.test', to: 'b@example.com', subject: 'Hi', text: 'Hi' };
 
 describe('GET /metrics', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ jobs: 'worker' });
-  });
-  afterAll(() => app.close());
+  const app = useTestApp({ jobs: 'worker' });
 
   it('serves Prometheus text to this machine: requests by route pattern, send attempts, the outbox and the job queue', async () => {
     const { token } = await app.createTeamWithKey();
     const sent = await app.request('POST', '/emails', { token, body: mail });
-    for (
-      let i = 0;
-      i < 100 && (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event !== 'sent';
-      i += 1
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await until(
+      async () => (await app.request('GET', `/emails/${sent.body.id}`, { token })).body.last_event === 'sent',
+    );
     const response = await scrape(app.url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/plain');
@@ -47,11 +40,7 @@ describe('GET /metrics', () => {
 });
 
 describe('GET /metrics with a token', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ env: { POSTLANE_METRICS_TOKEN: 'metrics-secret-0123456789' } });
-  });
-  afterAll(() => app.close());
+  const app = useTestApp({ env: { POSTLANE_METRICS_TOKEN: 'metrics-secret-0123456789' } });
 
   it('takes only that bearer token', async () => {
     expect((await scrape(app.url)).status).toBe(403);
@@ -61,11 +50,7 @@ describe('GET /metrics with a token', () => {
 });
 
 describe('a worker-only process', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app.close());
+  const app = useTestApp();
 
   it('serves its metrics on POSTLANE_METRICS_PORT and nothing else', async () => {
     const port = await new Promise<number>((resolve) => {

@@ -1,26 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RESEND_LITERALS } from '../../../server/http/middleware/literal-segments.js';
 import { allRoutes } from '../../../server/http/router.js';
 import { type SdkRoute, sdkRoutes, servingTemplate, unservedReason } from '../../support/sdk-routes.js';
-import { startTestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const ROUTE_NOT_FOUND = 'The requested endpoint does not exist.';
 
 describe('every route of the resend SDK', () => {
-  let app: Awaited<ReturnType<typeof startTestApp>>;
-  let token: string;
+  const app = useTestApp();
   let routes: SdkRoute[];
   beforeAll(async () => {
-    app = await startTestApp();
-    ({ token } = await app.createTeamWithKey());
     routes = await sdkRoutes();
   });
-  afterAll(() => app.close());
 
   const call = (route: SdkRoute) =>
     app.request(route.method, route.template.replaceAll('{id}', randomUUID()), {
-      token,
+      token: app.token,
       ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
     });
   const unrouted = (answer: { status: number; body?: { message?: string } }) =>
@@ -65,16 +61,16 @@ describe('every route of the resend SDK', () => {
       ['GET', '/segments/automations'],
       ['GET', '/broadcasts/metrics'],
     ] as const) {
-      const answer = await app.request(method, path, { token, ...(method === 'POST' ? { body: {} } : {}) });
+      const answer = await app.request(method, path, { token: app.token, ...(method === 'POST' ? { body: {} } : {}) });
       expect([path, answer.status, answer.body.name]).toEqual([path, 404, 'not_found']);
     }
     // A served fixed path asked with a method only the id route has: the path is known, the method is not.
-    expect((await app.request('GET', '/domains/claim', { token })).body).toMatchObject({
+    expect((await app.request('GET', '/domains/claim', { token: app.token })).body).toMatchObject({
       statusCode: 405,
       name: 'method_not_allowed',
     });
     // An id that is no word stays a malformed id.
-    expect((await app.request('GET', '/emails/nope', { token })).status).toBe(422);
-    expect((await app.request('GET', '/emails/metrics', { token })).status).toBe(200);
+    expect((await app.request('GET', '/emails/nope', { token: app.token })).status).toBe(422);
+    expect((await app.request('GET', '/emails/metrics', { token: app.token })).status).toBe(200);
   });
 });

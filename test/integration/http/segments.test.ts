@@ -1,23 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
 let topicId: string;
 const ids: Record<string, string> = {};
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey());
   await app.request('POST', '/contact-properties', {
-    token,
+    token: app.token,
     body: { key: 'plan', type: 'string', fallback_value: 'free' },
   });
-  await app.request('POST', '/contact-properties', { token, body: { key: 'seats', type: 'number' } });
-  topicId = (await app.request('POST', '/topics', { token, body: { name: 'News', default_subscription: 'opt_in' } }))
-    .body.id;
+  await app.request('POST', '/contact-properties', { token: app.token, body: { key: 'seats', type: 'number' } });
+  topicId = (
+    await app.request('POST', '/topics', { token: app.token, body: { name: 'News', default_subscription: 'opt_in' } })
+  ).body.id;
   const res = await app.request('POST', '/contacts/batch', {
-    token,
+    token: app.token,
     body: [
       { email: 'ann@acme.test', first_name: 'Ann', properties: { plan: 'pro', seats: 10 } },
       {
@@ -31,13 +29,12 @@ beforeAll(async () => {
   });
   for (const [i, name] of ['ann', 'bob', 'cy'].entries()) ids[name] = res.body.data[i].id;
 });
-afterAll(() => app.close());
 
 const membersOf = async (filter: unknown) => {
-  const created = await app.request('POST', '/segments', { token, body: { name: 'f', filter } });
+  const created = await app.request('POST', '/segments', { token: app.token, body: { name: 'f', filter } });
   expect(created.status).toBe(201);
-  const segment = await app.request('GET', `/segments/${created.body.id}`, { token });
-  const contacts = await app.request('GET', `/segments/${created.body.id}/contacts`, { token });
+  const segment = await app.request('GET', `/segments/${created.body.id}`, { token: app.token });
+  const contacts = await app.request('GET', `/segments/${created.body.id}/contacts`, { token: app.token });
   const names = Object.entries(ids)
     .filter(([, id]) => contacts.body.data.some((c: { id: string }) => c.id === id))
     .map(([name]) => name);
@@ -108,7 +105,7 @@ describe('segment filters, evaluated in SQL', () => {
   });
 
   it('still has every contact after the hostile values above', async () => {
-    expect((await app.request('GET', '/contacts', { token })).body.data).toHaveLength(3);
+    expect((await app.request('GET', '/contacts', { token: app.token })).body.data).toHaveLength(3);
   });
 
   it.each([
@@ -123,7 +120,7 @@ describe('segment filters, evaluated in SQL', () => {
     [all({ field: "email'; DROP TABLE contact; --", op: 'eq', value: 'x' }), /^filter\.conditions\.0\.field: /],
     [{ match: 'some', conditions: [] }, /^filter\.match: /],
   ])('refuses filter %#', async (filter, message) => {
-    const res = await app.request('POST', '/segments', { token, body: { name: 'bad', filter } });
+    const res = await app.request('POST', '/segments', { token: app.token, body: { name: 'bad', filter } });
     expect(res.status).toBe(422);
     expect(res.body.message).toMatch(message);
   });
@@ -131,7 +128,7 @@ describe('segment filters, evaluated in SQL', () => {
 
 describe('segments', () => {
   it('CRUD, static membership beside the filter, and contact segments', async () => {
-    const created = await app.request('POST', '/segments', { token, body: { name: 'VIP' } });
+    const created = await app.request('POST', '/segments', { token: app.token, body: { name: 'VIP' } });
     expect(created.body).toEqual({
       object: 'segment',
       id: expect.any(String),
@@ -140,34 +137,39 @@ describe('segments', () => {
       created_at: expect.any(String),
     });
     const id = created.body.id;
-    expect((await app.request('GET', `/segments/${id}`, { token })).body.contact_count).toBe(0);
+    expect((await app.request('GET', `/segments/${id}`, { token: app.token })).body.contact_count).toBe(0);
 
-    const added = await app.request('POST', `/contacts/${'bob@acme.test'}/segments/${id}`, { token, rawBody: '' });
+    const added = await app.request('POST', `/contacts/${'bob@acme.test'}/segments/${id}`, {
+      token: app.token,
+      rawBody: '',
+    });
     expect(added.body).toEqual({ object: 'contact_segment', id, contact_id: ids.bob, segment_id: id });
     await app.request('PATCH', `/segments/${id}`, {
-      token,
+      token: app.token,
       body: { name: 'VIPs', filter: all({ field: 'first_name', op: 'eq', value: 'Ann' }) },
     });
-    const read = await app.request('GET', `/segments/${id}`, { token });
+    const read = await app.request('GET', `/segments/${id}`, { token: app.token });
     expect(read.body).toMatchObject({ name: 'VIPs', contact_count: 2 });
     expect(
-      (await app.request('GET', `/contacts/${ids.ann}/segments`, { token })).body.data.map((s: { id: string }) => s.id),
+      (await app.request('GET', `/contacts/${ids.ann}/segments`, { token: app.token })).body.data.map(
+        (s: { id: string }) => s.id,
+      ),
     ).toContain(id);
 
-    const removed = await app.request('DELETE', `/contacts/${ids.bob}/segments/${id}`, { token });
+    const removed = await app.request('DELETE', `/contacts/${ids.bob}/segments/${id}`, { token: app.token });
     expect(removed.body).toEqual({ object: 'contact_segment', id, contact_id: ids.bob, segment_id: id, deleted: true });
-    expect((await app.request('GET', `/segments/${id}`, { token })).body.contact_count).toBe(1);
-    expect((await app.request('DELETE', `/contacts/${ids.bob}/segments/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/segments/${id}`, { token: app.token })).body.contact_count).toBe(1);
+    expect((await app.request('DELETE', `/contacts/${ids.bob}/segments/${id}`, { token: app.token })).status).toBe(404);
 
-    expect((await app.request('GET', '/segments', { token })).body.data.some((s: { id: string }) => s.id === id)).toBe(
-      true,
-    );
-    expect((await app.request('DELETE', `/segments/${id}`, { token })).body).toEqual({
+    expect(
+      (await app.request('GET', '/segments', { token: app.token })).body.data.some((s: { id: string }) => s.id === id),
+    ).toBe(true);
+    expect((await app.request('DELETE', `/segments/${id}`, { token: app.token })).body).toEqual({
       object: 'segment',
       id,
       deleted: true,
     });
-    expect((await app.request('GET', `/segments/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/segments/${id}`, { token: app.token })).status).toBe(404);
   });
 
   it('keeps a property count exact through contact writes, static members and other teams', async () => {
@@ -228,7 +230,7 @@ describe('segments', () => {
 
   it("hides another team's segments", async () => {
     const { token: other } = await app.createTeamWithKey();
-    const id = (await app.request('POST', '/segments', { token, body: { name: 'mine' } })).body.id;
+    const id = (await app.request('POST', '/segments', { token: app.token, body: { name: 'mine' } })).body.id;
     expect((await app.request('GET', `/segments/${id}`, { token: other })).status).toBe(404);
     expect((await app.request('GET', `/audiences/${id}/contacts`, { token: other })).status).toBe(404);
   });
@@ -236,40 +238,46 @@ describe('segments', () => {
 
 describe('audience aliases', () => {
   it('serve segments under /audiences, and audience contact calls reach the same contacts', async () => {
-    const created = await app.request('POST', '/audiences', { token, body: { name: 'Newsletter' } });
+    const created = await app.request('POST', '/audiences', { token: app.token, body: { name: 'Newsletter' } });
     expect(created.status).toBe(201);
     expect(created.body.object).toBe('audience');
     const aid = created.body.id;
-    expect((await app.request('GET', `/segments/${aid}`, { token })).body.object).toBe('segment');
-    expect((await app.request('GET', `/audiences/${aid}`, { token })).body).toMatchObject({
+    expect((await app.request('GET', `/segments/${aid}`, { token: app.token })).body.object).toBe('segment');
+    expect((await app.request('GET', `/audiences/${aid}`, { token: app.token })).body).toMatchObject({
       object: 'audience',
       name: 'Newsletter',
       contact_count: 0,
     });
 
     const contact = await app.request('POST', `/audiences/${aid}/contacts`, {
-      token,
+      token: app.token,
       body: { email: 'dee@acme.test', first_name: 'Dee' },
     });
     expect(contact.status).toBe(201);
     // A known address joins the audience too.
-    await app.request('POST', `/audiences/${aid}/contacts`, { token, body: { email: 'ann@acme.test' } });
-    const list = await app.request('GET', `/audiences/${aid}/contacts`, { token });
+    await app.request('POST', `/audiences/${aid}/contacts`, { token: app.token, body: { email: 'ann@acme.test' } });
+    const list = await app.request('GET', `/audiences/${aid}/contacts`, { token: app.token });
     expect(list.body.data.map((c: { email: string }) => c.email).sort()).toEqual(['ann@acme.test', 'dee@acme.test']);
-    expect((await app.request('GET', `/audiences/${aid}/contacts/dee@acme.test`, { token })).body.first_name).toBe(
-      'Dee',
-    );
     expect(
-      (await app.request('PATCH', `/audiences/${aid}/contacts/dee@acme.test`, { token, body: { last_name: 'X' } }))
-        .status,
+      (await app.request('GET', `/audiences/${aid}/contacts/dee@acme.test`, { token: app.token })).body.first_name,
+    ).toBe('Dee');
+    expect(
+      (
+        await app.request('PATCH', `/audiences/${aid}/contacts/dee@acme.test`, {
+          token: app.token,
+          body: { last_name: 'X' },
+        })
+      ).status,
     ).toBe(200);
-    expect((await app.request('DELETE', `/audiences/${aid}/contacts/${contact.body.id}`, { token })).body.deleted).toBe(
-      true,
-    );
     expect(
-      (await app.request('GET', '/audiences', { token })).body.data.some((a: { id: string }) => a.id === aid),
+      (await app.request('DELETE', `/audiences/${aid}/contacts/${contact.body.id}`, { token: app.token })).body.deleted,
     ).toBe(true);
-    expect((await app.request('DELETE', `/audiences/${aid}`, { token })).body).toEqual({
+    expect(
+      (await app.request('GET', '/audiences', { token: app.token })).body.data.some(
+        (a: { id: string }) => a.id === aid,
+      ),
+    ).toBe(true);
+    expect((await app.request('DELETE', `/audiences/${aid}`, { token: app.token })).body).toEqual({
       object: 'audience',
       id: aid,
       deleted: true,
@@ -280,7 +288,7 @@ describe('audience aliases', () => {
 describe('contact properties', () => {
   it('CRUD, typed fallback, and deleting one removes its values', async () => {
     const created = await app.request('POST', '/contact-properties', {
-      token,
+      token: app.token,
       body: { key: 'city', type: 'string', fallback_value: 'Paris' },
     });
     expect(created.body).toEqual({
@@ -293,36 +301,44 @@ describe('contact properties', () => {
     });
     const id = created.body.id;
     expect(
-      (await app.request('POST', '/contact-properties', { token, body: { key: 'city', type: 'string' } })).status,
+      (await app.request('POST', '/contact-properties', { token: app.token, body: { key: 'city', type: 'string' } }))
+        .status,
     ).toBe(422);
     expect(
       (
         await app.request('POST', '/contact-properties', {
-          token,
+          token: app.token,
           body: { key: 'n', type: 'number', fallback_value: 'x' },
         })
       ).status,
     ).toBe(422);
     expect(
-      (await app.request('POST', '/contact-properties', { token, body: { key: 'b', type: 'boolean' } })).status,
+      (await app.request('POST', '/contact-properties', { token: app.token, body: { key: 'b', type: 'boolean' } }))
+        .status,
     ).toBe(422);
     expect(
-      (await app.request('PATCH', `/contact-properties/${id}`, { token, body: { fallback_value: 'Lyon' } })).body,
+      (await app.request('PATCH', `/contact-properties/${id}`, { token: app.token, body: { fallback_value: 'Lyon' } }))
+        .body,
     ).toEqual({ object: 'contact_property', id });
-    expect((await app.request('GET', `/contact-properties/${id}`, { token })).body.fallback_value).toBe('Lyon');
-    await app.request('PATCH', `/contacts/${ids.ann}`, { token, body: { properties: { city: 'Rome' } } });
-    expect((await app.request('GET', `/contacts/${ids.ann}`, { token })).body.properties.city).toEqual({
+    expect((await app.request('GET', `/contact-properties/${id}`, { token: app.token })).body.fallback_value).toBe(
+      'Lyon',
+    );
+    await app.request('PATCH', `/contacts/${ids.ann}`, { token: app.token, body: { properties: { city: 'Rome' } } });
+    expect((await app.request('GET', `/contacts/${ids.ann}`, { token: app.token })).body.properties.city).toEqual({
       type: 'string',
       value: 'Rome',
     });
-    expect((await app.request('DELETE', `/contact-properties/${id}`, { token })).body).toEqual({
+    expect((await app.request('DELETE', `/contact-properties/${id}`, { token: app.token })).body).toEqual({
       object: 'contact_property',
       id,
       deleted: true,
     });
-    expect((await app.request('GET', `/contacts/${ids.ann}`, { token })).body.properties.city).toBeUndefined();
     expect(
-      (await app.request('PATCH', `/contacts/${ids.ann}`, { token, body: { properties: { city: 'Rome' } } })).status,
+      (await app.request('GET', `/contacts/${ids.ann}`, { token: app.token })).body.properties.city,
+    ).toBeUndefined();
+    expect(
+      (await app.request('PATCH', `/contacts/${ids.ann}`, { token: app.token, body: { properties: { city: 'Rome' } } }))
+        .status,
     ).toBe(422);
   });
 });
@@ -330,7 +346,7 @@ describe('contact properties', () => {
 describe('topics', () => {
   it('CRUD with default_subscription and visibility', async () => {
     const created = await app.request('POST', '/topics', {
-      token,
+      token: app.token,
       body: { name: 'Product', default_subscription: 'opt_out', description: 'Updates', visibility: 'public' },
     });
     expect(created.body).toEqual({
@@ -343,22 +359,24 @@ describe('topics', () => {
       created_at: expect.any(String),
     });
     const id = created.body.id;
-    expect((await app.request('POST', '/topics', { token, body: { name: 'x' } })).body.name).toBe(
+    expect((await app.request('POST', '/topics', { token: app.token, body: { name: 'x' } })).body.name).toBe(
       'missing_required_field',
     );
-    expect((await app.request('PATCH', `/topics/${id}`, { token, body: { id, name: 'Product news' } })).body).toEqual({
+    expect(
+      (await app.request('PATCH', `/topics/${id}`, { token: app.token, body: { id, name: 'Product news' } })).body,
+    ).toEqual({
       object: 'topic',
       id,
     });
-    expect((await app.request('GET', `/topics/${id}`, { token })).body.name).toBe('Product news');
-    expect((await app.request('GET', '/topics', { token })).body.data.some((t: { id: string }) => t.id === id)).toBe(
-      true,
-    );
-    expect((await app.request('DELETE', `/topics/${id}`, { token })).body).toEqual({
+    expect((await app.request('GET', `/topics/${id}`, { token: app.token })).body.name).toBe('Product news');
+    expect(
+      (await app.request('GET', '/topics', { token: app.token })).body.data.some((t: { id: string }) => t.id === id),
+    ).toBe(true);
+    expect((await app.request('DELETE', `/topics/${id}`, { token: app.token })).body).toEqual({
       object: 'topic',
       id,
       deleted: true,
     });
-    expect((await app.request('GET', `/topics/${id}`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/topics/${id}`, { token: app.token })).status).toBe(404);
   });
 });

@@ -1,18 +1,9 @@
 import { RequestContext } from '@mikro-orm/core';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-let teamId: string;
-let keyId: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token, teamId, keyId } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 /**
  * Counts the statements the driver runs, by prepared-statement name (or, behind a transaction
@@ -38,11 +29,11 @@ const email = { from: 'Acme <onboarding@acme.test>', to: 'jane.doe@example.com',
 describe('the send path under a burst of sends that all miss the caches', () => {
   it('looks the key and the sender domains up once, not once per request', async () => {
     // A cold cache for this key and team, as at start-up or after the TTL.
-    app.deps.authCache.evictKey(keyId);
-    app.deps.senderDomains.evict(teamId);
+    app.deps.authCache.evictKey(app.keyId);
+    app.deps.senderDomains.evict(app.teamId);
     countStatements();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => app.request('POST', '/emails', { token, body: email })),
+      Array.from({ length: 20 }, () => app.request('POST', '/emails', { token: app.token, body: email })),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(ran.get('postlane_authenticate_api_key')).toBe(1);
@@ -53,12 +44,12 @@ describe('the send path under a burst of sends that all miss the caches', () => 
     const { orm, senderDomains } = app.deps;
     const now = Date.now();
     await RequestContext.create(orm.em, async () => {
-      senderDomains.evict(teamId);
-      const before = senderDomains.forTeam(orm, teamId, now);
-      senderDomains.evict(teamId);
+      senderDomains.evict(app.teamId);
+      const before = senderDomains.forTeam(orm, app.teamId, now);
+      senderDomains.evict(app.teamId);
       await before;
       countStatements();
-      await senderDomains.forTeam(orm, teamId, now);
+      await senderDomains.forTeam(orm, app.teamId, now);
     });
     expect(ran.get('postlane_sender_domains')).toBe(1);
   });

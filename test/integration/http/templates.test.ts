@@ -1,16 +1,11 @@
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Email, Template } from '../../../server/entities/index.js';
 import { publishTemplate } from '../../../server/services/templates/publish-template.js';
 import { createTemplate } from '../../../server/services/templates/save-template.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_PUBLIC_URL: 'https://mail.example.com' } });
-});
-afterAll(() => app.close());
+const app = useTestApp({ env: { POSTLANE_PUBLIC_URL: 'https://mail.example.com' } });
 
 async function client() {
   const { token, teamId } = await app.createTeamWithKey();

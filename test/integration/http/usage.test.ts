@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Email, Event, Team } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 
 const mail = (to = 'user@example.com') => ({ from: 'a@acme.test', to, subject: 'Hi', text: 'Hi' });
@@ -13,11 +13,7 @@ const PLANS = JSON.stringify({
 });
 
 describe('self-hosted', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app.close());
+  const app = useTestApp();
 
   it('reports no plan, counts accepted mail today, and sends no rate-limit headers', async () => {
     const { token } = await app.createTeamWithKey();
@@ -37,21 +33,19 @@ describe('self-hosted', () => {
 });
 
 describe('cloud plans', () => {
-  let app: TestApp;
   let now = new Date('2026-11-22T10:00:00Z');
-  beforeAll(async () => {
-    app = await startTestApp({
-      env: {
-        POSTLANE_CLOUD: 'true',
-        POSTLANE_RATE_LIMIT: '0',
-        POSTLANE_PLANS: PLANS,
-        POSTLANE_PUBLIC_URL: 'https://mail.example.com',
-        POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-      },
-    });
+  const app = useTestApp({
+    env: {
+      POSTLANE_CLOUD: 'true',
+      POSTLANE_RATE_LIMIT: '0',
+      POSTLANE_PLANS: PLANS,
+      POSTLANE_PUBLIC_URL: 'https://mail.example.com',
+      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    },
+  });
+  beforeAll(() => {
     app.deps.clock = () => now;
   });
-  afterAll(() => app.close());
 
   const onPlan = async (plan: 'free' | 'pro', overageEnabled = false) => {
     const team = await app.createTeamWithKey();
@@ -299,13 +293,9 @@ describe('cloud plans', () => {
 });
 
 describe('rate limits', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({
-      env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '3', POSTLANE_RATE_LIMIT_WINDOW_SECONDS: '60' },
-    });
+  const app = useTestApp({
+    env: { POSTLANE_CLOUD: 'true', POSTLANE_RATE_LIMIT: '3', POSTLANE_RATE_LIMIT_WINDOW_SECONDS: '60' },
   });
-  afterAll(() => app.close());
 
   it('counts requests per team (a bulk call as one), with headers on every response and 429 past the limit', async () => {
     const { token } = await app.createTeamWithKey();

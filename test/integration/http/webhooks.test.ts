@@ -1,18 +1,14 @@
 import { until } from '../../support/until.js';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Team, WebhookDelivery, WebhookEndpoint } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { sweepWebhooks } from '../../../server/services/webhooks/sweep-webhooks.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 const receiverUrl = 'http://127.0.0.1:9/hook';
 
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-});
-afterAll(() => app.close());
+const app = useTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 const create = (token: string, body: Record<string, unknown>) =>
   app.request('POST', '/webhooks', { token, body: { endpoint: receiverUrl, events: ['email.sent'], ...body } });

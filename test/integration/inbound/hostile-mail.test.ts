@@ -5,30 +5,31 @@ import { ReceivedEmail } from '../../../server/entities/index.js';
 import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 // Issue 33, findings 1-3: each attack exactly as the review sent it, through the real listener. Before the
 // limits, the folded-header message held the event loop 13.6 s, 300 signatures 6.7 s, and 1,000 parts
 // never got a reply. The bound asserted is generous (the event loop never stalls for a whole second).
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let listener: InboundListener;
-let teamId: string;
 const inbound = `in-${randomBytes(4).toString('hex')}.test`;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_INBOUND_MAX_MESSAGE_MB: '2' },
-  });
-  ({ teamId } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
+});
+afterAll(async () => {
+  await dns?.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_INBOUND_MAX_MESSAGE_MB: '2' },
+  team: { receivingDomains: [inbound] },
+}));
+beforeAll(async () => {
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
   await listener?.close();
-  await app?.close();
-  await dns?.close();
 });
 
 /** Sends one message from a unique envelope sender; the reply, the row stored for it, and the longest event-loop stall meanwhile. */
@@ -45,7 +46,7 @@ async function send(message: string) {
   delay.disable();
   client.close();
   const row = await app.run(() =>
-    app.deps.orm.em.findOne(ReceivedEmail, { team: teamId, envelopeFrom: sender }, { populate: ['raw'] }),
+    app.deps.orm.em.findOne(ReceivedEmail, { team: app.teamId, envelopeFrom: sender }, { populate: ['raw'] }),
   );
   return { reply, row, stallMs: delay.max / 1e6 };
 }

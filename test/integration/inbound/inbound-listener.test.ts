@@ -10,14 +10,11 @@ import { ReceivedEmail } from '../../../server/entities/index.js';
 import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let listener: InboundListener;
-let teamId: string;
-let token: string;
 let receiver: WebhookReceiver;
 const inbound = `in-${randomBytes(4).toString('hex')}.test`;
 /** The sender's domain: SPF names another IP (so SPF fails from loopback), DMARC asks for rejection, and a DKIM key is published. */
@@ -32,23 +29,26 @@ beforeAll(async () => {
     `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
   ]);
   receiver = await startWebhookReceiver();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_DNS_SERVERS: dns.address,
-      POSTLANE_DNS_TIMEOUT_MS: '2000',
-      POSTLANE_AUTH_CACHE_SECONDS: '0',
-      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-    },
-  });
-  ({ teamId, token } = await app.createTeamWithKey('full_access', { receivingDomains: [inbound] }));
+});
+afterAll(async () => {
+  await dns?.close();
+  await receiver?.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: {
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_DNS_TIMEOUT_MS: '2000',
+    POSTLANE_AUTH_CACHE_SECONDS: '0',
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+  },
+  team: { receivingDomains: [inbound] },
+}));
+beforeAll(async () => {
   listener = await startInboundListener(app.deps, { host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
   await listener?.close();
-  await app?.close();
-  await dns?.close();
-  await receiver?.close();
 });
 
 const transport = (options: { dkim?: boolean } = {}) =>
@@ -70,13 +70,13 @@ const transport = (options: { dkim?: boolean } = {}) =>
   });
 
 const stored = (id: string) =>
-  app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { id, team: teamId }, { populate: ['raw'] }));
+  app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, { id, team: app.teamId }, { populate: ['raw'] }));
 /** The 250 names no internal id (issue 33, 9): the message just stored is the team's newest. */
 const acceptedId = async (response: string) => {
   expect(response).toMatch(/Accepted$/);
   expect(response).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
   const [newest] = await app.run(() =>
-    app.deps.orm.em.find(ReceivedEmail, { team: teamId }, { orderBy: { createdAt: 'desc' }, limit: 1 }),
+    app.deps.orm.em.find(ReceivedEmail, { team: app.teamId }, { orderBy: { createdAt: 'desc' }, limit: 1 }),
   );
   return newest!.id;
 };
@@ -107,7 +107,7 @@ describe('inbound listener', () => {
 
   it("delivers email.received in Resend's shape, signed, to the team's endpoints", async () => {
     const hook = await app.request('POST', '/webhooks', {
-      token,
+      token: app.token,
       body: { endpoint: receiver.url, events: ['email.received'] },
     });
     expect(hook.status).toBe(201);

@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Domain, ReceivedEmail, Team } from '../../../server/entities/index.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 // Issue 33, findings 4 and 5: what one received message may cost a reader, and who receives it.
 
-let app: TestApp;
 const domain = () => `in-${randomBytes(4).toString('hex')}.test`;
 const verdicts = { spf: { result: 'none' }, dkim: [], dmarc: { result: 'none' } };
 const envelope = (recipients: string[]) => ({
@@ -16,10 +15,7 @@ const envelope = (recipients: string[]) => ({
   helo: 'client.test',
 });
 
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app?.close());
+const app = useTestApp();
 
 /** The attack as measured: a 200 KB inline image, named by 400 `<img src="cid:x">`, in a message of about 280 KB. */
 function amplifier(to: string): Buffer {

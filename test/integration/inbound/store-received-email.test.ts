@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ReceivedAttachment, ReceivedEmail } from '../../../server/entities/index.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 const domain = () => `in-${randomBytes(4).toString('hex')}.test`;
 const verdicts = { spf: { result: 'none' }, dkim: [], dmarc: { result: 'none' } };
 const envelope = (recipients: string[]) => ({
@@ -14,10 +13,7 @@ const envelope = (recipients: string[]) => ({
   helo: 'client.test',
 });
 
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app?.close());
+const app = useTestApp();
 
 const message = (to: string) =>
   Buffer.from(

@@ -8,7 +8,7 @@ import { initOrm } from '../../../server/db/orm.js';
 import { createLogger } from '../../../server/logger.js';
 import { type ApiLogEntry, ApiLogWriter } from '../../../server/services/api-logs/api-log-writer.js';
 import { queryDatabase } from '../../support/db.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 /** A loopback TCP proxy in front of the test database that can be taken down and brought back on the same port. */
 class Outage {
@@ -40,9 +40,6 @@ class Outage {
   }
 }
 
-let app: TestApp;
-let teamId: string;
-let keyId: string;
 let proxied: MikroORM;
 let outage: Outage;
 const lines: Record<string, unknown>[] = [];
@@ -56,9 +53,8 @@ const logger = createLogger(
   }),
 );
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ teamId, keyId } = await app.createTeamWithKey());
   outage = new Outage(new URL(app.databaseUrl));
   await outage.up();
   const url = new URL(app.databaseUrl);
@@ -68,12 +64,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await outage.up().catch(() => {});
   await proxied.close();
-  await app.close();
 });
 
-const entry = (endpoint: string, team = teamId): ApiLogEntry => ({
+const entry = (endpoint: string, team = app.teamId): ApiLogEntry => ({
   team_id: team,
-  api_key_id: keyId,
+  api_key_id: app.keyId,
   method: 'POST',
   endpoint,
   response_status: 200,

@@ -4,7 +4,7 @@ import { Email } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { FAILURE_SUMMARY_INTERVAL_MS } from '../../../server/services/provider-health/provider-failures.js';
 import { runPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { freePort } from '../../support/throwaway-cluster.js';
 import { until } from '../../support/until.js';
 
@@ -47,30 +47,28 @@ class Relay {
 
 const lines: Record<string, unknown>[] = [];
 let relay: Relay;
-let app: TestApp;
-let token: string;
+
 /** The settling clock: it starts at the real time (the emails' `created_at` is the database's) and is moved on by hand. */
 let now: Date;
 let providers: string;
 
 beforeAll(async () => {
   relay = new Relay(await freePort());
-  app = await startTestApp({
-    env: {
-      POSTLANE_PROVIDERS: (providers = JSON.stringify([
-        { type: 'smtp', url: `smtp://127.0.0.1:${relay.port}`, regions: ['us-east-1'] },
-      ])),
-      POSTLANE_LOG_LEVEL: 'info',
-    },
-    logDestination: { write: (line) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  });
+});
+afterAll(() => relay?.close());
+const app = useTestApp(() => ({
+  env: {
+    POSTLANE_PROVIDERS: (providers = JSON.stringify([
+      { type: 'smtp', url: `smtp://127.0.0.1:${relay.port}`, regions: ['us-east-1'] },
+    ])),
+    POSTLANE_LOG_LEVEL: 'info',
+  },
+  logDestination: { write: (line) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  team: { verifiedDomains: ['acme.test'] },
+}));
+beforeAll(() => {
   now = new Date();
   app.deps.clock = () => now;
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
-});
-afterAll(async () => {
-  await app?.close();
-  await relay?.close();
 });
 
 const providerLines = () => lines.filter((l) => typeof l.msg === 'string' && /^provider /.test(l.msg));
@@ -91,7 +89,7 @@ describe('a dead relay', () => {
     'is loud once, summarised while it lasts, and its recovery said once; the mail goes out after',
     { timeout: 180_000 },
     async () => {
-      const sdk = app.sdk(token);
+      const sdk = app.sdk(app.token);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         const { data, error } = await sdk.emails.send({

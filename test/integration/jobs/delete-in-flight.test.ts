@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CapturedMessage, Email, Event } from '../../../server/entities/index.js';
 import type { EmailProvider } from '../../../server/providers/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 // Issue 33, finding 11: DELETE /emails/{id} right after a send answered 422 "being sent right now;
 // retry" whenever it met the attempt in flight (2 of 5 runs). Here every run meets it, on purpose.
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
-});
-afterAll(() => app?.close());
+const app = useTestApp({ team: { verifiedDomains: ['acme.test'] } });
 
 /**
  * Holds the region's real provider inside its send until `release()`: the attempt is claimed
@@ -49,7 +42,7 @@ describe('DELETE /emails/{id} while the email is being sent (finding 11)', () =>
   it('answers 200 every time, 30 times in a row, and the attempt in flight writes nothing afterwards', async () => {
     for (let run = 0; run < 30; run++) {
       const sent = await app.request('POST', '/emails', {
-        token,
+        token: app.token,
         body: { from: 'a@acme.test', to: 'user@example.com', subject: `in flight ${run}`, text: 'body' },
       });
       expect(sent.status).toBe(200);
@@ -60,7 +53,7 @@ describe('DELETE /emails/{id} while the email is being sent (finding 11)', () =>
       await hold.inside;
       expect((await app.run(() => app.deps.orm.em.fork().findOneOrFail(Email, id))).status).toBe('sending');
 
-      const deleted = await app.request('DELETE', `/emails/${id}`, { token });
+      const deleted = await app.request('DELETE', `/emails/${id}`, { token: app.token });
       expect({ run, status: deleted.status, body: deleted.body }).toEqual({
         run,
         status: 200,
@@ -76,7 +69,7 @@ describe('DELETE /emails/{id} while the email is being sent (finding 11)', () =>
         events: await em.count(Event, { email: id }),
         captured: await em.count(CapturedMessage, { subject: `in flight ${run}` }),
       }).toEqual({ run, email: 0, events: 0, captured: 0 });
-      expect((await app.request('GET', `/emails/${id}`, { token })).status).toBe(404);
+      expect((await app.request('GET', `/emails/${id}`, { token: app.token })).status).toBe(404);
     }
   });
 });

@@ -4,9 +4,8 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer } from '../../support/dns-server.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 
@@ -20,20 +19,19 @@ const verifier = () => {
 beforeAll(async () => {
   dns = await startDnsServer();
   sink = await startSmtpSink();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['eu-west-1'] }]),
-      POSTLANE_DNS_SERVERS: dns.address,
-      POSTLANE_AUTH_CACHE_SECONDS: '0',
-    },
-  });
 });
 afterAll(async () => {
-  await app.close();
   await sink.close();
   await dns.close();
 });
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: {
+    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['eu-west-1'] }]),
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_AUTH_CACHE_SECONDS: '0',
+  },
+}));
 
 async function verifiedDomain(token: string) {
   const name = `signed-${Math.random().toString(36).slice(2, 8)}.test`;

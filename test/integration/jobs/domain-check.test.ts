@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../../server/logger.js';
 import { checkDueDomains, PENDING_CHECK_DELAYS_SECONDS } from '../../../server/services/domains/verify-domain.js';
 import { startDnsServer } from '../../support/dns-server.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startTestApp, useTestApp } from '../../support/test-app.js';
 import { untilFound } from '../../support/until.js';
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
 const env = () => ({
@@ -18,12 +17,9 @@ const env = () => ({
 // No worker here: each test runs the check itself, so nothing else touches its domains meanwhile.
 beforeAll(async () => {
   dns = await startDnsServer();
-  app = await startTestApp({ env: env() });
 });
-afterAll(async () => {
-  await app.close();
-  await dns.close();
-});
+afterAll(() => dns.close());
+const app = useTestApp(() => ({ env: env() }));
 
 type Row = {
   id: string;

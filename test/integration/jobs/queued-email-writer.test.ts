@@ -1,21 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type IdempotencyRecord,
   IdempotencyKeyTaken,
   QueuedEmailWriter,
   type QueuedEmailRow,
 } from '../../../server/services/outbox/queued-email-writer.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let teamId: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ({ teamId } = await app.createTeamWithKey());
-});
-afterAll(() => app.close());
+const app = useTestApp();
 
 const row = (team: string): QueuedEmailRow => {
   const id = randomUUID();
@@ -45,7 +38,7 @@ const row = (team: string): QueuedEmailRow => {
 
 describe('QueuedEmailWriter', () => {
   it('fails only the row that fails on its own when a shared statement fails', async () => {
-    const rows = Array.from({ length: 30 }, () => row(teamId));
+    const rows = Array.from({ length: 30 }, () => row(app.teamId));
     const doomed = row(randomUUID()); // no such team: the foreign key refuses it
     const results = await Promise.allSettled(
       [...rows.slice(0, 15), doomed, ...rows.slice(15)].map((r) => app.deps.emailWriter.write(r)),
@@ -66,13 +59,13 @@ describe('QueuedEmailWriter', () => {
     const before = wakes.length;
     await app.run(() =>
       app.deps.orm.em.transactional(async () => {
-        await app.deps.emailWriter.write(row(teamId));
+        await app.deps.emailWriter.write(row(app.teamId));
         expect(wakes.length).toBe(before);
       }),
     );
     await new Promise((resolve) => setImmediate(resolve));
     expect(wakes.slice(before)).toEqual(['email.drain']);
-    const rolledBack = row(teamId);
+    const rolledBack = row(app.teamId);
     await expect(
       app.run(() =>
         app.deps.orm.em.transactional(async () => {
@@ -89,7 +82,7 @@ describe('QueuedEmailWriter', () => {
   it('wakes the workers once the rows are committed', async () => {
     const { wakes } = app;
     const before = wakes.length;
-    await app.deps.emailWriter.write(row(teamId));
+    await app.deps.emailWriter.write(row(app.teamId));
     expect(wakes.slice(before)).toEqual(['email.drain']);
   });
 
@@ -102,17 +95,17 @@ describe('QueuedEmailWriter', () => {
       );
     await sql(`DELETE FROM agenda_jobs WHERE name = 'email.drain'`);
     const inAnHour = new Date(Date.now() + 3_600_000);
-    await app.deps.emailWriter.write({ ...row(teamId), scheduled_at: inAnHour.toISOString() });
+    await app.deps.emailWriter.write({ ...row(app.teamId), scheduled_at: inAnHour.toISOString() });
     expect(await drains()).toEqual([[inAnHour.getTime(), false]]);
     // Due now: the run waiting for later is too late for it.
-    await app.deps.emailWriter.write(row(teamId));
-    await app.deps.emailWriter.write(row(teamId));
+    await app.deps.emailWriter.write(row(app.teamId));
+    await app.deps.emailWriter.write(row(app.teamId));
     const [now] = await drains();
     expect(now![0]).toBeLessThanOrEqual(Date.now());
     expect(await drains()).toHaveLength(2);
     // A run already started (locked) does not count: it may have looked for the last time.
     await sql(`UPDATE agenda_jobs SET locked_at = now() WHERE name = 'email.drain' AND next_run_at <= now()`);
-    await app.deps.emailWriter.write(row(teamId));
+    await app.deps.emailWriter.write(row(app.teamId));
     expect((await drains()).map(([, locked]) => locked).sort()).toEqual([false, false, true]);
   });
 
@@ -121,15 +114,15 @@ describe('QueuedEmailWriter', () => {
     const writer = new QueuedEmailWriter(app.deps.orm, { wake: () => {} }, 1);
     const key = randomUUID();
     const record = (response: unknown): IdempotencyRecord => ({
-      teamId,
+      teamId: app.teamId,
       key,
       requestHash: Buffer.alloc(32),
       statusCode: 200,
       response,
     });
-    const [first, second] = [row(teamId), row(teamId)];
+    const [first, second] = [row(app.teamId), row(app.teamId)];
     const results = await Promise.allSettled([
-      writer.write(row(teamId)),
+      writer.write(row(app.teamId)),
       writer.write(first, record({ id: first.id })),
       writer.write(second, record({ id: second.id })),
     ]);

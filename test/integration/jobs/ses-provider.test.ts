@@ -3,44 +3,38 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Event } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { type SesReply, type SesRequest, startSesDouble, type SesDouble } from '../../support/ses-double.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const UNSUBSCRIBE = `<https://acme.test/unsubscribe/${'t'.repeat(120)}>, <mailto:unsubscribe@acme.test?subject=unsubscribe>`;
 
 /** The next answers to sends, in order; empty means the emulator answers. */
 const sendReplies: SesReply[] = [];
 let ses: SesDouble;
-let app: TestApp;
-let token: string;
-let teamId: string;
 
 beforeAll(async () => {
   ses = await startSesDouble((request: SesRequest) =>
     request.path === '/v2/email/outbound-emails' ? (sendReplies.shift() ?? 'default') : 'default',
   );
-  const provider = {
-    type: 'ses',
-    regions: ['us-east-1', 'eu-west-1'],
-    configuration_set: 'postlane-events',
-    endpoint: ses.url,
-    access_key_id: 'AKIDEXAMPLE000000',
-    secret_access_key: 'secretsecretsecretsecret',
-    max_attempts: 2,
-  };
-  // With a bounce domain, which SES does not take: its API has no envelope sender (see below).
-  app = await startTestApp({
-    env: { POSTLANE_PROVIDERS: JSON.stringify([provider]), POSTLANE_BOUNCE_DOMAIN: 'bounces.acme.test' },
-  });
-  ({ token, teamId } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
 });
-afterAll(async () => {
-  await app?.close();
-  await ses?.close();
+afterAll(() => ses?.close());
+const provider = () => ({
+  type: 'ses',
+  regions: ['us-east-1', 'eu-west-1'],
+  configuration_set: 'postlane-events',
+  endpoint: ses.url,
+  access_key_id: 'AKIDEXAMPLE000000',
+  secret_access_key: 'secretsecretsecretsecret',
+  max_attempts: 2,
 });
+// With a bounce domain, which SES does not take: its API has no envelope sender (see below).
+const app = useTestApp(() => ({
+  env: { POSTLANE_PROVIDERS: JSON.stringify([provider()]), POSTLANE_BOUNCE_DOMAIN: 'bounces.acme.test' },
+  team: { verifiedDomains: ['acme.test'] },
+}));
 
 const send = async (body: Record<string, unknown>) => {
   const res = await app.request('POST', '/emails', {
-    token,
+    token: app.token,
     body: { from: 'Acme <news@acme.test>', to: 'reader@example.com', subject: 'hello', text: 'body', ...body },
   });
   expect(res.status).toBe(200);
@@ -56,7 +50,7 @@ const eventTypes = async (id: string) =>
 
 describe('the SES provider', () => {
   it('creates an Easy DKIM identity for a new domain and publishes its three CNAMEs', async () => {
-    const res = await app.request('POST', '/domains', { token, body: { name: 'mail.acme.test' } });
+    const res = await app.request('POST', '/domains', { token: app.token, body: { name: 'mail.acme.test' } });
     expect(res.status).toBe(201);
     const create = ses.requests.find(
       (r) => r.method === 'POST' && r.path === '/v2/email/identities' && r.body?.EmailIdentity === 'mail.acme.test',
@@ -74,7 +68,7 @@ describe('the SES provider', () => {
       ),
     );
 
-    expect((await app.request('DELETE', `/domains/${res.body.id}`, { token })).status).toBe(200);
+    expect((await app.request('DELETE', `/domains/${res.body.id}`, { token: app.token })).status).toBe(200);
     expect(ses.identities.has('mail.acme.test')).toBe(false);
   });
 
@@ -130,7 +124,7 @@ describe('the SES provider', () => {
   it('has a client per region: a domain in eu-west-1 sends through SES in eu-west-1', async () => {
     expect(app.deps.providers.forRegion('eu-west-1')).not.toBe(app.deps.providers.forRegion('us-east-1'));
     const domain = await app.request('POST', '/domains', {
-      token,
+      token: app.token,
       body: { name: 'eu.acme.test', region: 'eu-west-1' },
     });
     expect(domain.status).toBe(201);
@@ -139,7 +133,7 @@ describe('the SES provider', () => {
       .fork()
       .getConnection()
       .execute(`UPDATE domain SET status = 'verified' WHERE id = ?`, [domain.body.id]);
-    app.deps.senderDomains.evict(teamId);
+    app.deps.senderDomains.evict(app.teamId);
     const id = await send({ from: 'news@eu.acme.test', subject: 'from europe' });
     await deliver(id);
     expect(await load(id)).toMatchObject({ status: 'sent', region: 'eu-west-1' });

@@ -1,32 +1,28 @@
 import { until } from '../../support/until.js';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Email, Team, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../../server/entities/index.js';
 import { emitEvent } from '../../../server/services/events/emit-event.js';
 import { drainEndpoint } from '../../../server/services/webhooks/drain-endpoint.js';
 import { purgeWebhookDeliveries } from '../../../server/services/maintenance/purges.js';
 import { sweepWebhooks } from '../../../server/services/webhooks/sweep-webhooks.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../../server/webhooks/delivery-policy.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { type Reply, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-let app: TestApp;
 let now: number;
 const receivers: WebhookReceiver[] = [];
 
-beforeAll(async () => {
-  app = await startTestApp({
-    env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '1' },
-  });
+const app = useTestApp({
+  env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', POSTLANE_WEBHOOK_TIMEOUT_SECONDS: '1' },
+});
+beforeAll(() => {
   // The injectable clock: retry times are asserted without waiting for them.
   now = Date.now();
   app.deps.clock = () => new Date(now);
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await app.close();
 });
 
 const em = () => app.deps.orm.em;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../../support/db.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { openTerminal } from '../../support/terminal.js';
+import { untilFound } from '../../support/until.js';
 
 const BIN_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../../bin');
 const dir = mkdtempSync(join(tmpdir(), 'postlane-journey-'));
@@ -65,12 +66,10 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
 
     // The appliance, in the background of the same shell, on the port it picks.
     await terminal.run(`POSTLANE_LOG_LEVEL=info postlane serve --role all > ${join(dir, 'serve.log')} 2>&1 &`);
-    let url: string | undefined;
-    for (let i = 0; i < 100 && !url; i += 1) {
-      url = /"url":"(http:[^"]+)"/.exec((await terminal.run(`cat ${join(dir, 'serve.log')}`)).output)?.[1];
-      if (!url) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(url).toBeDefined();
+    const url = await untilFound(
+      async () => /"url":"(http:[^"]+)"/.exec((await terminal.run(`cat ${join(dir, 'serve.log')}`)).output)?.[1],
+      'serve never printed its URL',
+    );
 
     process.env.RESEND_BASE_URL = url;
     const resend = new Resend(token);

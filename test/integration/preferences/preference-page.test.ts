@@ -2,19 +2,17 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPreferenceToken } from '../../../server/services/preferences/preference-token.js';
 import { launchBrowser } from '../../support/browser.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let browser: BrowserContext;
 let closeBrowser: () => Promise<void>;
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
   ({ browser, close: closeBrowser } = await launchBrowser());
 });
 afterAll(async () => {
   await closeBrowser?.();
-  await app.close();
 });
 
 const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;

@@ -1,21 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Team } from '../../../server/entities/index.js';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-let token: string;
-let teamId: string;
 const processes: PostlaneProcess[] = [];
 const apis: string[] = [];
 const PLANS = JSON.stringify({
   pro: { quota: 'monthly', emails_per_month: 5, overage_usd_per_1k: 1, domains: null, contacts: null },
 });
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  ({ token, teamId } = await app.createTeamWithKey());
-  await app.run(() => app.deps.orm.em.nativeUpdate(Team, teamId, { plan: 'pro' }));
+  await app.run(() => app.deps.orm.em.nativeUpdate(Team, app.teamId, { plan: 'pro' }));
   for (let i = 0; i < 2; i += 1) {
     const proc = spawnPostlane(['serve', '--role', 'api'], {
       DATABASE_URL: app.databaseUrl,
@@ -34,7 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
   await Promise.all(processes.map((proc) => proc.exited));
-  await app.close();
 });
 
 describe('two API processes racing for the last unit of a monthly quota', () => {
@@ -42,7 +37,7 @@ describe('two API processes racing for the last unit of a monthly quota', () => 
     const send = (api: string) =>
       fetch(`${api}/emails`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ from: 'a@acme.test', to: 'b@example.com', subject: 'x', text: 'x' }),
       }).then((r) => r.status);
     const first = await Promise.all([send(apis[0]!), send(apis[1]!), send(apis[0]!), send(apis[1]!)]);

@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostlaneProcess, spawnPostlane } from '../../support/postlane-process.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { until } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let receiver: WebhookReceiver;
-let app: TestApp;
-let token: string;
 const processes: PostlaneProcess[] = [];
 const apis: string[] = [];
 
@@ -23,7 +22,8 @@ const env = () => ({
 async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
   const proc = spawnPostlane(['serve', '--role', role], env());
   processes.push(proc);
-  await proc.waitForOutput(/postlane started/);
+  // Four processes start at once: on a loaded machine each can take half a minute.
+  await proc.waitForOutput(/postlane started/, 60_000);
   if (role === 'api') apis.push(/"url":"(http:[^"]+)"/.exec(proc.output())![1]!);
   return proc;
 }
@@ -31,26 +31,28 @@ async function start(role: 'api' | 'worker'): Promise<PostlaneProcess> {
 beforeAll(async () => {
   sink = await startSmtpSink();
   receiver = await startWebhookReceiver();
-  // Only for its database and a key: the mail goes through the processes below.
-  app = await startTestApp();
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
+});
+afterAll(async () => {
+  await sink.close();
+  await receiver.close();
+});
+// Only for its database and a key: the mail goes through the processes below.
+const app = useTestApp({ team: { verifiedDomains: ['acme.test'] } });
+beforeAll(async () => {
   await Promise.all([start('api'), start('api'), start('worker'), start('worker')]);
   const hook = await post(apis[0]!, '/webhooks', { endpoint: receiver.url, events: ['email.sent'] });
   expect(hook.status).toBe(201);
-}, 60_000);
+}, 90_000);
 afterAll(async () => {
   for (const proc of processes) proc.child.kill('SIGTERM');
   await Promise.all(processes.map((proc) => proc.exited));
-  await app.close();
-  await sink.close();
-  await receiver.close();
 });
 
 /** The status and JSON body, as the type the caller names. */
 const post = <T = unknown>(api: string, path: string, body: unknown) =>
   fetch(`${api}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as T }));
 
@@ -76,8 +78,11 @@ describe('two API and two worker processes on one database', () => {
     expect(new Set(ids).size).toBe(300);
 
     await sink.waitFor(300, 60_000);
-    // Nothing more arrives once every email is sent: no duplicate from two workers claiming one email.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Nothing more arrives once every email is settled as sent: no worker claims one again, and a send in
+    // flight holds its row in `sending`. From then on a duplicate from two workers claiming one email would show.
+    const count = async (sql: string) =>
+      Number((await app.deps.orm.em.fork().getConnection().execute<{ n: string }[]>(sql))[0]!.n);
+    await until(async () => (await count(`SELECT count(*) AS n FROM email WHERE status <> 'sent'`)) === 0, 60_000);
     const messageIds = sink.received.map((m) => m.parsed.messageId);
     expect(messageIds).toHaveLength(300);
     expect(new Set(messageIds).size).toBe(300);
@@ -89,7 +94,11 @@ describe('two API and two worker processes on one database', () => {
     expect(statuses).toEqual([{ status: 'sent', n: '300' }]);
 
     await receiver.waitFor(300, 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Likewise for webhooks: each delivery row was written with its event, and one marked delivered is not sent again.
+    await until(
+      async () => (await count(`SELECT count(*) AS n FROM webhook_delivery WHERE status <> 'delivered'`)) === 0,
+      60_000,
+    );
     const sentIds = receiver.received.map((r) => (JSON.parse(r.body) as { data: { email_id: string } }).data.email_id);
     expect(new Set(sentIds)).toEqual(new Set(ids));
     // At least once, and here (no crash) exactly once: one delivery per email, one webhook-id each.

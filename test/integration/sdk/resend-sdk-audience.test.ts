@@ -1,19 +1,16 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let resend: Resend;
 
+const app = useTestApp();
 beforeAll(async () => {
-  app = await startTestApp();
-  const { token } = await app.createTeamWithKey();
   process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
+  resend = new Resend(app.token);
 });
 afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
-  await app.close();
 });
 
 /** The SDK answers `{data, error}`; a test reads data and fails loudly on an error. */

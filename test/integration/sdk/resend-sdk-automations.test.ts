@@ -1,25 +1,19 @@
 import type { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runDueSteps } from '../../../server/services/automations/run-due-steps.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let resend: Resend;
-let token: string;
 /** The injected clock: the app and the engine read it; tests move it forward. */
 let now = new Date('2026-11-02T10:00:00.000Z');
 const advance = (ms: number) => (now = new Date(now.getTime() + ms));
 const DAY = 86_400_000;
 
+// Jobs are recorded, not run: the test drives the engine itself under its own clock.
+const app = useTestApp();
 beforeAll(async () => {
-  // Jobs are recorded, not run: the test drives the engine itself under its own clock.
-  app = await startTestApp();
   app.deps.clock = () => new Date(now);
-  ({ token } = await app.createTeamWithKey());
-  resend = app.sdk(token);
-});
-afterAll(async () => {
-  await app.close();
+  resend = app.sdk(app.token);
 });
 
 /** Executes every step due by the injected clock. */
@@ -28,7 +22,7 @@ async function drain(): Promise<void> {
 }
 
 async function emailsTo(address: string): Promise<{ subject: string; id: string }[]> {
-  const { body } = await app.request('GET', '/emails?limit=100', { token });
+  const { body } = await app.request('GET', '/emails?limit=100', { token: app.token });
   return body.data.filter((e: { to: string[] }) => e.to.includes(address));
 }
 
@@ -304,7 +298,7 @@ describe('the official resend SDK: automations', () => {
     });
     const id = data!.id;
     await resend.contacts.create({ email: 'gone@example.com', unsubscribed: true });
-    await app.request('POST', '/suppressions', { token, body: { email: 'bounced@example.com' } });
+    await app.request('POST', '/suppressions', { token: app.token, body: { email: 'bounced@example.com' } });
     for (const email of ['gone@example.com', 'bounced@example.com', 'deleted@example.com', 'stopped@example.com'])
       expect((await resend.events.send({ event: 'behave', email })).error).toBeNull();
     await drain();
@@ -383,7 +377,7 @@ describe('the official resend SDK: automations', () => {
     ];
     for (const [steps, connections, message] of cases) {
       const { status, body } = await app.request('POST', '/automations', {
-        token,
+        token: app.token,
         body: { ...base, steps, connections },
       });
       expect(status).toBe(422);

@@ -1,9 +1,9 @@
 import type { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Email, type IEmail } from '../../../server/entities/index.js';
 import { recordEmailEvent } from '../../../server/services/emails/record-email-event.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
 const CHROME =
@@ -12,16 +12,13 @@ const PRICING = 'https://acme.test/pricing';
 const BLOG = 'https://acme.test/blog';
 const READERS = ['ann@example.com', 'bob@example.com', 'cyd@example.com', 'dee@example.com', 'eve@example.com'];
 
-let app: TestApp;
 let resend: Resend;
 let broadcastId: string;
-let token: string;
 const emailOf = new Map<string, string>();
 
+const app = useTestApp({ jobs: 'worker', team: { verifiedDomains: ['acme.test'] } });
 beforeAll(async () => {
-  app = await startTestApp({ jobs: 'worker' });
-  ({ token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] }));
-  resend = app.sdk(token);
+  resend = app.sdk(app.token);
   const { data: segment } = await resend.segments.create({ name: 'Readers' });
   for (const email of READERS) await resend.contacts.create({ email, segments: [{ id: segment!.id }] });
   const { data: created } = await resend.broadcasts.create({
@@ -74,7 +71,6 @@ beforeAll(async () => {
   });
   await resend.contacts.update({ email: 'cyd@example.com', unsubscribed: true });
 }, 90_000);
-afterAll(() => app?.close());
 
 const emails = (page: { data: { email: string }[] }) => page.data.map((r) => r.email);
 
@@ -140,7 +136,7 @@ describe('the official resend SDK: broadcast recipients and clicked links', () =
 
     const wrong = await resend.broadcasts.recipients(broadcastId, { type: 'sent', bounceType: 'permanent' as never });
     expect(wrong.error).toMatchObject({ name: 'validation_error' });
-    const missing = await app.request('GET', `/broadcasts/${broadcastId}/recipients`, { token });
+    const missing = await app.request('GET', `/broadcasts/${broadcastId}/recipients`, { token: app.token });
     expect(missing.status).toBe(422);
   });
 

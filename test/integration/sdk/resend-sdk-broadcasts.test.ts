@@ -1,22 +1,18 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { untilFound } from '../../support/until.js';
 
-let app: TestApp;
 let resend: Resend;
-let token: string;
 
+// The default capture provider, and workers in this process.
+const app = useTestApp({ jobs: 'worker' });
 beforeAll(async () => {
-  // The default capture provider, and workers in this process.
-  app = await startTestApp({ jobs: 'worker' });
-  ({ token } = await app.createTeamWithKey());
   process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
+  resend = new Resend(app.token);
 });
 afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
-  await app.close();
 });
 
 describe('the official resend SDK: broadcasts', () => {
@@ -67,7 +63,7 @@ describe('the official resend SDK: broadcasts', () => {
       return read.data?.status === 'sent' ? read : undefined;
     }, 'the broadcast was never sent');
     expect(done.data).toMatchObject({ status: 'sent', sent_count: 3 });
-    const captured = await app.request('GET', '/emails?limit=10', { token });
+    const captured = await app.request('GET', '/emails?limit=10', { token: app.token });
     const mine = captured.body.data.filter((e: { subject: string }) => e.subject === 'November news');
     expect(mine.map((e: { to: string[] }) => e.to[0]).sort()).toEqual([
       'one@example.com',

@@ -1,17 +1,10 @@
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runContactImport } from '../../../server/services/contact-imports/run-contact-import.js';
 import { queryDatabase } from '../../support/db.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { POSTLANE_IMPORT_BATCH_SIZE: '10' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+const app = useTestApp({ env: { POSTLANE_IMPORT_BATCH_SIZE: '10' } });
 
 const ok = <T>(result: { data: T | null; error: unknown }): T => {
   expect(result.error).toBeNull();

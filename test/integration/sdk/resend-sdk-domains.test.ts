@@ -1,22 +1,21 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer } from '../../support/dns-server.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let resend: Resend;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  app = await startTestApp({ env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '300' } });
-  const { token } = await app.createTeamWithKey();
-  process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
 });
 afterAll(async () => {
-  await app.close();
   await dns.close();
+});
+const app = useTestApp(() => ({ env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '300' } }));
+beforeAll(async () => {
+  process.env.RESEND_BASE_URL = app.url;
+  resend = new Resend(app.token);
 });
 
 describe('the official SDK, domains', () => {

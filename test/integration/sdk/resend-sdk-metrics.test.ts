@@ -7,7 +7,7 @@ import { compactMetricsRollup } from '../../../server/services/metrics/compact-m
 import { getEmailMetrics } from '../../../server/services/metrics/get-email-metrics.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
 import { CLOCK_INSTANTS } from '../../support/clock-instants.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -16,11 +16,7 @@ const HOUR = 3_600_000;
 // Far from UTC on both sides, and one with DST.
 const ZONES = ['Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/New_York', 'UTC'];
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app?.close());
+const app = useTestApp();
 
 const sql = async <T>(query: string, params: unknown[] = []) =>
   app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);

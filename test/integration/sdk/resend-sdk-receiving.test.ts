@@ -5,12 +5,11 @@ import { storeReceivedEmail } from '../../../server/services/inbound/store-recei
 import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let listener: InboundListener;
-let app: TestApp;
 let resend: Resend;
 let other: Resend;
 const png = Buffer.from('\x89PNG pretend logo', 'latin1');
@@ -95,19 +94,22 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   // The listener's SPF, DKIM and DMARC lookups go to this empty zone, never out of the machine.
   dns = await startDnsServer();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
-      POSTLANE_DNS_SERVERS: dns.address,
-      POSTLANE_DNS_TIMEOUT_MS: '2000',
-    },
-  });
-  const team = await app.createTeamWithKey('full_access', {
-    verifiedDomains: ['acme.test'],
-    receivingDomains: ['in.acme.test'],
-  });
-  resend = app.sdk(team.token);
+});
+afterAll(async () => {
+  await sink?.close();
+  await dns?.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: {
+    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_DNS_TIMEOUT_MS: '2000',
+  },
+  team: { verifiedDomains: ['acme.test'], receivingDomains: ['in.acme.test'] },
+}));
+beforeAll(async () => {
+  resend = app.sdk(app.token);
   other = app.sdk((await app.createTeamWithKey()).token);
   inlineId = (await storeReceivedEmail(app.deps, { envelope, raw: withInlineImage, verdicts }))[0]!.id;
   plainId = (await storeReceivedEmail(app.deps, { envelope, raw: plain, verdicts }))[0]!.id;
@@ -115,9 +117,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await listener?.close();
-  await app?.close();
-  await sink?.close();
-  await dns?.close();
 });
 
 const bytesOf = async (url: string) => {

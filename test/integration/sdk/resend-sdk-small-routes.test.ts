@@ -1,15 +1,8 @@
 import type { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/test-app.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+const app = useTestApp();
 
 const ok = <T>(result: { data: T | null; error: unknown }): T => {
   expect(result.error).toBeNull();

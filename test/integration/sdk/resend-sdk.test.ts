@@ -1,42 +1,42 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../support/smtp-sink.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
+import { untilFound } from '../../support/until.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
-let app: TestApp;
 let resend: Resend;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  app = await startTestApp({
-    jobs: 'worker',
-    // A poll a minute apart and two send slots: delivery below has to come from wake-ups, not polling.
-    env: {
-      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
-      POSTLANE_JOB_PROCESS_EVERY_SECONDS: '60',
-      POSTLANE_JOB_CONCURRENCY: '2',
-    },
-  });
-  const { token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['acme.test'] });
+});
+afterAll(async () => {
+  await sink.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  // A poll a minute apart and two send slots: delivery below has to come from wake-ups, not polling.
+  env: {
+    POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: sink.url, regions: ['us-east-1'] }]),
+    POSTLANE_JOB_PROCESS_EVERY_SECONDS: '60',
+    POSTLANE_JOB_CONCURRENCY: '2',
+  },
+  team: { verifiedDomains: ['acme.test'] },
+}));
+beforeAll(async () => {
   // Exactly how a user points the official SDK at Postlane.
   process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
+  resend = new Resend(app.token);
 });
 afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
-  await app.close();
-  await sink.close();
 });
 
-const waitForLastEvent = async (id: string, expected: string) => {
-  for (let i = 0; i < 100; i += 1) {
+const waitForLastEvent = (id: string, expected: string) =>
+  untilFound(async () => {
     const { data } = await resend.emails.get(id);
-    if (data?.last_event === expected) return data;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`email ${id} never reached ${expected}`);
-};
+    return data?.last_event === expected ? data : undefined;
+  }, `email ${id} never reached ${expected}`);
 
 describe('the official resend SDK', () => {
   it('sends an email that arrives at a real SMTP server, then reads it back', async () => {
@@ -95,15 +95,13 @@ describe('the official resend SDK', () => {
       tags: [{ name: 'category', value: 'invoice' }],
     });
     expect(error).toBeNull();
-    await sink.waitFor(1);
-    let mail = sink.received.find((m) => m.parsed.messageId === `<${data!.id}@acme.test>`);
-    for (let i = 0; i < 100 && !mail; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      mail = sink.received.find((m) => m.parsed.messageId === `<${data!.id}@acme.test>`);
-    }
-    expect(mail!.parsed.headers.get('x-entity-ref-id')).toBe('abc-123');
-    expect(mail!.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
-    expect(mail!.parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([
+    const mail = await untilFound(
+      () => sink.received.find((m) => m.parsed.messageId === `<${data!.id}@acme.test>`),
+      'the relay never got the email',
+    );
+    expect(mail.parsed.headers.get('x-entity-ref-id')).toBe('abc-123');
+    expect(mail.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    expect(mail.parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([
       ['invoice.pdf', 'application/pdf', '%PDF-1.4 pretend'],
       ['notes.txt', 'text/plain', 'hello'],
     ]);

@@ -1,24 +1,26 @@
 import { Resend } from 'resend';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { untilFound } from '../../support/until.js';
 
-let app: TestApp;
 let resend: Resend;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  app = await startTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
-  const { token } = await app.createTeamWithKey();
+});
+afterAll(async () => {
+  await receiver.close();
+});
+const app = useTestApp({ jobs: 'worker', env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
+beforeAll(async () => {
   process.env.RESEND_BASE_URL = app.url;
-  resend = new Resend(token);
+  resend = new Resend(app.token);
 });
 afterAll(async () => {
   delete process.env.RESEND_BASE_URL;
-  await app.close();
-  await receiver.close();
 });
 
 const svixHeaders = (headers: Record<string, unknown>) => ({
@@ -89,11 +91,10 @@ describe('webhooks through the official resend SDK', () => {
     ).toEqual(payload);
 
     // History as the SDK reads it.
-    let events = (await resend.webhooks.events.list({ webhookId: created!.id })).data!;
-    for (let i = 0; i < 50 && events.data[0]?.status !== 'success'; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      events = (await resend.webhooks.events.list({ webhookId: created!.id })).data!;
-    }
+    const events = await untilFound(async () => {
+      const { data } = await resend.webhooks.events.list({ webhookId: created!.id });
+      return data!.data[0]?.status === 'success' ? data! : undefined;
+    }, 'the delivery was never listed as a success');
     expect(events.data).toHaveLength(1);
     expect(events.data[0]).toMatchObject({ type: 'email.sent', status: 'success' });
     const eventId = events.data[0]!.id;

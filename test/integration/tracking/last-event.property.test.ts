@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Email, type IEmail } from '../../../server/entities/index.js';
 import { deliverDue } from '../../../server/services/outbox/drain-outbox.js';
 import { recordClick, recordOpen } from '../../../server/services/tracking/record-tracking.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const LINKS = ['https://shop.example/a', 'https://shop.example/b', 'https://shop.example/c'];
 type Op = 0 | 1 | 2 | 'open';
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app?.close());
+const app = useTestApp();
 
 const sql = async <T>(query: string, params: unknown[] = []) =>
   app.deps.orm.em.fork().getConnection().execute<T[]>(query, params);

@@ -12,7 +12,7 @@ import { createDeps } from '../../../server/deps.js';
 import { RecordingJobQueue } from '../../../server/jobs/index.js';
 import { createLogger } from '../../../server/logger.js';
 import { startDnsServer } from '../../support/dns-server.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { useTestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 /** Browsers and mail clients as they identify themselves today, and the machines that fetch mail links. */
@@ -45,7 +45,6 @@ const PUBLIC_URL = 'https://mail.postlane.test';
 /** Later than the delivery window, well within the webhook signature tolerance (the app clock signs them too). */
 const LATER = 60_000;
 
-let app: TestApp;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 const receivers: WebhookReceiver[] = [];
 /** How far the app's clock runs ahead of real time: tracking requests come "an hour later" unless a test says otherwise. */
@@ -55,22 +54,25 @@ let frozenAt: number | null = null;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  app = await startTestApp({
-    jobs: 'worker',
-    env: {
-      POSTLANE_PUBLIC_URL: PUBLIC_URL,
-      POSTLANE_DNS_SERVERS: dns.address,
-      POSTLANE_TRUST_PROXY: 'true',
-      POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-      POSTLANE_AUTH_CACHE_SECONDS: '0',
-    },
-  });
+});
+afterAll(async () => {
+  await dns.close();
+});
+const app = useTestApp(() => ({
+  jobs: 'worker',
+  env: {
+    POSTLANE_PUBLIC_URL: PUBLIC_URL,
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_TRUST_PROXY: 'true',
+    POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    POSTLANE_AUTH_CACHE_SECONDS: '0',
+  },
+}));
+beforeAll(async () => {
   app.deps.clock = () => new Date(frozenAt ?? Date.now() + clockOffset);
 });
 afterAll(async () => {
   for (const receiver of receivers) await receiver.close();
-  await app.close();
-  await dns.close();
 });
 
 const sql = async <T>(query: string, params: unknown[] = []) =>
