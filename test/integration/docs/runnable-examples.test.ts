@@ -40,11 +40,11 @@ const PAGES = [
 ];
 const DSN_TOKEN = 'd5'.repeat(32);
 const SHELLS = new Set(['sh', 'bash', 'shell', 'console']);
-/** Exit codes a page documents besides 0: `service status` exits 3 while stopped, `doctor` 1 on a problem, `domains check` 1 while a record is missing. */
+/** Exit codes a page documents besides 0: `service status` exits 3 while stopped, `doctor` 1 on a problem, `domains check` and `domains verify` 1 while a record is missing. */
 const ALLOWED_EXIT: [RegExp, number[]][] = [
   [/^service status/, [3]],
   [/^doctor/, [1]],
-  [/^domains check/, [1]],
+  [/^domains (check|verify)/, [1]],
 ];
 
 interface Block {
