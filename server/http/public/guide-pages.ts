@@ -14,6 +14,7 @@ export const GUIDE_PAGES: readonly { slug: string; title: string; group: GuideGr
   { slug: 'production', title: 'Production', group: 'Start' },
   { slug: 'sending', title: 'Sending email', group: 'Send' },
   { slug: 'api', title: 'The HTTP API', group: 'Send' },
+  { slug: 'smtp', title: 'Sending with SMTP', group: 'Send' },
   { slug: 'templates', title: 'Templates and broadcasts', group: 'Send' },
   { slug: 'domains', title: 'Domains and DNS', group: 'Send' },
   { slug: 'deliverability', title: 'Tracking and deliverability', group: 'Send' },

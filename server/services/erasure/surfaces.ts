@@ -376,6 +376,7 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'contact_property.*': 'the team’s property definitions',
   'contact_topic.*': 'choices, keyed by contact id',
   'domain.*': 'the team’s sending domains',
+  'domain_claim.*': 'a domain name, its region, a DNS token and states',
   'mikro_orm_migrations.*': 'migration names',
   'quota_notice.*': 'event names',
   'deliverability_day.*': 'counts per team, region and day',
