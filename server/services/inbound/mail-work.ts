@@ -101,9 +101,10 @@ export class MailWork {
       ...(existsSync(COMPILED_WORKER)
         ? { filename: COMPILED_WORKER }
         : { filename: SOURCE_WORKER, execArgv: withTsx(process.execArgv) }),
-      minThreads: 0,
+      // Piscina replaces a thread ended at a deadline only up to minThreads, and queued tasks wait for
+      // a thread: with fewer, messages queued behind two runaway ones would never be answered.
+      minThreads: this.config.POSTLANE_MAIL_WORKERS,
       maxThreads: this.config.POSTLANE_MAIL_WORKERS,
-      idleTimeout: 60_000,
       // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
       resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
     });
