@@ -225,6 +225,8 @@ function anchor(text: string): string {
     .replace(/\s/g, '-');
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
 const markdown = new Marked({
   walkTokens(token) {
     // A link to a sibling page (`domains.md#records`) becomes its URL here.
@@ -236,6 +238,10 @@ const markdown = new Marked({
   renderer: {
     heading({ tokens, depth, text }) {
       return `<h${depth} id="${anchor(text)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+    },
+    // A narrow table breaks a long setting name at its underscores before anywhere else.
+    codespan({ text }) {
+      return `<code>${escapeHtml(text).replaceAll('_', '_<wbr>')}</code>`;
     },
   },
 });
@@ -263,6 +269,8 @@ code { font: 0.9em ui-monospace, monospace; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; overflow-wrap: anywhere; }
 td code, th code { white-space: normal; overflow-wrap: anywhere; }
+/* A name in the first column breaks at its underscores (<wbr>), never inside a word. */
+td:first-child code { overflow-wrap: break-word; }
 .landing section { margin-bottom: 1rem; }
 @media (max-width: 50rem) {
   .layout { display: block; padding: 0.75rem 1rem 3rem; }
