@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { render } from 'ink';
+import { render, Text } from 'ink';
 import { eraseAddresses, type ErasureReceipt } from '../../server/services/erasure/erase-addresses.js';
 import { parseMailbox } from '../../server/mail/address.js';
 import { SecretBox } from '../../server/security/secret-box.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { confirmed } from '../lib/confirm.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderTable } from '../lib/render.js';
+import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
 /** Addresses per transaction: a long list is erased in steps, each complete on its own. */
@@ -83,8 +83,12 @@ export async function erase(
     removed: totals,
   };
   if (json) return printJson(receipt);
-  process.stdout.write(
-    `${options.dryRun ? 'Dry run: would erase' : 'Erased'} ${addresses.length} address${addresses.length === 1 ? '' : 'es'} for team ${team.name} (${team.id}) at ${receipt.completed_at}\n`,
+  // Through Ink, so the headline wraps at a terminal's edge and stays one line piped.
+  await renderElement(
+    <Text>
+      {options.dryRun ? 'Dry run: would erase' : 'Erased'} {addresses.length} address
+      {addresses.length === 1 ? '' : 'es'} for team {team.name} ({team.id}) at {receipt.completed_at}
+    </Text>,
   );
   await renderTable({
     columns: ['KIND', options.dryRun ? 'WOULD CHANGE' : 'ROWS ERASED'],
