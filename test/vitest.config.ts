@@ -40,11 +40,22 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           exclude: system,
           globalSetup: ['test/support/global-setup.ts'],
+          // Vitest's default is one file at a time on two cores; these files mostly wait (on
+          // PostgreSQL, sockets, child processes), so three at once keep both cores busy.
+          maxWorkers: 3,
         },
       },
       {
         extends: true,
-        test: { name: 'system', include: system, globalSetup: ['test/support/global-setup.ts'] },
+        test: {
+          name: 'system',
+          include: system,
+          globalSetup: ['test/support/global-setup.ts'],
+          // After the others and one file at a time: these kill processes and restart PostgreSQL
+          // under timing bounds that a loaded machine would stretch.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

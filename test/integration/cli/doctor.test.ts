@@ -1,12 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
+import { selfSignedCertificate } from '../../support/certificate.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { useTestApp } from '../../support/test-app.js';
@@ -66,20 +63,10 @@ describe('postlane doctor', () => {
   });
 
   it('warns about a self-signed submission certificate and says how to replace it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'doctor-tls-'));
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ]),
-      { stdio: 'ignore' },
-    );
+    const { certPath, keyPath } = selfSignedCertificate('localhost');
     const { byName } = await doctor({
-      POSTLANE_SUBMISSION_TLS_CERT: join(dir, 'cert.pem'),
-      POSTLANE_SUBMISSION_TLS_KEY: join(dir, 'key.pem'),
+      POSTLANE_SUBMISSION_TLS_CERT: certPath,
+      POSTLANE_SUBMISSION_TLS_KEY: keyPath,
     });
     expect(byName.submission_tls).toMatchObject({ status: 'warn', detail: expect.stringContaining('self-signed') });
     expect(byName.submission_tls!.fix).toContain('certificate authority');
