@@ -4,7 +4,10 @@
  * suppression, quota and the outbox insert of the email, its raw MIME and recipients before 250),
  * beside a baseline measured in the same run by the same client: a bare `smtp-server` with the same
  * AUTH that reads each message into memory and discards it. Both listen in this
- * process, over loopback, with the same connections; the ratio is the figure.
+ * process, over loopback, with the same connections; the ratio is the figure. Then a flood: 32
+ * sessions at once, each with a message just under the size limit (2 MB here, so the DATA budget is
+ * 16 MB), while the listener's held bytes and the process's memory are sampled: every message gets
+ * 250 or 451, the held bytes never pass the budget and are all given back.
  *
  *   node --import tsx test/bench/submission.bench.ts [--json] [--messages 3000] [--connections 8]
  */
@@ -26,7 +29,7 @@ import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
 import { createDomain } from '../../server/services/domains/create-domain.js';
-import { startSubmissionListener } from '../../server/services/submission/listener.js';
+import { type SubmissionListener, startSubmissionListener } from '../../server/services/submission/listener.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
@@ -44,6 +47,9 @@ const connections = Number(args.connections);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
 const SENDER = 'submission-bench.test';
+/** The flood: sessions at once, and the size limit that sets the DATA budget (eight such messages). */
+const FLOOD_SESSIONS = 32;
+const FLOOD_MAX_MB = 2;
 
 /** A message of about 5 KB, built once: every submission sends the same bytes. */
 const message = [
@@ -61,8 +67,9 @@ const message = [
  * `connections` sessions, each authenticated once (AUTH PLAIN on the loopback plain port: TLS is
  * the same library's cost on both sides) and sending its share one after another; every message must get 250.
  */
+const credentials = (password: string) => Buffer.from(`\0resend\0${password}`).toString('base64');
+
 async function submitAll(port: number, password: string): Promise<number> {
-  const credentials = Buffer.from(`\0resend\0${password}`).toString('base64');
   const started = performance.now();
   await Promise.all(
     Array.from({ length: connections }, async (_, lane) => {
@@ -70,7 +77,7 @@ async function submitAll(port: number, password: string): Promise<number> {
       try {
         if ((await client.greeting).code !== 220) throw new Error('no greeting');
         await client.command('EHLO client.bench.test');
-        const auth = await client.command(`AUTH PLAIN ${credentials}`);
+        const auth = await client.command(`AUTH PLAIN ${credentials(password)}`);
         if (auth.code !== 235) throw new Error(`AUTH: ${auth.code} ${auth.text}`);
         for (let i = lane; i < messages; i += connections) {
           const steps = [
@@ -90,6 +97,52 @@ async function submitAll(port: number, password: string): Promise<number> {
   return messages / ((performance.now() - started) / 1000);
 }
 
+/**
+ * FLOOD_SESSIONS sessions at once, each sending one message just under the size limit; the held bytes
+ * and the process's resident memory sampled meanwhile. Every session must get 250 or 451.
+ */
+async function flood(listener: SubmissionListener, password: string) {
+  const large = [
+    `From: App <app@${SENDER}>`,
+    'To: reader@example.com',
+    'Subject: Submission flood',
+    '',
+    `${'z'.repeat(76)}\r\n`.repeat(Math.floor((FLOOD_MAX_MB * 1024 * 1024 - 1024) / 78)),
+  ].join('\r\n');
+  const rssBefore = process.memoryUsage().rss;
+  let peakHeld = 0;
+  let peakRss = rssBefore;
+  const sampler = setInterval(() => {
+    peakHeld = Math.max(peakHeld, listener.heldBytes());
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 5);
+  const replies = await Promise.all(
+    Array.from({ length: FLOOD_SESSIONS }, async () => {
+      const client = await smtpConnect(listener.ports.plain!);
+      try {
+        await client.greeting;
+        await client.command('EHLO client.bench.test');
+        await client.command(`AUTH PLAIN ${credentials(password)}`);
+        await client.command(`MAIL FROM:<app@${SENDER}>`);
+        await client.command('RCPT TO:<reader@example.com>');
+        return (await client.data(large, 120_000)).code;
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  clearInterval(sampler);
+  return {
+    messageBytes: large.length,
+    accepted: replies.filter((code) => code === 250).length,
+    deferred: replies.filter((code) => code === 451).length,
+    budgetBytes: 8 * FLOOD_MAX_MB * 1024 * 1024,
+    peakHeldBytes: peakHeld,
+    heldAfter: listener.heldBytes(),
+    rssGrowthMb: Math.round((peakRss - rssBefore) / 1024 / 1024),
+  };
+}
+
 const tls = selfSignedSubmissionCert(mkdtempSync(join(tmpdir(), 'submission-bench-')), 'localhost')!;
 const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
@@ -102,7 +155,8 @@ try {
     POSTLANE_SUBMISSION_PLAIN_PORT: '0',
     POSTLANE_SUBMISSION_TLS_CERT: tls.cert,
     POSTLANE_SUBMISSION_TLS_KEY: tls.key,
-    POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP: String(connections + 2),
+    POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP: String(Math.max(connections, FLOOD_SESSIONS) + 2),
+    POSTLANE_SUBMISSION_MAX_MESSAGE_MB: String(FLOOD_MAX_MB),
   });
   const orm = await initOrm(config, { pool: serverPool(config) });
   try {
@@ -141,13 +195,15 @@ try {
     progress(`postlane: ${messages} messages through the submission listener…`);
     const listener = await startSubmissionListener(deps);
     const postlanePerSecond = await submitAll(listener.ports.plain!, token);
+    progress(`flood: ${FLOOD_SESSIONS} sessions at once, each with a message of ${FLOOD_MAX_MB} MB…`);
+    const flooded = await flood(listener, token);
     await listener.close();
 
     const [row] = await orm.em
       .fork()
       .getConnection()
       .execute<{ stored: number }[]>(`SELECT count(*)::int AS stored FROM email WHERE raw_mime IS NOT NULL`);
-    report({ baselinePerSecond, postlanePerSecond, stored: row!.stored, kept });
+    report({ baselinePerSecond, postlanePerSecond, stored: row!.stored - flooded.accepted, kept, flooded });
     await deps.providers.close();
   } finally {
     await orm.close();
@@ -156,10 +212,25 @@ try {
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }
 
-function report(r: { baselinePerSecond: number; postlanePerSecond: number; stored: number; kept: number }) {
+function report(r: {
+  baselinePerSecond: number;
+  postlanePerSecond: number;
+  stored: number;
+  kept: number;
+  flooded: Awaited<ReturnType<typeof flood>>;
+}) {
   const ratio = r.postlanePerSecond / r.baselinePerSecond;
-  const sanity = { messages, stored: r.stored, allStored: r.stored === messages, baselineKept: r.kept };
-  if (!sanity.allStored || r.kept !== messages) process.exitCode = 1;
+  const f = r.flooded;
+  const floodAnswered = f.accepted + f.deferred === FLOOD_SESSIONS;
+  const sanity = {
+    messages,
+    stored: r.stored,
+    allStored: r.stored === messages,
+    baselineKept: r.kept,
+    floodAnswered,
+    floodWithinBudget: f.peakHeldBytes <= f.budgetBytes && f.heldAfter === 0,
+  };
+  if (!sanity.allStored || r.kept !== messages || !floodAnswered || !sanity.floodWithinBudget) process.exitCode = 1;
   if (args.json) {
     console.log(
       JSON.stringify(
@@ -172,6 +243,7 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
           postlanePerSecond: Math.round(r.postlanePerSecond),
           ratio: Number(ratio.toFixed(3)),
           target: { perSecond: 1000, ratio: 0.3 },
+          flood: { sessions: FLOOD_SESSIONS, ...f },
           sanity,
         },
         null,
@@ -188,4 +260,8 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
     `postlane submission listener           ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(3)}   (target ≥ 1,000 /s and ≥ 0.3)`,
   );
   console.log(`sanity: ${r.stored} of ${messages} stored with their MIME; baseline kept ${r.kept}`);
+  console.log(
+    `flood: ${FLOOD_SESSIONS} × ${(f.messageBytes / 1024 / 1024).toFixed(1)} MB at once: ${f.accepted} × 250, ${f.deferred} × 451; ` +
+      `held at most ${(f.peakHeldBytes / 1024 / 1024).toFixed(1)} MB of a ${f.budgetBytes / 1024 / 1024} MB budget (${f.heldAfter} after); resident memory +${f.rssGrowthMb} MB`,
+  );
 }

@@ -17,6 +17,8 @@ import type { Auth } from '../api-keys/auth.js';
 import { authenticateApiKey } from '../api-keys/authenticate-api-key.js';
 import { DataBudget, type HeldMessage } from '../inbound/data-budget.js';
 import { PeerLimits } from '../inbound/peer-limits.js';
+import { QueuedEmailWriter } from '../outbox/queued-email-writer.js';
+import { SendStateLoader } from '../outbox/send-state-loader.js';
 import { smtpReply, submitMessage } from './submit-message.js';
 
 export interface SubmissionListener {
@@ -80,6 +82,14 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
     };
   const servers: SMTPServer[] = [];
   const budget = new DataBudget(config.POSTLANE_SUBMISSION_MAX_MESSAGE_MB * 1024 * 1024);
+  // Group commit across sessions: one lookup and one insert in flight, the messages finished meanwhile
+  // share the next (a listener has a few busy sessions, not the API's hundreds of requests: with the
+  // API's four in flight, each message would go alone).
+  const sending = {
+    ...deps,
+    emailWriter: new QueuedEmailWriter(deps.orm, deps.jobs, 1),
+    sendStates: new SendStateLoader(deps.orm, 1),
+  };
 
   async function authenticate(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<Auth> {
     const ip = session.remoteAddress;
@@ -116,7 +126,7 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       // Over the size limit, smtp-server has answered 552 already (rejectOversized).
       if (stream.sizeExceeded) return '';
       if (message.overBudget) throw reply(451, '4.3.1 Too busy, the message was not stored: try again in a moment');
-      const { id } = await submitMessage(deps, session.user as unknown as Auth, message.raw, {
+      const { id } = await submitMessage(sending, session.user as unknown as Auth, message.raw, {
         recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
       });
       return `2.0.0 OK ${id}`;
