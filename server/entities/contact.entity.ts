@@ -12,7 +12,18 @@ export type ContactPropertyValue = string | number;
 export const Contact = defineEntity({
   name: 'Contact',
   uniques: [{ name: 'contact_team_id_email_unique', properties: ['team', 'email'] }],
-  indexes: [{ name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] }],
+  indexes: [
+    { name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
+    // What a segment's count reads (Migration20270104000000_segment_counts): trigrams for the text operators.
+    ...(['email', 'first_name', 'last_name'] as const).map((column) => ({
+      name: `contact_${column}_trgm_idx`,
+      expression: `create index "contact_${column}_trgm_idx" on "contact" using gin ("${column}" gin_trgm_ops)`,
+    })),
+    {
+      name: 'contact_property_text_trgm_idx',
+      expression: `create index "contact_property_text_trgm_idx" on "contact" using gin (contact_property_text("properties") gin_trgm_ops)`,
+    },
+  ],
   properties: {
     ...baseProperties,
     team: () => p.manyToOne(Team),

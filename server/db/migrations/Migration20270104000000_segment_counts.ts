@@ -1,0 +1,91 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * What a segment's `contact_count` reads instead of scanning the team's contacts (see
+ * `segmentCount`):
+ *
+ * - `contact_tally`: the team's number of contacts, so `neq`, `not_contains`, a topic's default and
+ *   `unsubscribed eq false` are a total minus a small count. One row per team and backend
+ *   (`pg_backend_pid()`, as the metrics rollup's slots), kept by statement-level triggers in the
+ *   writing transaction, so the sum is exact and concurrent writers never wait on one row; the
+ *   maintenance task `contact_tally` folds the slots into slot 0.
+ * - trigram indexes (`pg_trgm`) on the address, the names and the text of the property values, which
+ *   narrow `eq`, `contains`, `starts_with` and `ends_with` to the candidate rows;
+ * - `contact_topic (topic_id, subscription)`: a topic's explicit choices counted from the index alone
+ *   (the unsubscribed contacts already have `contact_unsubscribed_idx`).
+ *
+ * The indexes are built by plain `CREATE INDEX` inside the migration's transaction (CONCURRENTLY
+ * cannot run in one): writes to `contact` wait for the build, reads do not, and a server refuses
+ * to start while a migration is pending anyway, so the upgrade's downtime is the build's time
+ * (about a minute per million contacts on 2 cores). `pg_trgm` is a trusted extension: the
+ * database's owner (the `postlane` role install.sh creates) may create it without being superuser.
+ */
+export class Migration20270104000000_segment_counts extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create extension if not exists pg_trgm;`);
+    this.addSql(`set local maintenance_work_mem = '256MB';`);
+
+    this.addSql(
+      `create table "contact_tally" ("team_id" uuid not null, "slot" int not null, "contacts" bigint not null, constraint "contact_tally_pkey" primary key ("team_id", "slot"));`,
+    );
+    this.addSql(`create function contact_tally_add(team uuid, delta bigint) returns void language sql as $$
+      insert into contact_tally as t (team_id, slot, contacts) values (team, pg_backend_pid(), delta)
+      on conflict (team_id, slot) do update set contacts = t.contacts + excluded.contacts
+    $$;`);
+    this.addSql(`create function contact_tally_insert() returns trigger language plpgsql as $$
+    begin
+      perform contact_tally_add(team_id, count(*)) from new_rows group by team_id order by team_id;
+      return null;
+    end $$;`);
+    this.addSql(`create function contact_tally_delete() returns trigger language plpgsql as $$
+    begin
+      perform contact_tally_add(team_id, -count(*)) from old_rows group by team_id order by team_id;
+      return null;
+    end $$;`);
+    this.addSql(`create function contact_tally_move() returns trigger language plpgsql as $$
+    begin
+      perform contact_tally_add(old.team_id, -1), contact_tally_add(new.team_id, 1);
+      return null;
+    end $$;`);
+    this.addSql(
+      `create trigger contact_tally_insert after insert on contact referencing new table as new_rows for each statement execute function contact_tally_insert();`,
+    );
+    this.addSql(
+      `create trigger contact_tally_delete after delete on contact referencing old table as old_rows for each statement execute function contact_tally_delete();`,
+    );
+    // A contact changes team only by an explicit `SET team_id`: the trigger costs nothing to other updates.
+    this.addSql(
+      `create trigger contact_tally_move after update of team_id on contact for each row when (old.team_id is distinct from new.team_id) execute function contact_tally_move();`,
+    );
+    this.addSql(
+      `insert into contact_tally (team_id, slot, contacts) select team_id, 0, count(*) from contact group by team_id;`,
+    );
+
+    // The values of a contact's properties, one a line: `contains v` on one property implies it here.
+    this
+      .addSql(`create function contact_property_text(properties jsonb) returns text language sql immutable parallel safe
+      return (select string_agg(value, e'\\n') from jsonb_each_text(case jsonb_typeof(properties) when 'object' then properties else '{}' end));`);
+    this.addSql(`create index "contact_email_trgm_idx" on "contact" using gin ("email" gin_trgm_ops);`);
+    this.addSql(`create index "contact_first_name_trgm_idx" on "contact" using gin ("first_name" gin_trgm_ops);`);
+    this.addSql(`create index "contact_last_name_trgm_idx" on "contact" using gin ("last_name" gin_trgm_ops);`);
+    this.addSql(
+      `create index "contact_property_text_trgm_idx" on "contact" using gin (contact_property_text("properties") gin_trgm_ops);`,
+    );
+    this.addSql(`create index "contact_topic_subscription_idx" on "contact_topic" ("topic_id", "subscription");`);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql(`drop index "contact_topic_subscription_idx";`);
+    this.addSql(`drop index "contact_property_text_trgm_idx";`);
+    this.addSql(`drop index "contact_last_name_trgm_idx";`);
+    this.addSql(`drop index "contact_first_name_trgm_idx";`);
+    this.addSql(`drop index "contact_email_trgm_idx";`);
+    this.addSql(`drop function contact_property_text(jsonb);`);
+    this.addSql(`drop trigger contact_tally_insert on contact;`);
+    this.addSql(`drop trigger contact_tally_delete on contact;`);
+    this.addSql(`drop trigger contact_tally_move on contact;`);
+    this.addSql(`drop function contact_tally_insert(), contact_tally_delete(), contact_tally_move();`);
+    this.addSql(`drop function contact_tally_add(uuid, bigint);`);
+    this.addSql(`drop table "contact_tally";`);
+  }
+}
