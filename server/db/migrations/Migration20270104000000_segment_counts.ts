@@ -11,6 +11,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   maintenance task `contact_tally` folds the slots into slot 0.
  * - trigram indexes (`pg_trgm`) on the address, the names and the text of the property values, which
  *   narrow `eq`, `contains`, `starts_with` and `ends_with` to the candidate rows;
+ * - `contact_property_number`: one row per (contact, number value), kept by statement-level triggers as
+ *   `contact_property_term` is, so a number property's comparison is an index-only range count
+ *   (property keys are the team's own: no expression index on `contact` could name them);
  * - `contact_topic (topic_id, subscription)`: a topic's explicit choices counted from the index alone
  *   (the unsubscribed contacts already have `contact_unsubscribed_idx`).
  *
@@ -61,6 +64,51 @@ export class Migration20270104000000_segment_counts extends Migration {
       `insert into contact_tally (team_id, slot, contacts) select team_id, 0, count(*) from contact group by team_id;`,
     );
 
+    // JSON numbers only: a number property holds nothing else (contact writes check the type).
+    this
+      .addSql(`create function contact_property_numbers(properties jsonb) returns table (key text, value numeric) language sql immutable parallel safe as $$
+      select key, value::text::numeric from jsonb_each(case jsonb_typeof(properties) when 'object' then properties else '{}' end)
+       where jsonb_typeof(value) = 'number'
+    $$;`);
+    this.addSql(
+      `create table "contact_property_number" ("contact_id" uuid not null, "key" text not null, "team_id" uuid not null, "value" numeric not null, constraint "contact_property_number_pkey" primary key ("contact_id", "key"));`,
+    );
+    this.addSql(
+      `create index "contact_property_number_value_idx" on "contact_property_number" ("team_id", "key", "value");`,
+    );
+    this.addSql(`create function contact_property_numbers_insert() returns trigger language plpgsql as $$
+    begin
+      insert into contact_property_number (contact_id, key, team_id, value) select n.id, t.key, n.team_id, t.value from new_rows n, contact_property_numbers(n.properties) t;
+      return null;
+    end $$;`);
+    this.addSql(`create function contact_property_numbers_delete() returns trigger language plpgsql as $$
+    begin
+      delete from contact_property_number p using old_rows o where p.contact_id = o.id;
+      return null;
+    end $$;`);
+    // Only rows whose properties (or team) changed, as contact_property_terms_update.
+    this.addSql(`create function contact_property_numbers_update() returns trigger language plpgsql as $$
+    begin
+      delete from contact_property_number p using old_rows o join new_rows n on n.id = o.id
+       where p.contact_id = o.id and (o.team_id, o.properties) is distinct from (n.team_id, n.properties);
+      insert into contact_property_number (contact_id, key, team_id, value) select n.id, t.key, n.team_id, t.value
+        from new_rows n join old_rows o on o.id = n.id, contact_property_numbers(n.properties) t
+       where (o.team_id, o.properties) is distinct from (n.team_id, n.properties);
+      return null;
+    end $$;`);
+    this.addSql(
+      `create trigger contact_property_numbers_insert after insert on contact referencing new table as new_rows for each statement execute function contact_property_numbers_insert();`,
+    );
+    this.addSql(
+      `create trigger contact_property_numbers_delete after delete on contact referencing old table as old_rows for each statement execute function contact_property_numbers_delete();`,
+    );
+    this.addSql(
+      `create trigger contact_property_numbers_update after update on contact referencing old table as old_rows new table as new_rows for each statement execute function contact_property_numbers_update();`,
+    );
+    this.addSql(
+      `insert into contact_property_number (contact_id, key, team_id, value) select c.id, t.key, c.team_id, t.value from contact c, contact_property_numbers(c.properties) t;`,
+    );
+
     // The values of a contact's properties, one a line: `contains v` on one property implies it here.
     this
       .addSql(`create function contact_property_text(properties jsonb) returns text language sql immutable parallel safe
@@ -81,6 +129,14 @@ export class Migration20270104000000_segment_counts extends Migration {
     this.addSql(`drop index "contact_first_name_trgm_idx";`);
     this.addSql(`drop index "contact_email_trgm_idx";`);
     this.addSql(`drop function contact_property_text(jsonb);`);
+    this.addSql(`drop trigger contact_property_numbers_insert on contact;`);
+    this.addSql(`drop trigger contact_property_numbers_delete on contact;`);
+    this.addSql(`drop trigger contact_property_numbers_update on contact;`);
+    this.addSql(
+      `drop function contact_property_numbers_insert(), contact_property_numbers_delete(), contact_property_numbers_update();`,
+    );
+    this.addSql(`drop table "contact_property_number";`);
+    this.addSql(`drop function contact_property_numbers(jsonb);`);
     this.addSql(`drop trigger contact_tally_insert on contact;`);
     this.addSql(`drop trigger contact_tally_delete on contact;`);
     this.addSql(`drop trigger contact_tally_move on contact;`);

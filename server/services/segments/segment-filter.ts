@@ -258,7 +258,21 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
   // The team's listing index (team_id, created_at, id) answers it alone.
   if (kind === 'time')
     return { matched: narrowed(teamId, { sql: 'TRUE', bindings: [] }, compileCondition(condition, catalog)) };
-  if (kind !== 'text' || op === 'exists' || op === 'not_exists') return null;
+  if (op === 'exists' || op === 'not_exists') return null;
+  if (kind === 'number') {
+    const key = field.slice('properties.'.length);
+    return {
+      matched: {
+        sql: `(SELECT count(*) FROM contact_property_number WHERE team_id = ? AND key = ? AND value ${COMPARE[op]} ?::numeric)`,
+        bindings: [teamId, key, Number(condition.value)],
+      },
+      // When the fallback matches, so does every contact without a value of its own: the scan counts those.
+      scanWhen: {
+        sql: `COALESCE(?::numeric ${COMPARE[op]} ?::numeric, FALSE)`,
+        bindings: [catalog.properties.get(key)!.fallbackValue, Number(condition.value)],
+      },
+    };
+  }
   const value = String(condition.value);
   // An empty value matches every missing one: left to the scan.
   if (value === '') return null;
@@ -331,8 +345,8 @@ function termsCount(conditions: SegmentCondition[], catalog: AudienceCatalog, te
  * The number of the team's contacts in a segment, as one SQL statement answering `n`: the contacts
  * its filter matches, counted through an index where the filter has one (`conditionCount` for a
  * single condition, `termsCount` for property `eq` conditions under `match: any`), plus the static
- * members it does not match. Other filters (several conditions under `match: all`, `exists`, number
- * properties, a value a property's fallback matches) scan the team's contacts.
+ * members it does not match. Other filters (several conditions under `match: all`, `exists` and
+ * `not_exists`, a value a property's fallback matches) scan the team's contacts.
  */
 export function segmentCount(
   segment: { id: string; filter: SegmentFilter },

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sqlQuery } from '../../../server/db/query.js';
+import type { SegmentCondition, SegmentFilter } from '../../../server/entities/index.js';
 import { loadAudienceCatalog } from '../../../server/services/contacts/audience-catalog.js';
 import { segmentMembership } from '../../../server/services/segments/segment-filter.js';
 import { useTestApp } from '../../support/test-app.js';
@@ -93,10 +94,10 @@ beforeAll(async () => {
     });
 });
 
-type Condition = { field: string; op: string; value?: unknown };
+type Condition = SegmentCondition;
 
 /** The count the API answers and the plain scan's, for one filter. */
-async function counts(filter: { match: string; conditions: Condition[] }) {
+async function counts(filter: SegmentFilter) {
   const patched = await app.request('PATCH', `/segments/${segmentId}`, { token: app.token, body: { filter } });
   expect(patched.status, JSON.stringify(patched.body)).toBe(200);
   const api = (await app.request('GET', `/segments/${segmentId}`, { token: app.token })).body.contact_count as number;
@@ -114,7 +115,7 @@ async function counts(filter: { match: string; conditions: Condition[] }) {
 }
 
 /** Every condition's count beside the scan's; the answer lists the ones that differ. */
-async function mismatches(conditions: Condition[], match = 'all') {
+async function mismatches(conditions: Condition[], match: SegmentFilter['match'] = 'all') {
   const wrong: string[] = [];
   for (const condition of conditions) {
     const { api, scan } = await counts({ match, conditions: [condition] });
@@ -190,7 +191,7 @@ describe('segment counts equal the scan of the team’s contacts', () => {
   });
 
   it('several conditions, under all and any', async () => {
-    const filters: { match: string; conditions: Condition[] }[] = [
+    const filters: SegmentFilter[] = [
       {
         match: 'any',
         conditions: [
