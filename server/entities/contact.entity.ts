@@ -14,14 +14,20 @@ export const Contact = defineEntity({
   uniques: [{ name: 'contact_team_id_email_unique', properties: ['team', 'email'] }],
   indexes: [
     { name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
-    // What a segment's count reads (Migration20270104000000_segment_counts): trigrams for the text operators.
-    ...(['email', 'first_name', 'last_name'] as const).map((column) => ({
-      name: `contact_${column}_trgm_idx`,
-      expression: `create index "contact_${column}_trgm_idx" on "contact" using gin ("${column}" gin_trgm_ops)`,
-    })),
+    // What a segment's count reads (Migration20270104000000_segment_counts): trigrams and prefixes for the text operators.
+    ...(['email', 'first_name', 'last_name'] as const).flatMap((column) => [
+      {
+        name: `contact_${column}_trgm_idx`,
+        expression: `create index "contact_${column}_trgm_idx" on "contact" using gin ("${column}" gin_trgm_ops)`,
+      },
+      {
+        name: `contact_${column}_prefix_idx`,
+        expression: `create index "contact_${column}_prefix_idx" on "contact" ("team_id", lower("${column}") text_pattern_ops)`,
+      },
+    ]),
     {
-      name: 'contact_property_text_trgm_idx',
-      expression: `create index "contact_property_text_trgm_idx" on "contact" using gin (contact_property_text("properties") gin_trgm_ops)`,
+      name: 'contact_properties_trgm_idx',
+      expression: `create index "contact_properties_trgm_idx" on "contact" using gin (("properties"::text) gin_trgm_ops)`,
     },
   ],
   properties: {

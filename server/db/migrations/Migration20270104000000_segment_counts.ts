@@ -9,8 +9,11 @@ import { Migration } from '@mikro-orm/migrations';
  *   (`pg_backend_pid()`, as the metrics rollup's slots), kept by statement-level triggers in the
  *   writing transaction, so the sum is exact and concurrent writers never wait on one row; the
  *   maintenance task `contact_tally` folds the slots into slot 0.
- * - trigram indexes (`pg_trgm`) on the address, the names and the text of the property values, which
- *   narrow `eq`, `contains`, `starts_with` and `ends_with` to the candidate rows;
+ * - trigram indexes (`pg_trgm`) on the address, the names and the properties' JSON text, which
+ *   narrow `contains` and `ends_with` (and a property's `starts_with`) to the candidate rows, and
+ *   b-trees on the lower-cased address and names (`text_pattern_ops`), which serve `eq` and
+ *   `starts_with` as a range: a trigram index reads the whole posting list of a trigram every
+ *   contact shares (`exa` of `example.com`), a b-tree only the matching range;
  * - `contact_property_number`: one row per (contact, number value), kept by statement-level triggers as
  *   `contact_property_term` is, so a number property's comparison is an index-only range count
  *   (property keys are the team's own: no expression index on `contact` could name them);
@@ -109,26 +112,28 @@ export class Migration20270104000000_segment_counts extends Migration {
       `insert into contact_property_number (contact_id, key, team_id, value) select c.id, t.key, c.team_id, t.value from contact c, contact_property_numbers(c.properties) t;`,
     );
 
-    // The values of a contact's properties, one a line: `contains v` on one property implies it here.
-    this
-      .addSql(`create function contact_property_text(properties jsonb) returns text language sql immutable parallel safe
-      return (select string_agg(value, e'\\n') from jsonb_each_text(case jsonb_typeof(properties) when 'object' then properties else '{}' end));`);
     this.addSql(`create index "contact_email_trgm_idx" on "contact" using gin ("email" gin_trgm_ops);`);
     this.addSql(`create index "contact_first_name_trgm_idx" on "contact" using gin ("first_name" gin_trgm_ops);`);
     this.addSql(`create index "contact_last_name_trgm_idx" on "contact" using gin ("last_name" gin_trgm_ops);`);
+    // The properties' JSON text: a value holding `v` holds it there too, verbatim when `v` has nothing JSON escapes.
     this.addSql(
-      `create index "contact_property_text_trgm_idx" on "contact" using gin (contact_property_text("properties") gin_trgm_ops);`,
+      `create index "contact_properties_trgm_idx" on "contact" using gin (("properties"::text) gin_trgm_ops);`,
     );
+    for (const column of ['email', 'first_name', 'last_name'])
+      this.addSql(
+        `create index "contact_${column}_prefix_idx" on "contact" ("team_id", lower("${column}") text_pattern_ops);`,
+      );
     this.addSql(`create index "contact_topic_subscription_idx" on "contact_topic" ("topic_id", "subscription");`);
   }
 
   override async down(): Promise<void> {
     this.addSql(`drop index "contact_topic_subscription_idx";`);
-    this.addSql(`drop index "contact_property_text_trgm_idx";`);
+    for (const column of ['email', 'first_name', 'last_name'])
+      this.addSql(`drop index "contact_${column}_prefix_idx";`);
+    this.addSql(`drop index "contact_properties_trgm_idx";`);
     this.addSql(`drop index "contact_last_name_trgm_idx";`);
     this.addSql(`drop index "contact_first_name_trgm_idx";`);
     this.addSql(`drop index "contact_email_trgm_idx";`);
-    this.addSql(`drop function contact_property_text(jsonb);`);
     this.addSql(`drop trigger contact_property_numbers_insert on contact;`);
     this.addSql(`drop trigger contact_property_numbers_delete on contact;`);
     this.addSql(`drop trigger contact_property_numbers_update on contact;`);

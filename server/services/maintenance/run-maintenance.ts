@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { foldContactTally } from '../contacts/fold-contact-tally.js';
 import { compactMetricsRollup } from '../metrics/compact-metrics-rollup.js';
 import { addEmailPartitions, DAYS_AHEAD, dropExpiredEmailPartitions } from './email-partitions.js';
 import {
@@ -75,6 +76,12 @@ export const MAINTENANCE_TASKS: {
     name: 'metrics_rollup',
     title: 'Fold the email metrics rollup of past hours into one row per hour, domain and broadcast',
     run: compactMetricsRollup,
+    counts: 'rows folded',
+  },
+  {
+    name: 'contact_tally',
+    title: "Fold the per-connection rows of each team's contact count into one",
+    run: foldContactTally,
     counts: 'rows folded',
   },
   { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },

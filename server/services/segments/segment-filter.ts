@@ -283,6 +283,9 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
   let own: SqlFragment;
   let scanWhen: SqlFragment | undefined;
   if (key) {
+    // The narrowing below reads the properties' JSON text, where `"`, `\` and control characters are escaped.
+    // eslint-disable-next-line no-control-regex
+    if (positiveOp !== 'eq' && /["\\\u0000-\u001f]/.test(value)) return null;
     const fallback = catalog.properties.get(key)!.fallbackValue;
     // When the fallback matches, so does every contact without a value of its own: the scan counts those.
     scanWhen =
@@ -298,17 +301,21 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
         : narrowed(
             teamId,
             {
-              sql: `contact_property_text(c.properties) ILIKE ? ESCAPE '\\'`,
+              sql: `c.properties::text ILIKE ? ESCAPE '\\'`,
               bindings: [likePattern(value, 'contains')],
             },
             compileCondition(positive, catalog),
           );
   } else {
-    // Only a value of the column's own matches (the empty value was left out above): its trigram
-    // index narrows to it, an ILIKE without wildcards being the case-insensitive equality.
+    // Only a value of the column's own matches (the empty value was left out above). ILIKE is
+    // `lower(text) LIKE lower(pattern)` in PostgreSQL: `eq` (a pattern without wildcards) and
+    // `starts_with` are a range of the lower-cased b-tree, the others narrowed by the trigram index.
+    const pattern = likePattern(value, positiveOp);
     own = narrowed(
       teamId,
-      { sql: `c.${field} ILIKE ? ESCAPE '\\'`, bindings: [likePattern(value, positiveOp)] },
+      positiveOp === 'eq' || positiveOp === 'starts_with'
+        ? { sql: `lower(c.${field}) LIKE lower(?)`, bindings: [pattern] }
+        : { sql: `c.${field} ILIKE ?`, bindings: [pattern] },
       compileCondition(positive, catalog),
     );
   }
