@@ -284,7 +284,6 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
   let scanWhen: SqlFragment | undefined;
   if (key) {
     // The narrowing below reads the properties' JSON text, where `"`, `\` and control characters are escaped.
-    // eslint-disable-next-line no-control-regex
     if (positiveOp !== 'eq' && /["\\\u0000-\u001f]/.test(value)) return null;
     const fallback = catalog.properties.get(key)!.fallbackValue;
     // When the fallback matches, so does every contact without a value of its own: the scan counts those.
