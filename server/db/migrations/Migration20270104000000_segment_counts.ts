@@ -23,7 +23,7 @@ import { Migration } from '@mikro-orm/migrations';
  * The indexes are built by plain `CREATE INDEX` inside the migration's transaction (CONCURRENTLY
  * cannot run in one): writes to `contact` wait for the build, reads do not, and a server refuses
  * to start while a migration is pending anyway, so the upgrade's downtime is the build's time
- * (about a minute per million contacts on 2 cores). `pg_trgm` is a trusted extension: the
+ * (about 30 s per million contacts on a loaded 2-core machine). `pg_trgm` is a trusted extension: the
  * database's owner (the `postlane` role install.sh creates) may create it without being superuser.
  */
 export class Migration20270104000000_segment_counts extends Migration {
