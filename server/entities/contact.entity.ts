@@ -12,7 +12,24 @@ export type ContactPropertyValue = string | number;
 export const Contact = defineEntity({
   name: 'Contact',
   uniques: [{ name: 'contact_team_id_email_unique', properties: ['team', 'email'] }],
-  indexes: [{ name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] }],
+  indexes: [
+    { name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
+    // What a segment's count reads (Migration20270104000010_segment_counts): trigrams and prefixes for the text operators.
+    ...(['email', 'first_name', 'last_name'] as const).flatMap((column) => [
+      {
+        name: `contact_${column}_trgm_idx`,
+        expression: `create index "contact_${column}_trgm_idx" on "contact" using gin ("${column}" gin_trgm_ops)`,
+      },
+      {
+        name: `contact_${column}_prefix_idx`,
+        expression: `create index "contact_${column}_prefix_idx" on "contact" ("team_id", lower("${column}") text_pattern_ops)`,
+      },
+    ]),
+    {
+      name: 'contact_properties_trgm_idx',
+      expression: `create index "contact_properties_trgm_idx" on "contact" using gin (("properties"::text) gin_trgm_ops)`,
+    },
+  ],
   properties: {
     ...baseProperties,
     team: () => p.manyToOne(Team),

@@ -12,6 +12,9 @@
  *   the segments until they are read, and goes with its connection);
  * - `GET /emails` first page and a page from the middle, `GET /segments/{id}` (a filtered
  *   `contact_count`), `GET /contacts/{email}`;
+ * - `GET /segments/{id}` for a segment of each filter operator (`SEGMENT_OPERATORS`: text
+ *   operators on the address, names and properties, numbers, dates, topics, `unsubscribed`),
+ *   each beside the string-property `eq` count as a ratio, with the contacts it matched;
  * - the outbox claim (the worker's statement, prepared as the worker prepares it) over a backlog
  *   of 100k due emails added after the ANALYZE, so the planner's statistics say nothing is due;
  *   the first claim is reported apart: it is the first to touch the backlog's freshly written
@@ -30,9 +33,11 @@
  *
  * Each figure is printed beside the empty database's, measured first in the same run, as a ratio.
  *
- *   node --import tsx test/bench/growth.bench.ts [--json] [--sizes 0,1m,5m] [--large] [--duration 10] [--connections 50] [--reads 20] [--explain]
+ *   node --import tsx test/bench/growth.bench.ts [--json] [--sizes 0,1m,5m] [--contacts 1m] [--large] [--duration 10] [--connections 50] [--reads 20] [--explain]
  *
- * `--sizes` picks the email counts (contacts follow: 10k up to 100k emails, 100k up to 1M, then 1M);
+ * `--sizes` picks the email counts (contacts follow: 10k up to 100k emails, 100k up to 1M, then 1M;
+ * `--contacts` sets them at every size: `--sizes 0 --contacts 1m` measures the segment counts at
+ * 1M contacts without filling emails);
  * `--large` adds 10M; `--explain` prints `EXPLAIN (ANALYZE, BUFFERS)` of the claim, a middle page
  * and the segment count at each size, on stderr.
  */
@@ -51,7 +56,10 @@ import { initOrm, migrate } from '../../server/db/orm.js';
 import { createDeps } from '../../server/deps.js';
 import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
+import type { SegmentCondition } from '../../server/entities/index.js';
 import { createApiKey } from '../../server/services/api-keys/create-api-key.js';
+import { loadAudienceCatalog } from '../../server/services/contacts/audience-catalog.js';
+import { segmentMembership } from '../../server/services/segments/segment-filter.js';
 import { claimStatement } from '../../server/services/outbox/drain-outbox.js';
 import { dropExpiredEmailPartitions } from '../../server/services/maintenance/email-partitions.js';
 import { DAYS_AHEAD } from '../../server/services/maintenance/task-catalogue.js';
@@ -68,12 +76,45 @@ const EMAIL_SPACING_MS = 86;
 /** Days of partitions before today: a 30-day retention's, and a few more. */
 const PAST_DAYS = 35;
 const PARTITIONED = ['email', 'email_recipient', 'email_attachment', 'event'];
+/** Reads of each operator's former scan (about 200 ms each at 1M contacts). */
+const SCAN_READS = 5;
 const TARGETS = { postRatio: 0.8, walRatio: 1.5, claimMs: 50, pageMs: 20, countMs: 100 };
+/** One segment per operator, its count timed beside `eq`'s; the values are chosen against the fill (`fillContacts`). */
+const SEGMENT_OPERATORS: { label: string; condition: SegmentCondition }[] = [
+  { label: 'eq (baseline)', condition: { field: 'properties.plan', op: 'eq', value: 'pro' } },
+  { label: 'neq', condition: { field: 'properties.plan', op: 'neq', value: 'pro' } },
+  { label: 'property contains', condition: { field: 'properties.company', op: 'contains', value: 'any12345' } },
+  { label: 'property not_contains', condition: { field: 'properties.company', op: 'not_contains', value: 'any12345' } },
+  {
+    label: 'property starts_with',
+    condition: { field: 'properties.company', op: 'starts_with', value: 'Company4242' },
+  },
+  { label: 'property ends_with', condition: { field: 'properties.company', op: 'ends_with', value: 'y31337' } },
+  { label: 'property contains, 10%', condition: { field: 'properties.plan', op: 'contains', value: 'pro' } },
+  { label: 'property exists', condition: { field: 'properties.company', op: 'exists' } },
+  { label: 'email eq', condition: { field: 'email', op: 'eq', value: 'USER4242@example1.com' } },
+  { label: 'email contains', condition: { field: 'email', op: 'contains', value: 'user12345' } },
+  { label: 'email starts_with', condition: { field: 'email', op: 'starts_with', value: 'user99999' } },
+  { label: 'email ends_with', condition: { field: 'email', op: 'ends_with', value: '4242@example0.com' } },
+  { label: 'email not_contains', condition: { field: 'email', op: 'not_contains', value: 'user12345' } },
+  { label: 'first_name eq', condition: { field: 'first_name', op: 'eq', value: 'first4242' } },
+  { label: 'first_name neq', condition: { field: 'first_name', op: 'neq', value: 'first4242' } },
+  { label: 'last_name contains', condition: { field: 'last_name', op: 'contains', value: 'st12345' } },
+  { label: 'last_name not_exists', condition: { field: 'last_name', op: 'not_exists' } },
+  { label: 'created_at gt (10%)', condition: { field: 'created_at', op: 'gt', value: 'RECENT' } },
+  { label: 'number gte (10%)', condition: { field: 'properties.seats', op: 'gte', value: 45 } },
+  { label: 'number eq', condition: { field: 'properties.seats', op: 'eq', value: 7 } },
+  { label: 'topic eq opt_out', condition: { field: 'topics.TOPIC', op: 'eq', value: 'opt_out' } },
+  { label: 'topic eq opt_in (default)', condition: { field: 'topics.TOPIC', op: 'eq', value: 'opt_in' } },
+  { label: 'unsubscribed eq true', condition: { field: 'unsubscribed', op: 'eq', value: true } },
+  { label: 'unsubscribed eq false', condition: { field: 'unsubscribed', op: 'eq', value: false } },
+];
 
 const { values: args } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
     sizes: { type: 'string', default: '0,1m,5m' },
+    contacts: { type: 'string' },
     large: { type: 'boolean', default: false },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
@@ -90,7 +131,14 @@ const parseSize = (text: string) => {
 const sizes = [...new Set([0, ...args.sizes.split(',').map(parseSize), ...(args.large ? [10_000_000] : [])])].sort(
   (a, b) => a - b,
 );
-const contactsFor = (emails: number) => (emails < 1_000_000 ? 10_000 : emails < 5_000_000 ? 100_000 : 1_000_000);
+const contactsFor = (emails: number) =>
+  args.contacts !== undefined
+    ? parseSize(args.contacts)
+    : emails < 1_000_000
+      ? 10_000
+      : emails < 5_000_000
+        ? 100_000
+        : 1_000_000;
 const reads = Number(args.reads);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
@@ -137,6 +185,7 @@ interface Measured {
   firstPage: Summary;
   middlePage: Summary;
   segmentCount: Summary;
+  operators: { label: string; matched: number; median: number; scan: number }[];
   contactByEmail: Summary;
   emailById: Summary;
   claim: Summary & { claimed: number; first: number };
@@ -231,6 +280,10 @@ try {
       name: 'Pro',
       filter: { match: 'all', conditions: [{ field: 'properties.plan', op: 'eq', value: 'pro' }] },
     });
+    // And what the operators' segments filter: more properties and a topic, and one segment each.
+    await call('POST', '/contact-properties', { key: 'company', type: 'string' });
+    await call('POST', '/contact-properties', { key: 'seats', type: 'number', fallback_value: 0 });
+    const topic = await call('POST', '/topics', { name: 'News', default_subscription: 'opt_in' });
 
     // The template: a real email, accepted by the API and delivered by a worker (its recipient settled, its events written).
     progress('template: one email through the API and a worker…');
@@ -326,14 +379,19 @@ try {
          INSERT INTO event (${event.into}) SELECT ${event.select} FROM e, event t WHERE t.email_id = $1`,
         [template.id, templateAt, from, to],
       );
+    // One contact in 20 has opted out of the topic; one in 1,000 is unsubscribed.
     const fillContacts = (from: number, to: number) =>
       query(
-        `INSERT INTO contact (id, created_at, updated_at, team_id, email, first_name, last_name, unsubscribed, properties)
-         SELECT gen_random_uuid(), $2::timestamptz - g.i * interval '1 second', $2::timestamptz - g.i * interval '1 second', $1,
-                'user' || g.i || '@example' || g.i % 7 || '.com', 'First' || g.i, CASE WHEN g.i % 2 = 1 THEN 'Last' || g.i END, false,
-                jsonb_build_object('plan', CASE WHEN g.i % 10 = 0 THEN 'pro' ELSE 'free' END, 'seats', g.i % 50)
-           FROM generate_series($3::bigint, $4::bigint - 1) AS g(i)`,
-        [teamId, templateAt, from, to],
+        `WITH c AS (
+           INSERT INTO contact (id, created_at, updated_at, team_id, email, first_name, last_name, unsubscribed, properties)
+           SELECT gen_random_uuid(), $2::timestamptz - g.i * interval '1 second', $2::timestamptz - g.i * interval '1 second', $1,
+                  'user' || g.i || '@example' || g.i % 7 || '.com', 'First' || g.i, CASE WHEN g.i % 2 = 1 THEN 'Last' || g.i END, g.i % 1000 = 999,
+                  jsonb_build_object('plan', CASE WHEN g.i % 10 = 0 THEN 'pro' ELSE 'free' END, 'seats', g.i % 50, 'company', 'Company' || g.i % 100000)
+             FROM generate_series($3::bigint, $4::bigint - 1) AS g(i)
+           RETURNING id, email)
+         INSERT INTO contact_topic (contact_id, topic_id, subscription, updated_at)
+         SELECT id, $5, 'opt_out', $2 FROM c WHERE split_part(email, '@', 1) LIKE '%0' AND length(email) % 2 = 0`,
+        [teamId, templateAt, from, to, topic.id],
       );
     const addBacklog = () =>
       query(
@@ -422,6 +480,35 @@ try {
       const firstPage = await readTimes(() => '/emails');
       const middlePage = await readTimes(() => `/emails?after=${middle}`);
       const segmentCount = await readTimes(() => `/segments/${segment.id}`);
+      progress(`measure at ${contacts.toLocaleString('en')} contacts: a segment of each operator…`);
+      const operators = [];
+      for (const { label, condition } of SEGMENT_OPERATORS) {
+        const value =
+          condition.value === 'RECENT'
+            ? new Date(templateAt.getTime() - contacts * 100).toISOString()
+            : condition.value;
+        const field = condition.field.replace('TOPIC', String(topic.id));
+        const { id } = await call('POST', '/segments', {
+          name: label,
+          filter: { match: 'all', conditions: [{ ...condition, field, value }] },
+        });
+        const matched = Number((await call('GET', `/segments/${id}`)).contact_count);
+        const median = (await readTimes(() => `/segments/${id}`)).median;
+        // The statement every operator but `eq` ran before: the scan of the team's contacts, in SQL alone.
+        const membership = await RequestContext.create(orm.em, async () =>
+          segmentMembership(
+            { id: String(id), filter: { match: 'all', conditions: [{ ...condition, field, value }] } },
+            await loadAudienceCatalog(orm.em, teamId),
+          ),
+        );
+        let n = 1;
+        const scanSql = `SELECT count(*) FROM contact c WHERE c.team_id = $1 AND ${membership.sql.replace(/\?/g, () => `$${(n += 1)}`)}`;
+        const scans = [];
+        for (let i = 0; i < SCAN_READS; i += 1)
+          scans.push(await timed(() => query(scanSql, [teamId, ...membership.bindings])));
+        operators.push({ label, matched, median, scan: summary(scans).median });
+        await call('DELETE', `/segments/${id}`);
+      }
       let pick = 0;
       const emailById = await readTimes(() => `/emails/${middle}`);
       const contactByEmail = await readTimes(
@@ -505,6 +592,7 @@ try {
         firstPage,
         middlePage,
         segmentCount,
+        operators,
         contactByEmail,
         emailById,
         claim: { ...summary(claimTimes), claimed, first: Number(firstClaim.toFixed(1)) },
@@ -586,6 +674,11 @@ function report(results: Measured[], retention: Retention) {
       value: last.segmentCount.median,
       met: results.every((r) => r.segmentCount.median < TARGETS.countMs),
     },
+    operatorCountMs: {
+      target: TARGETS.countMs,
+      value: Math.max(...last.operators.map((o) => o.median)),
+      met: last.operators.every((o) => o.median < TARGETS.countMs),
+    },
   };
   if (args.json) {
     console.log(
@@ -638,6 +731,30 @@ function report(results: Measured[], retention: Retention) {
   console.log(
     `fill seconds: ${results.map((r) => r.fillSeconds).join(', ')}; non-2xx on POST: ${results.map((r) => r.postNon2xx).join(', ')}`,
   );
+  const eq = last.operators[0]!.median;
+  console.log(
+    `\nsegment counts at ${last.contacts.toLocaleString('en')} contacts: GET /segments/{id}, medians of ${reads}, and the ratio to eq's ${eq} ms; ` +
+      `the former scan in SQL alone, median of ${SCAN_READS}:`,
+  );
+  console.log(
+    [
+      'operator'.padEnd(28),
+      'matched'.padStart(10),
+      'median'.padStart(10),
+      'ratio'.padStart(8),
+      'scan'.padStart(10),
+    ].join(''),
+  );
+  for (const o of last.operators)
+    console.log(
+      [
+        o.label.padEnd(28),
+        o.matched.toLocaleString('en').padStart(10),
+        `${o.median} ms`.padStart(10),
+        (o.median / eq).toFixed(1).padStart(8),
+        `${o.scan} ms`.padStart(10),
+      ].join(''),
+    );
   const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
   console.log(
     `retention dropping the days before today (${retention.partitionsPerTable} partitions a table): ${retention.partitionsDropped} partitions dropped in ${retention.ms} ms; ` +
@@ -647,6 +764,13 @@ function report(results: Measured[], retention: Retention) {
   console.log(
     `targets at ${size(last.emails)}: POST ratio >= ${TARGETS.postRatio} ${met(targets.postRatio.met)} (${targets.postRatio.value}); ` +
       `WAL ratio <= ${TARGETS.walRatio} ${met(targets.walRatio.met)} (${targets.walRatio.value}); claim < ${TARGETS.claimMs} ms ${met(targets.claimMs.met)}; ` +
-      `pages < ${TARGETS.pageMs} ms ${met(targets.pageMs.met)}; count < ${TARGETS.countMs} ms ${met(targets.countMs.met)}`,
+      `pages < ${TARGETS.pageMs} ms ${met(targets.pageMs.met)}; count < ${TARGETS.countMs} ms ${met(targets.countMs.met)}; ` +
+      `every operator's count < ${TARGETS.countMs} ms ${met(targets.operatorCountMs.met)}` +
+      (targets.operatorCountMs.met
+        ? ''
+        : ` (${last.operators
+            .filter((o) => o.median >= TARGETS.countMs)
+            .map((o) => o.label)
+            .join(', ')})`),
   );
 }

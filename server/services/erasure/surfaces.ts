@@ -375,6 +375,7 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'api_key.*': 'key names and hints',
   'contact_property.*': 'the team’s property definitions',
   'contact_topic.*': 'choices, keyed by contact id',
+  'contact_property_number.*': 'property keys and number values, keyed by contact id and deleted with it',
   'domain.*': 'the team’s sending domains',
   'domain_claim.*': 'a domain name, its region, a DNS token and states',
   'mikro_orm_migrations.*': 'migration names',

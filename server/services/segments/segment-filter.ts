@@ -89,9 +89,16 @@ export function assertFilterUsable(filter: SegmentFilter, catalog: AudienceCatal
   }
 }
 
-const likePattern = (value: string, where: 'contains' | 'starts_with' | 'ends_with') => {
+/** A LIKE pattern for the value; `eq` escapes it alone (an ILIKE without wildcards is a case-insensitive equality). */
+const likePattern = (value: string, where: 'eq' | 'contains' | 'starts_with' | 'ends_with') => {
   const escaped = value.replace(/[\\%_]/g, (c) => `\\${c}`);
-  return where === 'contains' ? `%${escaped}%` : where === 'starts_with' ? `${escaped}%` : `%${escaped}`;
+  return where === 'eq'
+    ? escaped
+    : where === 'contains'
+      ? `%${escaped}%`
+      : where === 'starts_with'
+        ? `${escaped}%`
+        : `%${escaped}`;
 };
 
 const COMPARE: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
@@ -188,12 +195,164 @@ export function segmentMembership(
   return { sql: `(${members.sql} OR ${filter.sql})`, bindings: [...members.bindings, ...filter.bindings] };
 }
 
+/** The team's number of contacts, from `contact_tally` (see its migration). */
+const teamTotal = (teamId: string): SqlFragment => ({
+  sql: '(SELECT COALESCE(sum(contacts), 0) FROM contact_tally WHERE team_id = ?)',
+  bindings: [teamId],
+});
+
+/** The team's contacts that hold `narrow` (an indexed predicate the condition implies) and the condition itself. */
+const narrowed = (teamId: string, narrow: SqlFragment, exact: SqlFragment): SqlFragment => ({
+  sql: `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${narrow.sql} AND ${exact.sql})`,
+  bindings: [teamId, ...narrow.bindings, ...exact.bindings],
+});
+
+const minus = (a: SqlFragment, b: SqlFragment): SqlFragment => ({
+  sql: `(${a.sql} - ${b.sql})`,
+  bindings: [...a.bindings, ...b.bindings],
+});
+
 /**
- * The number of the team's contacts in a segment, as one SQL statement answering `n`. A filter
- * made of string-property `eq` conditions (one, or any number under `match: any`) is counted from
- * `contact_property_term` (an index-only scan of the matching values, see its migration) plus the
- * static members it does not match; when a condition's fallback equals its value, every contact
- * without the property matches too, and the count scans the team's contacts as any other filter.
+ * The filter's matches counted through an index, unless `scanWhen` holds (then the caller's scan
+ * answers; an uncorrelated subquery in the CASE branch not taken never runs).
+ */
+interface IndexedCount {
+  matched: SqlFragment;
+  scanWhen?: SqlFragment;
+}
+
+/**
+ * How many of the team's contacts one usable condition matches, through an index, or null when it
+ * has no such path. Each answer equals `count(*) … WHERE <the compiled condition>`: a narrowing
+ * predicate is only added beside the condition, never instead of it, and a complement is taken only
+ * of a condition that is never NULL (text reads a missing value as '', a topic its default).
+ */
+function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, teamId: string): IndexedCount | null {
+  const { field, op } = condition;
+  const kind = fieldKind(field, catalog)!;
+  const total = teamTotal(teamId);
+  if (kind === 'topic') {
+    const topicId = field.slice('topics.'.length).toLowerCase();
+    const wanted = (op === 'eq') === (condition.value === 'opt_in') ? 'opt_in' : 'opt_out';
+    const explicit = (subscription: string): SqlFragment => ({
+      sql: '(SELECT count(*) FROM contact_topic WHERE topic_id = ? AND subscription = ?)',
+      bindings: [topicId, subscription],
+    });
+    // Contacts without a row of their own read as the topic's default.
+    return {
+      matched:
+        catalog.topics.get(topicId)!.defaultSubscription === wanted
+          ? minus(total, explicit(wanted === 'opt_in' ? 'opt_out' : 'opt_in'))
+          : explicit(wanted),
+    };
+  }
+  if (kind === 'boolean') {
+    const unsubscribed = {
+      sql: '(SELECT count(*) FROM contact WHERE team_id = ? AND unsubscribed)',
+      bindings: [teamId],
+    };
+    return {
+      matched: (op === 'eq') === (String(condition.value) === 'true') ? unsubscribed : minus(total, unsubscribed),
+    };
+  }
+  // The team's listing index (team_id, created_at, id) answers it alone.
+  if (kind === 'time')
+    return { matched: narrowed(teamId, { sql: 'TRUE', bindings: [] }, compileCondition(condition, catalog)) };
+  if (op === 'exists' || op === 'not_exists') return null;
+  if (kind === 'number') {
+    const key = field.slice('properties.'.length);
+    return {
+      matched: {
+        sql: `(SELECT count(*) FROM contact_property_number WHERE team_id = ? AND key = ? AND value ${COMPARE[op]} ?::numeric)`,
+        bindings: [teamId, key, Number(condition.value)],
+      },
+      // When the fallback matches, so does every contact without a value of its own: the scan counts those.
+      scanWhen: {
+        sql: `COALESCE(?::numeric ${COMPARE[op]} ?::numeric, FALSE)`,
+        bindings: [catalog.properties.get(key)!.fallbackValue, Number(condition.value)],
+      },
+    };
+  }
+  const value = String(condition.value);
+  // An empty value matches every missing one: left to the scan.
+  if (value === '') return null;
+  const positive: SegmentCondition =
+    op === 'neq' ? { ...condition, op: 'eq' } : op === 'not_contains' ? { ...condition, op: 'contains' } : condition;
+  const positiveOp = positive.op as 'eq' | 'contains' | 'starts_with' | 'ends_with';
+  const key = field.startsWith('properties.') ? field.slice('properties.'.length) : null;
+  let own: SqlFragment;
+  let scanWhen: SqlFragment | undefined;
+  if (key) {
+    // The narrowing below reads the properties' JSON text, where `"`, `\` and control characters are escaped.
+    if (positiveOp !== 'eq' && /["\\\u0000-\u001f]/.test(value)) return null;
+    const fallback = catalog.properties.get(key)!.fallbackValue;
+    // When the fallback matches, so does every contact without a value of its own: the scan counts those.
+    scanWhen =
+      positiveOp === 'eq'
+        ? { sql: "lower(COALESCE(?::text, '')) = lower(?::text)", bindings: [fallback, value] }
+        : { sql: "COALESCE(?::text, '') ILIKE ? ESCAPE '\\'", bindings: [fallback, likePattern(value, positiveOp)] };
+    own =
+      positiveOp === 'eq'
+        ? {
+            sql: '(SELECT count(*) FROM contact_property_term WHERE term = contact_property_term(?::uuid, ?::text, ?::text))',
+            bindings: [teamId, key, value],
+          }
+        : narrowed(
+            teamId,
+            {
+              sql: `c.properties::text ILIKE ? ESCAPE '\\'`,
+              bindings: [likePattern(value, 'contains')],
+            },
+            compileCondition(positive, catalog),
+          );
+  } else {
+    // Only a value of the column's own matches (the empty value was left out above). ILIKE is
+    // `lower(text) LIKE lower(pattern)` in PostgreSQL: `eq` (a pattern without wildcards) and
+    // `starts_with` are a range of the lower-cased b-tree, the others narrowed by the trigram index.
+    const pattern = likePattern(value, positiveOp);
+    own = narrowed(
+      teamId,
+      positiveOp === 'eq' || positiveOp === 'starts_with'
+        ? { sql: `lower(c.${field}) LIKE lower(?)`, bindings: [pattern] }
+        : { sql: `c.${field} ILIKE ?`, bindings: [pattern] },
+      compileCondition(positive, catalog),
+    );
+  }
+  return { matched: positive === condition ? own : minus(total, own), scanWhen };
+}
+
+/**
+ * String-property `eq` conditions under `match: any`, counted from `contact_property_term` (an
+ * index-only scan of the matching values, see its migration); a contact matching several holds
+ * several of the terms.
+ */
+function termsCount(conditions: SegmentCondition[], catalog: AudienceCatalog, teamId: string): IndexedCount {
+  const terms = conditions.map((condition) => {
+    const key = condition.field.slice('properties.'.length);
+    return { key, value: String(condition.value), fallback: catalog.properties.get(key)!.fallbackValue };
+  });
+  const termList: SqlFragment = {
+    sql: terms.map(() => 'contact_property_term(?::uuid, ?::text, ?::text)').join(', '),
+    bindings: terms.flatMap((t) => [teamId, t.key, t.value]),
+  };
+  return {
+    matched: {
+      sql: `(SELECT count(DISTINCT contact_id) FROM contact_property_term WHERE term IN (${termList.sql}))`,
+      bindings: termList.bindings,
+    },
+    scanWhen: {
+      sql: terms.map(() => "lower(COALESCE(?::text, '')) = lower(?::text)").join(' OR '),
+      bindings: terms.flatMap((t) => [t.fallback, t.value]),
+    },
+  };
+}
+
+/**
+ * The number of the team's contacts in a segment, as one SQL statement answering `n`: the contacts
+ * its filter matches, counted through an index where the filter has one (`conditionCount` for a
+ * single condition, `termsCount` for property `eq` conditions under `match: any`), plus the static
+ * members it does not match. Other filters (several conditions under `match: all`, `exists` and
+ * `not_exists`, a value a property's fallback matches) scan the team's contacts.
  */
 export function segmentCount(
   segment: { id: string; filter: SegmentFilter },
@@ -207,43 +366,32 @@ export function segmentCount(
   };
   const { conditions, match } = segment.filter;
   // A condition that no longer fits the catalog matches nobody (compileCondition): left to the scan.
+  const usable = conditions.length > 0 && conditions.every((condition) => !checkCondition(condition, catalog));
   const termed =
-    conditions.length > 0 &&
-    (conditions.length === 1 || match === 'any') &&
+    usable &&
+    match === 'any' &&
+    conditions.length > 1 &&
     conditions.every(
       (condition) =>
         condition.op === 'eq' &&
         condition.field.startsWith('properties.') &&
-        fieldKind(condition.field, catalog) === 'text' &&
-        !checkCondition(condition, catalog),
+        fieldKind(condition.field, catalog) === 'text',
     );
-  if (!termed) return { sql: `SELECT ${scan.sql} AS n`, bindings: scan.bindings };
-  const terms = conditions.map((condition) => {
-    const key = condition.field.slice('properties.'.length);
-    return { key, value: String(condition.value), fallback: catalog.properties.get(key)!.fallbackValue };
-  });
-  const fallbackMatches: SqlFragment = {
-    sql: terms.map(() => "lower(COALESCE(?::text, '')) = lower(?::text)").join(' OR '),
-    bindings: terms.flatMap((t) => [t.fallback, t.value]),
-  };
-  const termList: SqlFragment = {
-    sql: terms.map(() => 'contact_property_term(?::uuid, ?::text, ?::text)').join(', '),
-    bindings: terms.flatMap((t) => [teamId, t.key, t.value]),
-  };
-  // A contact matching several `any` conditions holds several of the terms.
-  const matched = `(SELECT count(${terms.length > 1 ? 'DISTINCT contact_id' : '*'}) FROM contact_property_term WHERE term IN (${termList.sql}))`;
+  const indexed = termed
+    ? termsCount(conditions, catalog, teamId)
+    : usable && conditions.length === 1
+      ? conditionCount(conditions[0]!, catalog, teamId)
+      : null;
+  if (!indexed) return { sql: `SELECT ${scan.sql} AS n`, bindings: scan.bindings };
   const members = staticMembers(segment);
   const filter = filterPredicate(segment.filter, catalog)!;
-  const unmatchedMembers = `(SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${members.sql} AND ${filter.sql} IS NOT TRUE)`;
+  const counted: SqlFragment = {
+    sql: `${indexed.matched.sql} + (SELECT count(*) FROM contact c WHERE c.team_id = ? AND ${members.sql} AND ${filter.sql} IS NOT TRUE)`,
+    bindings: [...indexed.matched.bindings, teamId, ...members.bindings, ...filter.bindings],
+  };
+  if (!indexed.scanWhen) return { sql: `SELECT ${counted.sql} AS n`, bindings: counted.bindings };
   return {
-    sql: `SELECT CASE WHEN ${fallbackMatches.sql} THEN ${scan.sql} ELSE ${matched} + ${unmatchedMembers} END AS n`,
-    bindings: [
-      ...fallbackMatches.bindings,
-      ...scan.bindings,
-      ...termList.bindings,
-      teamId,
-      ...members.bindings,
-      ...filter.bindings,
-    ],
+    sql: `SELECT CASE WHEN ${indexed.scanWhen.sql} THEN ${scan.sql} ELSE ${counted.sql} END AS n`,
+    bindings: [...indexed.scanWhen.bindings, ...scan.bindings, ...counted.bindings],
   };
 }

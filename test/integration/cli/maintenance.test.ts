@@ -96,6 +96,7 @@ describe('postlane maintenance run', () => {
       automation_runs: { task: 'automation_runs', removed: 0, error: null },
       custom_events: { task: 'custom_events', removed: 0, error: null },
       metrics_rollup: { task: 'metrics_rollup', removed: 2, error: null },
+      contact_tally: { task: 'contact_tally', removed: 0, error: null },
     });
     expect(
       await sql(
