@@ -5,7 +5,7 @@ import { CustomEvent } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
 import { applyEvent } from '../automations/start-runs.js';
 import { requireContact } from '../contacts/contact-records.js';
-import { createContact } from '../contacts/create-contact.js';
+import { ensureContact } from '../contacts/ensure-contact.js';
 import { checkEventName } from './event-definitions.js';
 import { checkPayload } from './event-payload.js';
 
@@ -19,7 +19,7 @@ export interface SendEventInput {
 /**
  * POST /events/send: checks the payload against the event's schema (an event with no definition
  * has none), finds the contact (by id, or by address, creating it when the team has none with
- * that address), records the event, and in the same transaction starts the runs it triggers and
+ * that address, without serialising the team's other sends: ensureContact), records the event, and in the same transaction starts the runs it triggers and
  * resumes the waits it satisfies. Workers are woken after the commit.
  */
 export async function sendCustomEvent(
@@ -40,7 +40,7 @@ export async function sendCustomEvent(
       const contact = await requireContact(em, teamId, input.contactId).catch(() => null);
       if (!contact) throw notFound('Contact');
       contactId = contact.id;
-    } else contactId = (await createContact(deps, teamId, { email: input.email! })).id;
+    } else contactId = await ensureContact(deps, em, teamId, input.email!);
     const now = deps.clock();
     await sqlQuery(
       em,
