@@ -67,5 +67,7 @@ export const automationObject = (id: string): OwnedObject => ({
 export const eventObject = (idOrName: string): OwnedObject => ({
   label: `event ${idOrName}`,
   owners: async (orm) =>
-    teamIds(await orm.em.find(CustomEvent, isUuid(idOrName) ? { id: idOrName } : { name: idOrName }, { fields: ['team'] })),
+    teamIds(
+      await orm.em.find(CustomEvent, isUuid(idOrName) ? { id: idOrName } : { name: idOrName }, { fields: ['team'] }),
+    ),
 });

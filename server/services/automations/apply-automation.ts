@@ -41,7 +41,8 @@ export async function applyAutomation(
     version: current.version,
   });
   const same = (a: Graph, b: Graph) =>
-    canonical({ steps: a.steps, connections: a.connections }) === canonical({ steps: b.steps, connections: b.connections });
+    canonical({ steps: a.steps, connections: a.connections }) ===
+    canonical({ steps: b.steps, connections: b.connections });
   const change: { status?: AutomationStatus; steps?: unknown[]; connections?: unknown[] } = {};
   if (!same(graph, version as unknown as Graph)) Object.assign(change, graph);
   if (input.status !== undefined && input.status !== current.status) change.status = input.status;
