@@ -14,6 +14,8 @@
  *   node --import tsx test/bench/automations.bench.ts [--json] [--runs 100000] [--duration 10] [--warmup 3] [--connections 50]
  */
 import { loadavg } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RequestContext } from '@mikro-orm/core';
@@ -62,6 +64,13 @@ const progress = (line: string) => process.stderr.write(`${line}\n`);
 const loadBefore = Number(loadavg()[0]!.toFixed(2));
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+// What the drain retains, not the garbage it has not collected yet: heap after a full collection.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+const retainedHeap = () => {
+  collect();
+  return process.memoryUsage().heapUsed;
+};
 
 const dbName = uniqueDatabaseName('postlane_bench');
 await adminQuery(`CREATE DATABASE "${dbName}"`);
@@ -197,6 +206,9 @@ try {
     }
 
     const memory = {
+      retainedBefore: retainedHeap(),
+      retainedAfterFirst: 0,
+      retainedAfter: 0,
       heapBefore: process.memoryUsage().heapUsed,
       heapPeak: 0,
       rssBefore: process.memoryUsage().rss,
@@ -223,10 +235,12 @@ try {
       return { steps, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
     };
     const first = await drain();
+    memory.retainedAfterFirst = retainedHeap();
     progress(`  ${first.steps} steps in ${first.seconds.toFixed(1)} s; the clock moves a day…`);
     now = new Date(now.getTime() + 86_400_000 + 1000);
     const second = await drain();
     clearInterval(sample);
+    memory.retainedAfter = retainedHeap();
     const steps = first.steps + second.steps;
     const seconds = first.seconds + second.seconds;
     const stepsPerSecond = steps / seconds;
@@ -257,6 +271,7 @@ try {
         heapPeakMb: mb(memory.heapPeak),
         rssBeforeMb: mb(memory.rssBefore),
         rssPeakMb: mb(memory.rssPeak),
+        retainedHeapMb: [mb(memory.retainedBefore), mb(memory.retainedAfterFirst), mb(memory.retainedAfter)],
       },
       targets: {
         ratio: { target: TARGET_RATIO, met: eventRatio >= TARGET_RATIO },
@@ -313,7 +328,7 @@ try {
         `claim, all due        ${figures.steps.claimMedianMs} ms median (max ${figures.steps.claimMaxMs} ms)`,
       );
       console.log(
-        `worker memory         heap ${figures.steps.heapBeforeMb} → peak ${figures.steps.heapPeakMb} MB, RSS ${figures.steps.rssBeforeMb} → peak ${figures.steps.rssPeakMb} MB`,
+        `worker memory         heap ${figures.steps.heapBeforeMb} → peak ${figures.steps.heapPeakMb} MB, RSS ${figures.steps.rssBeforeMb} → peak ${figures.steps.rssPeakMb} MB; after a full GC before, between and after the drains: ${figures.steps.retainedHeapMb.join(' → ')} MB`,
       );
       console.log(`\ntarget ratio >= ${TARGET_RATIO}: ${met(figures.targets.ratio.met)}`);
       console.log(`target >= ${TARGET_STEPS_PER_SECOND} steps/s: ${met(figures.targets.stepsPerSecond.met)}`);
