@@ -13,7 +13,7 @@ import { loadVersion } from './versions.js';
  * their `event_received` edge). A wait the engine is finishing by its timeout holds its row: the
  * event waits for that commit and then finds the step no longer waiting. The runs, their trigger
  * steps, the booking of a step run and the caller's `alongside` write (the event's record) are one
- * statement; a contact created in this transaction has no waits to look up. Answers the runs started.
+ * statement, so with `noWaits` (the caller found none) it needs no transaction. Answers the runs started.
  */
 export async function applyEvent(
   deps: Pick<Deps, 'config'>,
@@ -22,7 +22,7 @@ export async function applyEvent(
   contactId: string,
   event: RunEvent,
   now: Date,
-  options: { alongside?: AlongsideWrite; newContact?: boolean } = {},
+  options: { alongside?: AlongsideWrite; noWaits?: boolean } = {},
 ): Promise<number> {
   const alongside = options.alongside;
   const started = await sqlQuery<{ id: string }>(
@@ -59,7 +59,7 @@ export async function applyEvent(
       0,
     ],
   );
-  if (options.newContact) return started.length;
+  if (options.noWaits) return started.length;
 
   const waiting = await sqlQuery<{ id: string; key: string; automation_id: string; version: number }>(
     em,
