@@ -303,6 +303,13 @@ try {
         target: targetMet(`≥ ${TARGET_RATIO}`, figures.targets.ratio.met),
       },
       {
+        what: '`POST /events/send`, one known contact, each starting a run',
+        figure: `${perSecond(figures.events.knownContactEventsPerSecond, 'events')} (p99 ${known.p99} ms)`,
+        baseline: `\`POST /emails\`: ${perSecond(figures.events.emailsPerSecond, 'emails')}`,
+        ratio: figures.events.knownContactRatio,
+        target: targetMet(`≥ ${TARGET_RATIO}`, figures.events.knownContactRatio >= TARGET_RATIO),
+      },
+      {
         what: `Automation steps, ${runs.toLocaleString('en-US')} runs due at once`,
         figure: `${perSecond(figures.steps.stepsPerSecond, 'steps')}; claim ${figures.steps.claimMedianMs} ms`,
         target: `${targetMet(`≥ ${TARGET_STEPS_PER_SECOND}/s`, figures.targets.stepsPerSecond.met)}; ${targetMet(`claim < ${TARGET_CLAIM_MS} ms`, figures.targets.claimMs.met)}`,
