@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerAutomations } from './commands/automations.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerContacts } from './commands/contacts.js';
@@ -9,6 +10,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerDomains } from './commands/domains.js';
 import { registerEmails } from './commands/emails.js';
 import { registerErase } from './commands/erase.js';
+import { registerEvents } from './commands/events.js';
 import { registerInstall } from './commands/install.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMaintenance } from './commands/maintenance.js';
@@ -56,6 +58,8 @@ export function createProgram(): Command {
   registerErase(program);
   registerContacts(program);
   registerWebhooks(program);
+  registerAutomations(program);
+  registerEvents(program);
   registerCompletion(program);
   return program;
 }

@@ -13,6 +13,7 @@ import { Fields } from '../components/Fields.js';
 import { Table } from '../components/Table.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable, terminalWidth } from '../lib/render.js';
+import { shortTime } from '../lib/text.js';
 import { withDomainDeps } from '../services/domain-deps.js';
 import { type OwnedObject, resolveTeam } from '../services/resolve-team.js';
 
@@ -49,7 +50,6 @@ interface ListOptions {
 }
 
 /** `2026-11-26T10:00:00.000Z` → `2026-11-26 10:00:00`: seconds are enough on a screen; --json has the rest. */
-const shortTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, '') : '-');
 
 export async function list(options: ListOptions, cmd: Command): Promise<void> {
   if (options.after && options.before) throw new Error('Give --after or --before, not both.');

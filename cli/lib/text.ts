@@ -43,3 +43,6 @@ export function printProblems(title: string, problems: string[], hint?: string):
 export function printJson(data: unknown): void {
   process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
 }
+
+/** An ISO time as a table shows it: `2026-11-27 04:15:02`; `-` for none. */
+export const shortTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, '') : '-');

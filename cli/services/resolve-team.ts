@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { isUuid } from '../../server/db/ids.js';
-import { ApiKey, Domain, type ITeam, WebhookEndpoint } from '../../server/entities/index.js';
+import { ApiKey, Automation, CustomEvent, Domain, type ITeam, WebhookEndpoint } from '../../server/entities/index.js';
 import { normalizeDomainName } from '../../server/services/domains/domain-name.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
 
@@ -56,4 +56,17 @@ export const apiKeyObject = (id: string): OwnedObject => ({
 export const webhookObject = (id: string): OwnedObject => ({
   label: `webhook ${id}`,
   owners: async (orm) => (isUuid(id) ? teamIds(await orm.em.find(WebhookEndpoint, { id }, { fields: ['team'] })) : []),
+});
+
+export const automationObject = (id: string): OwnedObject => ({
+  label: `automation ${id}`,
+  owners: async (orm) => (isUuid(id) ? teamIds(await orm.em.find(Automation, { id }, { fields: ['team'] })) : []),
+});
+
+export const eventObject = (idOrName: string): OwnedObject => ({
+  label: `event ${idOrName}`,
+  owners: async (orm) =>
+    teamIds(
+      await orm.em.find(CustomEvent, isUuid(idOrName) ? { id: idOrName } : { name: idOrName }, { fields: ['team'] }),
+    ),
 });

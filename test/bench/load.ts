@@ -60,7 +60,14 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse) => Prom
 export async function load(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>,
   /** `[<id>]` anywhere in the request (an Idempotency-Key header) becomes a fresh id per request. */
-  request: { path: string; headers: Record<string, string>; body: string; idReplacement?: boolean },
+  request: {
+    path: string;
+    headers: Record<string, string>;
+    body: string;
+    idReplacement?: boolean;
+    /** A CommonJS file whose default export rewrites each request (autocannon's `setupRequest`, by path in its workers). */
+    setupRequest?: string;
+  },
   settings: LoadSettings,
   countRows: () => Promise<number>,
 ): Promise<LoadResult & { rows: number }> {
@@ -73,6 +80,7 @@ export async function load(
         headers: { 'content-type': 'application/json', ...request.headers },
         body: request.body,
         idReplacement: request.idReplacement ?? false,
+        ...(request.setupRequest ? { requests: [{ setupRequest: request.setupRequest }] } : {}),
         connections: settings.connections,
         duration,
         workers: 1,

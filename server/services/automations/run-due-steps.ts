@@ -66,11 +66,22 @@ type Outcome =
   | { kind: 'cancel'; reason: string }
   | { kind: 'ended' };
 
+/** Step types whose execution changes something beyond the step rows (and so runs in a savepoint). */
+const EFFECTS = new Set<Step['type']>(['send_email', 'contact_update', 'contact_delete', 'add_to_segment']);
+
+/** Whether a rule reads beyond the contact row and the event (segments and topics are queries). */
+const readsDatabase = (rule: ConditionRule): boolean =>
+  rule.type === 'rule' ? /^contact\.(segments|topics)\./.test(rule.field) : rule.rules.some(readsDatabase);
+
 /**
- * One batch: claims up to `limit` due steps and executes them in one transaction, each inside a
- * savepoint. A step's effect (the email it queues, the contact it changes) and its completion,
- * with the successor rows it leads to, commit together or not at all: a worker that dies
- * mid-batch leaves the steps due, and the next claim does them once. Returns how many it took.
+ * One batch: claims up to `limit` due steps and executes them in one transaction. A step's effect
+ * (the email it queues, the contact it changes) and its completion, with the successor rows it
+ * leads to, commit together or not at all: a worker that dies mid-batch leaves the steps due, and
+ * the next claim does them once. Steps that only decide (trigger, delay, wait, a condition on the
+ * contact's row or the event) run in memory on contacts read in one statement; steps with effects,
+ * or that query, run each in a savepoint, so one failing is retried alone. The outcomes are then
+ * written together: one statement for the step rows, one for the successors, one for the runs
+ * that finished. Returns how many steps it took.
  */
 export async function runDueSteps(deps: Deps, limit = deps.config.POSTLANE_AUTOMATION_BATCH_SIZE): Promise<number> {
   const now = deps.clock();
@@ -86,42 +97,91 @@ export async function runDueSteps(deps: Deps, limit = deps.config.POSTLANE_AUTOM
       [JSON.stringify(runIds)],
     );
     const runNow = new Map(locked.map((r) => [r.id, r]));
-    for (const step of claimed.sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0))) {
+    for (const step of claimed) {
       const run = runNow.get(step.run_id);
       Object.assign(step, { run_status: run?.status ?? 'cancelled', contact_id: run?.contact_id ?? null });
-      await executeInSavepoint(deps, em, step, now);
     }
+    const contacts = await loadContacts(
+      em,
+      claimed.filter((s) => s.run_status === 'running' && s.contact_id && !WITHOUT_CONTACT.has(s.type)),
+    );
+    const outcomes: [ClaimedStep, Outcome][] = [];
+    for (const step of claimed.sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0))) {
+      const definition = (await loadVersion(deps, em, step.automation_id, step.version))?.steps.find(
+        (s) => s.key === step.key,
+      );
+      const isolated =
+        EFFECTS.has(step.type) ||
+        (step.type === 'condition' && !!definition && readsDatabase(definition.config as unknown as ConditionRule));
+      outcomes.push([step, await executeGuarded(deps, em, step, contacts, now, isolated)]);
+      // What it changed is read afresh by the batch's later steps of that contact.
+      if (isolated && step.contact_id) contacts.delete(step.contact_id);
+    }
+    await recordOutcomes(deps, em, outcomes, now);
     deps.metrics.automationSteps.inc(claimed.length);
     return claimed.length;
   });
 }
 
-async function executeInSavepoint(deps: Deps, em: EntityManager, step: ClaimedStep, now: Date): Promise<void> {
-  await sqlQuery(em, 'SAVEPOINT automation_step');
-  let outcome: Outcome;
+/** Steps that never read their contact. */
+const WITHOUT_CONTACT = new Set<Step['type']>(['trigger', 'delay', 'wait_for_event']);
+
+/** The batch's contacts by id, in one statement (a contact of another team is left out). */
+async function loadContacts(em: EntityManager, steps: ClaimedStep[]): Promise<Map<string, RunContact>> {
+  if (steps.length === 0) return new Map();
+  const rows = await sqlQuery<RunContact & { team_id: string }>(
+    em,
+    `SELECT id, team_id, email, first_name, last_name, unsubscribed, created_at, properties FROM contact
+      WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)`,
+    [JSON.stringify([...new Set(steps.map((s) => s.contact_id))])],
+  );
+  const teams = new Map(steps.map((s) => [s.contact_id, s.team_id]));
+  return new Map(rows.filter((r) => teams.get(r.id) === r.team_id).map(({ team_id: _, ...r }) => [r.id, r]));
+}
+
+/**
+ * Executes a step; an unexpected error becomes a retry with backoff (a failure after
+ * MAX_ATTEMPTS). An isolated step runs in a savepoint, which that error rolls back.
+ */
+async function executeGuarded(
+  deps: Deps,
+  em: EntityManager,
+  step: ClaimedStep,
+  contacts: Map<string, RunContact>,
+  now: Date,
+  isolated: boolean,
+): Promise<Outcome> {
+  if (isolated) await sqlQuery(em, 'SAVEPOINT automation_step');
   try {
-    outcome = await execute(deps, em, step, now);
+    const outcome = await execute(deps, em, step, contacts, now);
+    if (isolated) await sqlQuery(em, 'RELEASE SAVEPOINT automation_step');
+    return outcome;
   } catch (err) {
-    await sqlQuery(em, 'ROLLBACK TO SAVEPOINT automation_step');
-    em.clear();
+    if (isolated) {
+      await sqlQuery(em, 'ROLLBACK TO SAVEPOINT automation_step');
+      em.clear();
+    }
     deps.logger.warn(
       { stepId: step.id, runId: step.run_id, type: step.type, err: (err as Error).message },
       'automation step failed unexpectedly; it will be retried',
     );
-    outcome =
-      step.attempts + 1 >= MAX_ATTEMPTS
-        ? { kind: 'fail', error: { name: 'internal_error', message: 'The step failed repeatedly.' } }
-        : {
-            kind: 'retry',
-            dueAt: new Date(now.getTime() + 10_000 * 2 ** step.attempts),
-            error: { name: 'internal_error', message: 'The step failed; it will be retried.' },
-          };
+    return step.attempts + 1 >= MAX_ATTEMPTS
+      ? { kind: 'fail', error: { name: 'internal_error', message: 'The step failed repeatedly.' } }
+      : {
+          kind: 'retry',
+          dueAt: new Date(now.getTime() + 10_000 * 2 ** step.attempts),
+          error: { name: 'internal_error', message: 'The step failed; it will be retried.' },
+        };
   }
-  await record(deps, em, step, outcome, now);
-  await sqlQuery(em, 'RELEASE SAVEPOINT automation_step');
 }
 
-async function execute(deps: Deps, em: EntityManager, step: ClaimedStep, now: Date): Promise<Outcome> {
+async function execute(
+  deps: Deps,
+  em: EntityManager,
+  step: ClaimedStep,
+  contacts: Map<string, RunContact>,
+  now: Date,
+): Promise<Outcome> {
   if (step.run_status !== 'running') return { kind: 'ended' };
   const graph = await loadVersion(deps, em, step.automation_id, step.version);
   const definition = graph?.steps.find((s) => s.key === step.key);
@@ -150,7 +210,7 @@ async function execute(deps: Deps, em: EntityManager, step: ClaimedStep, now: Da
     return { kind: 'done', edge: 'timeout', output: { timed_out: true } };
   }
 
-  const contact = await loadContact(em, step);
+  const contact = contacts.get(step.contact_id) ?? (await loadContact(em, step));
   if (!contact) return { kind: 'cancel', reason: 'contact_deleted' };
   const context = new FieldContext(em, step.team_id, contact, step.event);
   switch (step.type) {
@@ -282,95 +342,159 @@ async function sendStepEmail(
   }
 }
 
-/** Writes the outcome: the step's row, the successors it leads to, and the run's end when nothing is left open. */
-async function record(deps: Deps, em: EntityManager, step: ClaimedStep, outcome: Outcome, now: Date): Promise<void> {
-  const started = step.started_at ?? now;
-  switch (outcome.kind) {
-    case 'ended':
-      await sqlQuery(em, `UPDATE automation_run_step SET status = 'skipped', completed_at = ? WHERE id = ?`, [
-        now,
-        step.id,
-      ]);
-      return;
-    case 'wait':
-      await sqlQuery(
-        em,
-        `UPDATE automation_run_step SET status = 'waiting', started_at = ?, due_at = ?, wait_event = ?, contact_id = ?, output = ? WHERE id = ?`,
-        [started, outcome.dueAt, outcome.waitEvent ?? null, step.contact_id, JSON.stringify(outcome.output), step.id],
-      );
-      return;
-    case 'retry':
-      await sqlQuery(em, `UPDATE automation_run_step SET attempts = attempts + 1, due_at = ?, error = ? WHERE id = ?`, [
-        outcome.dueAt,
-        JSON.stringify(outcome.error),
-        step.id,
-      ]);
-      return;
-    case 'fail':
-    case 'cancel': {
-      const failed = outcome.kind === 'fail';
-      await sqlQuery(
-        em,
-        `UPDATE automation_run_step SET status = ?, started_at = ?, completed_at = ?, error = ?, due_at = NULL WHERE id = ?`,
-        [
-          failed ? 'failed' : 'skipped',
-          started,
-          now,
-          JSON.stringify(failed ? outcome.error : { name: outcome.reason }),
-          step.id,
-        ],
-      );
-      if (await endRun(em, step.run_id, failed ? 'failed' : 'cancelled', now))
-        deps.metrics.automationRuns.inc({ status: failed ? 'failed' : 'cancelled' });
-      return;
-    }
-    case 'done': {
-      await sqlQuery(
-        em,
-        `UPDATE automation_run_step SET status = ?, started_at = ?, completed_at = ?, due_at = NULL, output = ?, error = NULL WHERE id = ?`,
-        [outcome.status ?? 'completed', started, now, JSON.stringify(outcome.output), step.id],
-      );
-      const graph = (await loadVersion(deps, em, step.automation_id, step.version))!;
-      const next = outcome.edge ? successors(graph, step.key, outcome.edge) : [];
-      if (next.length > 0) await insertSteps(em, step.run_id, step.contact_id, next, now);
-      else if (await finishIfIdle(em, step.run_id, now)) deps.metrics.automationRuns.inc({ status: 'completed' });
-      if (step.type === 'trigger')
-        await sqlQuery(em, `UPDATE automation_run SET started_at = coalesce(started_at, ?) WHERE id = ?`, [
-          now,
-          step.run_id,
-        ]);
-      return;
-    }
-  }
+/** A step row as an outcome leaves it; null columns of `keep_*` flags keep what the row has. */
+interface StepWrite {
+  id: string;
+  status: RunStepStatus | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+  due_at: Date | null;
+  attempt: number;
+  set_wait: boolean;
+  wait_event: string | null;
+  contact_id: string | null;
+  set_output: boolean;
+  output: Record<string, unknown> | null;
+  set_error: boolean;
+  error: Record<string, unknown> | null;
 }
 
-/** New step rows, due now. */
-export async function insertSteps(
+/**
+ * Writes the batch's outcomes (group commit): the step rows in one statement, then the runs a
+ * failure or a cancellation ends, the successors of completed steps (for runs still running), the
+ * runs left with no open step completed, and the triggers' start times. A row is written only
+ * while it is still open: a run another step of the batch ended (a contact deleted) keeps its
+ * steps skipped.
+ */
+async function recordOutcomes(
+  deps: Deps,
   em: EntityManager,
-  runId: string,
-  contactId: string | null,
-  steps: readonly Pick<Step, 'key' | 'type'>[],
+  outcomes: [ClaimedStep, Outcome][],
   now: Date,
 ): Promise<void> {
+  const writes: StepWrite[] = [];
+  const ends: { runId: string; status: 'failed' | 'cancelled' }[] = [];
+  const next: { id: string; run_id: string; key: string; type: string; contact_id: string | null }[] = [];
+  const finishing = new Set<string>();
+  const triggered = new Set<string>();
+  for (const [step, outcome] of outcomes) {
+    const started = step.started_at ?? now;
+    const write: StepWrite = {
+      id: step.id,
+      status: null,
+      started_at: null,
+      completed_at: null,
+      due_at: null,
+      attempt: 0,
+      set_wait: false,
+      wait_event: null,
+      contact_id: null,
+      set_output: false,
+      output: null,
+      set_error: false,
+      error: null,
+    };
+    writes.push(write);
+    switch (outcome.kind) {
+      case 'ended':
+        Object.assign(write, { status: 'skipped', completed_at: now });
+        break;
+      case 'wait':
+        Object.assign(write, {
+          status: 'waiting',
+          started_at: started,
+          due_at: outcome.dueAt,
+          set_wait: true,
+          wait_event: outcome.waitEvent ?? null,
+          contact_id: step.contact_id,
+          set_output: true,
+          output: outcome.output,
+        });
+        break;
+      case 'retry':
+        Object.assign(write, { attempt: 1, due_at: outcome.dueAt, set_error: true, error: outcome.error });
+        break;
+      case 'fail':
+      case 'cancel': {
+        const failed = outcome.kind === 'fail';
+        Object.assign(write, {
+          status: failed ? 'failed' : 'skipped',
+          started_at: started,
+          completed_at: now,
+          set_error: true,
+          error: failed ? outcome.error : { name: outcome.reason },
+        });
+        ends.push({ runId: step.run_id, status: failed ? 'failed' : 'cancelled' });
+        break;
+      }
+      case 'done': {
+        Object.assign(write, {
+          status: outcome.status ?? 'completed',
+          started_at: started,
+          completed_at: now,
+          set_output: true,
+          output: outcome.output,
+          set_error: true,
+        });
+        const graph = (await loadVersion(deps, em, step.automation_id, step.version))!;
+        const following = outcome.edge ? successors(graph, step.key, outcome.edge) : [];
+        for (const s of following)
+          next.push({ id: newId(), run_id: step.run_id, key: s.key, type: s.type, contact_id: step.contact_id });
+        if (following.length === 0) finishing.add(step.run_id);
+        if (step.type === 'trigger') triggered.add(step.run_id);
+        break;
+      }
+    }
+  }
   await sqlQuery(
     em,
-    `INSERT INTO automation_run_step (id, created_at, run_id, key, type, status, due_at, contact_id)
-     SELECT r.id, ?, ?, r.key, r.type, 'pending', ?, ? FROM jsonb_to_recordset(?::jsonb) AS r(id uuid, key text, type text)`,
-    [now, runId, now, contactId, JSON.stringify(steps.map((s) => ({ id: newId(), key: s.key, type: s.type })))],
+    `UPDATE automation_run_step s
+        SET status = coalesce(w.status, s.status), started_at = coalesce(w.started_at, s.started_at),
+            completed_at = coalesce(w.completed_at, s.completed_at), due_at = w.due_at, attempts = s.attempts + w.attempt,
+            wait_event = CASE WHEN w.set_wait THEN w.wait_event ELSE s.wait_event END,
+            contact_id = CASE WHEN w.set_wait THEN w.contact_id ELSE s.contact_id END,
+            output = CASE WHEN w.set_output THEN w.output ELSE s.output END,
+            error = CASE WHEN w.set_error THEN w.error ELSE s.error END
+       FROM jsonb_to_recordset(?::jsonb) AS w(id uuid, status text, started_at timestamptz, completed_at timestamptz,
+              due_at timestamptz, attempt int, set_wait boolean, wait_event text, contact_id uuid, set_output boolean,
+              output jsonb, set_error boolean, error jsonb)
+      WHERE s.id = w.id AND s.status IN ('pending', 'waiting')`,
+    [JSON.stringify(writes)],
   );
+  for (const { runId, status } of ends)
+    if (await endRun(em, runId, status, now)) deps.metrics.automationRuns.inc({ status });
+  if (next.length > 0)
+    await sqlQuery(
+      em,
+      `INSERT INTO automation_run_step (id, created_at, run_id, key, type, status, due_at, contact_id)
+       SELECT n.id, ?, n.run_id, n.key, n.type, 'pending', ?, n.contact_id
+         FROM jsonb_to_recordset(?::jsonb) AS n(id uuid, run_id uuid, key text, type text, contact_id uuid)
+         JOIN automation_run r ON r.id = n.run_id AND r.status = 'running'`,
+      [now, now, JSON.stringify(next)],
+    );
+  if (finishing.size > 0) {
+    const done = await finishIfIdle(em, [...finishing], now);
+    if (done > 0) deps.metrics.automationRuns.inc({ status: 'completed' }, done);
+  }
+  if (triggered.size > 0)
+    await sqlQuery(
+      em,
+      `UPDATE automation_run SET started_at = coalesce(started_at, ?) WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid)`,
+      [now, JSON.stringify([...triggered])],
+    );
 }
 
-/** Completes the run when none of its steps is open any more; true when it did. */
-async function finishIfIdle(em: EntityManager, runId: string, now: Date): Promise<boolean> {
+/** Completes the runs none of whose steps is open any more; answers how many it completed. */
+async function finishIfIdle(em: EntityManager, runIds: string[], now: Date): Promise<number> {
   const done = await sqlQuery(
     em,
-    `UPDATE automation_run SET status = 'completed', completed_at = ?, updated_at = ?
-      WHERE id = ? AND status = 'running'
-        AND NOT EXISTS (SELECT 1 FROM automation_run_step WHERE run_id = ? AND status IN ('pending', 'waiting', 'running'))
-      RETURNING id`,
-    [now, now, runId, runId],
+    `UPDATE automation_run r SET status = 'completed', completed_at = ?, updated_at = ?
+      WHERE r.id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) AND r.status = 'running'
+        AND NOT EXISTS (SELECT 1 FROM automation_run_step s WHERE s.run_id = r.id AND s.status IN ('pending', 'waiting', 'running'))
+      RETURNING r.id`,
+    [now, now, JSON.stringify(runIds)],
   );
-  return done.length > 0;
+  return done.length;
 }
 
 /** Ends a running run: its open steps are skipped. True when it was still running. */

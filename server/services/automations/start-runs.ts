@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import type { Deps } from '../../deps.js';
+import type { AlongsideWrite } from '../events/emit-event.js';
 import { evaluateRule, FieldContext, type RunEvent } from './field-paths.js';
 import type { ConditionRule } from './graph.js';
 import { loadVersion } from './versions.js';
@@ -10,7 +11,9 @@ import { loadVersion } from './versions.js';
  * automation it triggers (on that automation's current version, its trigger steps due now), and
  * the resumption of the contact's runs waiting for it whose filter rule it passes (due now, by
  * their `event_received` edge). A wait the engine is finishing by its timeout holds its row: the
- * event waits for that commit and then finds the step no longer waiting. Answers the runs started.
+ * event waits for that commit and then finds the step no longer waiting. The runs, their trigger
+ * steps, the booking of a step run and the caller's `alongside` write (the event's record) are one
+ * statement, so with `noWaits` (the caller found none) it needs no transaction. Answers the runs started.
  */
 export async function applyEvent(
   deps: Pick<Deps, 'config'>,
@@ -19,10 +22,12 @@ export async function applyEvent(
   contactId: string,
   event: RunEvent,
   now: Date,
+  options: { alongside?: AlongsideWrite; noWaits?: boolean } = {},
 ): Promise<number> {
+  const alongside = options.alongside;
   const started = await sqlQuery<{ id: string }>(
     em,
-    `WITH automations AS (
+    `WITH ${alongside ? `${alongside.ctes}, ` : ''}automations AS (
        SELECT a.id, a.version, v.steps FROM automation a
          JOIN automation_version v ON v.automation_id = a.id AND v.version = a.version
         WHERE a.team_id = ? AND a.status = 'enabled' AND ? = ANY (a.trigger_events)
@@ -35,10 +40,26 @@ export async function applyEvent(
        SELECT postlane_uuid_v7(), ?, r.id, s->>'key', 'trigger', 'pending', ?, ?
          FROM runs r JOIN automations a ON a.id = r.automation_id, jsonb_array_elements(a.steps) s
         WHERE s->>'type' = 'trigger' AND s->'config'->>'event_name' = ?
-     )
+     ), booked AS (${bookingSql('EXISTS (SELECT 1 FROM runs) AND')})
      SELECT id FROM runs`,
-    [teamId, event.name, now, now, teamId, contactId, JSON.stringify(event), now, now, contactId, event.name],
+    [
+      ...(alongside?.bindings ?? []),
+      teamId,
+      event.name,
+      now,
+      now,
+      teamId,
+      contactId,
+      JSON.stringify(event),
+      now,
+      now,
+      contactId,
+      event.name,
+      0,
+      0,
+    ],
   );
+  if (options.noWaits) return started.length;
 
   const waiting = await sqlQuery<{ id: string; key: string; automation_id: string; version: number }>(
     em,
@@ -61,7 +82,7 @@ export async function applyEvent(
         WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) AND status = 'waiting'`,
       [JSON.stringify(event), now, JSON.stringify(resumed)],
     );
-  if (started.length > 0 || resumed.length > 0) await bookStepRun(em);
+  if (resumed.length > 0) await bookStepRun(em);
   return started.length;
 }
 
@@ -72,12 +93,13 @@ export async function applyEvent(
  * the commit, and the sweeper is the backstop.
  */
 export async function bookStepRun(em: EntityManager, afterMs = 0): Promise<void> {
-  await sqlQuery(
-    em,
-    `WITH due AS (SELECT now() + make_interval(secs => ?) AS at)
-     INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
-     SELECT 'automation.steps', 0, 'normal', due.at, '{}'::jsonb FROM due
-      WHERE NOT EXISTS (SELECT 1 FROM agenda_jobs j WHERE j.name = 'automation.steps' AND j.locked_at IS NULL AND j.next_run_at <= due.at)`,
-    [Math.max(0, afterMs) / 1000],
-  );
+  const seconds = Math.max(0, afterMs) / 1000;
+  await sqlQuery(em, bookingSql(''), [seconds, seconds]);
 }
+
+/** The booking's INSERT, with a condition of the caller's (`… AND`) before the check for a run due by then. */
+const bookingSql = (condition: string) =>
+  `INSERT INTO agenda_jobs (name, priority, type, next_run_at, data)
+   SELECT 'automation.steps', 0, 'normal', now() + make_interval(secs => ?), '{}'::jsonb
+    WHERE ${condition} NOT EXISTS (SELECT 1 FROM agenda_jobs j WHERE j.name = 'automation.steps' AND j.locked_at IS NULL
+                        AND j.next_run_at <= now() + make_interval(secs => ?))`;

@@ -126,7 +126,7 @@ it('loses no step and queues no email twice over 10,000 runs through 3 worker ki
   const progress = setInterval(() => {
     void stepsDone().then((n) => console.error(`${Math.round((Date.now() - started) / 1000)} s: ${n} steps`));
   }, 5000);
-  // The contacts exist already: an event naming a new address creates its contact under the team's row lock, which is not what this tests.
+  // The contacts exist already: an event naming a new address creates its contact first, which is not what this tests.
   const contacts = await stack.query<{ id: string }>(
     `INSERT INTO contact (id, created_at, updated_at, team_id, email, unsubscribed, properties)
      SELECT gen_random_uuid(), now(), now(), (SELECT id FROM team), 'run' || g || '@example.com', false, '{}'
