@@ -32,6 +32,7 @@ const RUNS: Record<MaintenanceTaskName, (deps: MaintenanceDeps) => Promise<numbe
   automation_runs: purgeAutomationRuns,
   custom_events: purgeCustomEvents,
   metrics_rollup: compactMetricsRollup,
+  contact_tally: foldContactTally,
   finished_jobs: purgeFinishedJobs,
   ingested_notifications: purgeIngestedNotifications,
   tracking_clicks: purgeTrackingClicks,
@@ -43,83 +44,11 @@ export const MAINTENANCE_TASKS: {
   title: string;
   run: (deps: MaintenanceDeps) => Promise<number>;
   counts?: string;
-<<<<<<< HEAD
 }[] = Object.entries(MAINTENANCE_TASK_CATALOGUE).map(([name, entry]) => ({
   name,
   ...entry,
   run: RUNS[name as MaintenanceTaskName],
 }));
-=======
-}[] = [
-  {
-    name: 'email_partitions',
-    title: `Create the email partitions of the next ${DAYS_AHEAD} days`,
-    run: addEmailPartitions,
-    counts: 'partitions created',
-  },
-  {
-    name: 'email_retention',
-    title: 'Drop the days of emails and events past POSTLANE_EMAIL_RETENTION_DAYS',
-    run: dropExpiredEmailPartitions,
-    counts: 'partitions dropped',
-  },
-  {
-    name: 'email_tracking',
-    title: 'Purge open state of emails past POSTLANE_EMAIL_RETENTION_DAYS',
-    run: purgeEmailTracking,
-  },
-  { name: 'idempotency_keys', title: 'Purge idempotency keys older than 24 hours', run: purgeIdempotencyKeys },
-  { name: 'api_logs', title: 'Purge API logs past POSTLANE_API_LOG_RETENTION_DAYS', run: purgeApiLogs },
-  {
-    name: 'webhook_deliveries',
-    title: 'Purge webhook deliveries past POSTLANE_WEBHOOK_DELIVERY_RETENTION_DAYS',
-    run: purgeWebhookDeliveries,
-  },
-  {
-    name: 'captured_mail',
-    title: 'Purge captured mail past POSTLANE_CAPTURE_RETENTION_DAYS',
-    run: purgeCapturedMessages,
-  },
-  {
-    name: 'received_mail',
-    title: 'Purge received mail past POSTLANE_RECEIVED_RETENTION_DAYS',
-    run: purgeReceivedEmails,
-  },
-  {
-    name: 'automation_runs',
-    title: 'Purge finished automation runs past POSTLANE_AUTOMATION_RETENTION_DAYS',
-    run: purgeAutomationRuns,
-  },
-  {
-    name: 'custom_events',
-    title: 'Purge sent custom events past POSTLANE_AUTOMATION_RETENTION_DAYS',
-    run: purgeCustomEvents,
-  },
-  {
-    name: 'metrics_rollup',
-    title: 'Fold the email metrics rollup of past hours into one row per hour, domain and broadcast',
-    run: compactMetricsRollup,
-    counts: 'rows folded',
-  },
-  {
-    name: 'contact_tally',
-    title: "Fold the per-connection rows of each team's contact count into one",
-    run: foldContactTally,
-    counts: 'rows folded',
-  },
-  { name: 'finished_jobs', title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS', run: purgeFinishedJobs },
-  {
-    name: 'ingested_notifications',
-    title: 'Purge provider notification ids (SNS dedupe) older than 14 days',
-    run: purgeIngestedNotifications,
-  },
-  {
-    name: 'tracking_clicks',
-    title: 'Purge click records (burst detection) older than 14 days',
-    run: purgeTrackingClicks,
-  },
-];
->>>>>>> segments
 
 export interface MaintenanceOutcome {
   task: string;

@@ -27,6 +27,10 @@ export const MAINTENANCE_TASK_CATALOGUE = {
     title: 'Fold the email metrics rollup of past hours into one row per hour, domain and broadcast',
     counts: 'rows folded',
   },
+  contact_tally: {
+    title: "Fold the per-connection rows of each team's contact count into one",
+    counts: 'rows folded',
+  },
   finished_jobs: { title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS' },
   ingested_notifications: { title: 'Purge provider notification ids (SNS dedupe) older than 14 days' },
   tracking_clicks: { title: 'Purge click records (burst detection) older than 14 days' },
