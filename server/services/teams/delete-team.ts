@@ -35,7 +35,10 @@ export const TEAM_TABLES = [
   'email',
   'received_email',
   'segment',
+  'contact_property_number',
   'contact',
+  // After the contacts: their delete trigger writes the team's tally.
+  'contact_tally',
   'contact_property',
   'topic',
   'template',
