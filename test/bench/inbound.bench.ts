@@ -145,7 +145,10 @@ try {
 
     progress(`postlane: ${messages} messages through the inbound listener…`);
     const listener = await startInboundListener(deps, { host: '127.0.0.1', port: 0 });
+    const cpuBefore = process.cpuUsage();
     const postlanePerSecond = await deliverAll(listener.port, message);
+    const cpu = process.cpuUsage(cpuBefore);
+    progress(`cpu per message: ${((cpu.user + cpu.system) / 1000 / messages).toFixed(2)} ms`);
     await listener.close();
 
     const [row] = await orm.em

@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
 import { errorFields } from '../../logger.js';
 import { acceptMessage, acceptsRecipient } from './accept-message.js';
+import { inSharedMemory } from './mail-work.js';
 import { PeerLimits } from './peer-limits.js';
 import { ReceivingDomainCache } from './receiving-domains.js';
 
@@ -103,7 +104,8 @@ export async function startInboundListener(
       // Over the size limit, smtp-server has answered 552 already (rejectOversized).
       if (stream.sizeExceeded) return '';
       if (overBudget) throw reply(451, 'Too busy, try again later');
-      const verdict = await acceptMessage(deps, Buffer.concat(chunks), {
+      // Gathered into shared memory, where the mail workers read it without a copy.
+      const verdict = await acceptMessage(deps, inSharedMemory(chunks), {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
         recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
         peerIp: session.remoteAddress,
