@@ -67,6 +67,9 @@ interface Running {
   deadline: AbortController;
 }
 
+/** How long a message may wait while smaller ones go first. */
+const STARVATION_MS = 1_000;
+
 /** How often running tasks are held against their deadline: its precision. */
 const SWEEP_MS = 50;
 
@@ -89,6 +92,9 @@ export class MailWork {
   /** Tasks handed to the pool and not yet settled, for the deadline sweep. */
   private readonly running = new Set<Running>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Messages in the pool now, and those waiting for their turn (oldest first). */
+  private admitted = 0;
+  private readonly waiting: { size: number; since: number; admit: () => void }[] = [];
   private readonly settings: MailWorkSettings;
 
   constructor(
@@ -164,6 +170,7 @@ export class MailWork {
       // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
       resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
     });
+    await this.turn(raw.length);
     const running: Running = {
       startedAt: new BigInt64Array(new SharedArrayBuffer(8)),
       deadline: new AbortController(),
@@ -186,7 +193,34 @@ export class MailWork {
         clearInterval(this.sweeper);
         this.sweeper = null;
       }
+      this.admitNext();
     }
+  }
+
+  /**
+   * Waits until this message may go to the pool. A thread's worth of messages (and one more, so no
+   * thread idles between two) are in the pool at once; of those waiting, the smallest goes next,
+   * unless one has waited a second: what costs a worker grows with the message's size, and the
+   * limits checked before (header block, signatures, parts) leave a hostile message only its bulk,
+   * so a flood of large messages cannot keep a few-KB one waiting behind it, nor starve for ever.
+   */
+  private turn(size: number): Promise<void> {
+    if (this.admitted < this.config.POSTLANE_MAIL_WORKERS + 1) {
+      this.admitted += 1;
+      return Promise.resolve();
+    }
+    return new Promise((admit) => this.waiting.push({ size, since: Date.now(), admit }));
+  }
+
+  private admitNext(): void {
+    this.admitted -= 1;
+    if (this.waiting.length === 0) return;
+    let next = 0;
+    if (Date.now() - this.waiting[0]!.since < STARVATION_MS)
+      for (let i = 1; i < this.waiting.length; i++) if (this.waiting[i]!.size < this.waiting[next]!.size) next = i;
+    const [chosen] = this.waiting.splice(next, 1);
+    this.admitted += 1;
+    chosen!.admit();
   }
 
   /** Ends the tasks whose deadline has passed since their worker took them up (piscina ends their thread). */
