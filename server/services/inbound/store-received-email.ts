@@ -1,4 +1,4 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../db/ids.js';
 import type { Deps } from '../../deps.js';
 import type { AuthVerdicts } from '../../entities/index.js';
@@ -155,7 +155,7 @@ export class ReceivedEmailWriter {
       );
       const statement = new ReceivedStatement();
       const stored = messages.map((message) => statement.add(message, domains));
-      if (statement.events.length > 0) await emitEvents(tx as EntityManager, statement.events, statement.alongside());
+      if (statement.events.length > 0) await emitEvents(tx, statement.events, statement.alongside());
       return stored;
     });
   }
