@@ -26,6 +26,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default is one file at a time on two cores; integration files mostly wait (on
+    // PostgreSQL, sockets, child processes), so three at once keep both cores busy. Projects that
+    // run side by side must agree on it (vitest refuses otherwise): system runs after them.
+    maxWorkers: 3,
     // Far from UTC (+14): a test that leans on the machine's time zone fails here on any machine.
     env: { NODE_ENV: 'test', TZ: 'Pacific/Kiritimati' },
     projects: [
@@ -44,7 +48,15 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'system', include: system, globalSetup: ['test/support/global-setup.ts'] },
+        test: {
+          name: 'system',
+          include: system,
+          globalSetup: ['test/support/global-setup.ts'],
+          // After the others and one file at a time: these kill processes and restart PostgreSQL
+          // under timing bounds that a loaded machine would stretch.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

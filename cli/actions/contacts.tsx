@@ -2,7 +2,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { render } from 'ink';
+import { render, Text } from 'ink';
 import type { JobQueue } from '../../server/job-queue.js';
 import { createLogger } from '../../server/logger.js';
 import { sqlQuery } from '../../server/db/query.js';
@@ -18,7 +18,7 @@ import {
 import { runContactImport } from '../../server/services/contact-imports/run-contact-import.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderTable } from '../lib/render.js';
+import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
 const FIELDS = new Set(['email', 'first_name', 'last_name', 'unsubscribed']);
@@ -133,10 +133,13 @@ export async function importContacts(
     };
     if (json) return printJson(result);
     const c = record.counts;
-    process.stdout.write(
-      `${options.dryRun ? 'Dry run: would import' : record.status === 'completed' ? 'Imported' : `Import ${record.status}:`} ` +
-        `${c.total} rows of ${basename(file)} for team ${team.name} (${team.id}): ${c.created} created, ${c.updated} updated, ` +
-        `${c.skipped} skipped, ${c.failed} failed\n`,
+    // Through Ink, so the headline wraps at a terminal's edge and stays one line piped.
+    await renderElement(
+      <Text>
+        {`${options.dryRun ? 'Dry run: would import' : record.status === 'completed' ? 'Imported' : `Import ${record.status}:`} ` +
+          `${c.total} rows of ${basename(file)} for team ${team.name} (${team.id}): ${c.created} created, ${c.updated} updated, ` +
+          `${c.skipped} skipped, ${c.failed} failed`}
+      </Text>,
     );
     if (record.failure) process.stdout.write(`Stopped: ${record.failure}\n`);
     if (errors.length > 0) {

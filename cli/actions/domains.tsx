@@ -147,7 +147,14 @@ export async function check(idOrName: string, options: { team?: string }, cmd: C
   );
   const required = diagnosis.records.filter((r) => r.required);
   const allFound = required.every((r) => r.status === 'verified');
-  const status = allFound ? 'all required records found' : 'records missing or wrong';
+  const unanswered = required.filter((r) => r.status === 'temporary_failure').length;
+  const wrong = required.filter((r) => r.status !== 'verified' && r.status !== 'temporary_failure').length;
+  // No answer says nothing about the records: the headline tells it apart from a wrong one.
+  const status = allFound
+    ? 'all required records found'
+    : wrong === 0
+      ? `DNS did not answer (${unanswered} of ${required.length} required records); try again later`
+      : `records missing or wrong${unanswered > 0 ? `; DNS did not answer for ${unanswered}` : ''}`;
   // For scripts and monitoring: non-zero while a required record is missing or wrong.
   if (!allFound) process.exitCode = 1;
   if (json) {

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { render } from 'ink';
+import { render, Text } from 'ink';
 import { eraseAddresses, type ErasureReceipt } from '../../server/services/erasure/erase-addresses.js';
 import { parseMailbox } from '../../server/mail/address.js';
 import { SecretBox } from '../../server/security/secret-box.js';
 import { ProgressBar } from '../components/ProgressBar.js';
+import { confirmed } from '../lib/confirm.js';
 import { withDatabase } from '../lib/context.js';
-import { printJson, renderTable } from '../lib/render.js';
+import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
 
 /** Addresses per transaction: a long list is erased in steps, each complete on its own. */
@@ -19,26 +19,6 @@ function readAddresses(path: string): string[] {
     .split(/\r?\n/)
     .map((line) => line.split(',')[0]!.trim().replace(/^"|"$/g, ''))
     .filter((field) => field.includes('@'));
-}
-
-/** Erasure cannot be undone: a person at a terminal types yes; a script (no terminal to ask on) passes --yes. */
-async function confirmed(addresses: string[]): Promise<boolean> {
-  if (!process.stdin.isTTY)
-    throw new Error(
-      'Erasure cannot be undone: pass --yes to confirm (there is no terminal to ask on), or --dry-run to count first.',
-    );
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const named = addresses.length === 1 ? addresses[0] : `${addresses.length} addresses`;
-    const answer = await prompt.question(
-      `Erase ${named} from everything the team keeps? This cannot be undone. Type yes: `,
-    );
-    if (answer.trim().toLowerCase() === 'yes') return true;
-    process.stderr.write('Nothing erased.\n');
-    return false;
-  } finally {
-    prompt.close();
-  }
 }
 
 export async function erase(
@@ -58,7 +38,15 @@ export async function erase(
     );
   const addresses = [...new Set(given.map((email) => email.toLowerCase()))];
   if (addresses.length === 0) throw new Error('Name at least one address, or --file.');
-  if (!options.dryRun && !options.yes && !(await confirmed(addresses))) {
+  if (
+    !options.dryRun &&
+    !options.yes &&
+    !(await confirmed(
+      `Erase ${addresses.length === 1 ? addresses[0] : `${addresses.length} addresses`} from everything the team keeps?`,
+      'Erasure cannot be undone: pass --yes to confirm (there is no terminal to ask on), or --dry-run to count first.',
+    ))
+  ) {
+    process.stderr.write('Nothing erased.\n');
     process.exitCode = 1;
     return;
   }
@@ -95,8 +83,12 @@ export async function erase(
     removed: totals,
   };
   if (json) return printJson(receipt);
-  process.stdout.write(
-    `${options.dryRun ? 'Dry run: would erase' : 'Erased'} ${addresses.length} address${addresses.length === 1 ? '' : 'es'} for team ${team.name} (${team.id}) at ${receipt.completed_at}\n`,
+  // Through Ink, so the headline wraps at a terminal's edge and stays one line piped.
+  await renderElement(
+    <Text>
+      {options.dryRun ? 'Dry run: would erase' : 'Erased'} {addresses.length} address
+      {addresses.length === 1 ? '' : 'es'} for team {team.name} ({team.id}) at {receipt.completed_at}
+    </Text>,
   );
   await renderTable({
     columns: ['KIND', options.dryRun ? 'WOULD CHANGE' : 'ROWS ERASED'],

@@ -4,9 +4,11 @@ import type { PlanName } from '../../config/plans.js';
 import { parseMailbox } from '../../server/mail/address.js';
 import { liftSendingPause } from '../../server/services/deliverability/lift-sending-pause.js';
 import { createTeam } from '../../server/services/teams/create-team.js';
+import { deleteTeam } from '../../server/services/teams/delete-team.js';
 import { describeTeam } from '../../server/services/teams/describe-team.js';
 import { listTeams } from '../../server/services/teams/list-teams.js';
 import { updateTeam } from '../../server/services/teams/update-team.js';
+import { confirmed } from '../lib/confirm.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 import { resolveTeam } from '../services/resolve-team.js';
@@ -193,6 +195,34 @@ export async function update(
   await renderElement(
     <Text>
       Updated team {team.name} ({team.id}).
+    </Text>,
+  );
+}
+
+export async function remove(id: string, options: { force?: boolean; yes?: boolean }, cmd: Command): Promise<void> {
+  const deleted = await withDatabase(async ({ orm }) => {
+    const team = await resolveTeam(orm, id);
+    if (
+      !options.yes &&
+      !(await confirmed(
+        `Delete team ${team.name} (${team.id}) and everything it holds?`,
+        'Deleting a team cannot be undone: pass --yes to confirm (there is no terminal to ask on).',
+      ))
+    )
+      return null;
+    return deleteTeam({ orm }, team.id, { force: options.force });
+  });
+  if (!deleted) {
+    process.stderr.write('Nothing deleted.\n');
+    process.exitCode = 1;
+    return;
+  }
+  const { team, inFlight } = deleted;
+  if (cmd.optsWithGlobals().json)
+    return printJson({ id: team.id, name: team.name, deleted: true, dropped_in_flight: inFlight });
+  await renderElement(
+    <Text>
+      Deleted team {team.name} ({team.id}){inFlight > 0 ? `; ${inFlight} emails in flight were dropped unsent` : ''}.
     </Text>,
   );
 }

@@ -1,11 +1,17 @@
 import type { Command } from 'commander';
 import { Text } from 'ink';
 import {
+  presentCreatedWebhook,
+  presentDeletedWebhook,
   presentWebhookEventListItem,
   presentWebhookListItem,
 } from '../../server/http/routes/webhooks/webhook.presenter.js';
 import { SecretBox } from '../../server/security/secret-box.js';
+import { createWebhook } from '../../server/services/webhooks/create-webhook.js';
+import { deleteWebhook } from '../../server/services/webhooks/delete-webhook.js';
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.js';
+import { sendTestDelivery } from '../../server/services/webhooks/send-test-delivery.js';
+import { DeliveryAgents } from '../../server/webhooks/ssrf.js';
 import { rotateWebhookSecret } from '../../server/services/webhooks/rotate-webhook-secret.js';
 import { enableWebhook } from '../../server/services/webhooks/update-webhook.js';
 import { listWebhookEvents } from '../../server/services/webhooks/webhook-events.js';
@@ -38,6 +44,88 @@ export async function list(options: { team?: string; limit: number }, cmd: Comma
     ]),
     empty: 'No webhook endpoints.',
   });
+}
+
+export async function create(
+  url: string,
+  options: { event: string[]; secret?: string; team?: string },
+  cmd: Command,
+): Promise<void> {
+  const created = await withDatabase(async ({ orm, config }) => {
+    const team = await resolveTeam(orm, options.team);
+    const webhook = await createWebhook({ orm, config, secrets: new SecretBox(config) }, team.id, {
+      url,
+      events: options.event,
+      signingSecret: options.secret,
+    });
+    return { ...presentCreatedWebhook(webhook), ...presentWebhookListItem(webhook.endpoint) };
+  });
+  if (cmd.optsWithGlobals().json) return printJson(created);
+  await renderElement(
+    <SecretCard
+      title="Webhook endpoint created"
+      rows={[
+        ['Webhook', created.id],
+        ['Endpoint', created.endpoint],
+        ['Events', created.events.join(', ')],
+      ]}
+      secret={{ label: 'Signing secret', value: created.signing_secret }}
+      note="Copy it now: it is shown once here. Verify each delivery's signature with it (Standard Webhooks)."
+    />,
+  );
+}
+
+export async function remove(id: string, options: { team?: string }, cmd: Command): Promise<void> {
+  const removed = await withDatabase(async ({ orm }) => {
+    const team = await resolveTeam(orm, options.team, webhookObject(id));
+    const endpoint = await deleteWebhook({ orm }, team.id, id);
+    return { ...presentDeletedWebhook(endpoint), endpoint: endpoint.url };
+  });
+  if (cmd.optsWithGlobals().json) return printJson(removed);
+  await renderElement(
+    <Text>
+      Deleted webhook {removed.id} ({removed.endpoint}) with its deliveries.
+    </Text>,
+  );
+}
+
+export async function test(id: string, options: { event: string; team?: string }, cmd: Command): Promise<void> {
+  const sent = await withDatabase(async ({ orm, config }) => {
+    const team = await resolveTeam(orm, options.team, webhookObject(id));
+    const webhookAgents = new DeliveryAgents(config);
+    try {
+      const delivery = await sendTestDelivery(
+        { orm, config, clock, secrets: new SecretBox(config), webhookAgents },
+        team.id,
+        id,
+        { type: options.event },
+      );
+      return {
+        id: delivery.endpointId,
+        endpoint: delivery.url,
+        type: delivery.type,
+        message_id: delivery.messageId,
+        ok: delivery.result.errorClass === null,
+        status_code: delivery.result.statusCode,
+        error_class: delivery.result.errorClass,
+        latency_ms: delivery.result.latencyMs,
+        response: delivery.result.response,
+      };
+    } finally {
+      webhookAgents.destroy();
+    }
+  });
+  // For scripts: non-zero unless the endpoint accepted it.
+  if (!sent.ok) process.exitCode = 1;
+  if (cmd.optsWithGlobals().json) return printJson(sent);
+  const answer = sent.status_code === null ? `no answer (${sent.error_class})` : `HTTP ${sent.status_code}`;
+  await renderElement(
+    <Text>
+      {sent.ok ? <Text color="green">Accepted</Text> : <Text color="red">Not accepted</Text>}: test {sent.type} (
+      {sent.message_id}) to {sent.endpoint}: {answer} in {sent.latency_ms} ms
+      {sent.response ? `: ${sent.response.slice(0, 200)}` : ''}
+    </Text>,
+  );
 }
 
 export async function rotate(

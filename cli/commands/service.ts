@@ -11,7 +11,9 @@ export function registerService(program: Command): void {
     );
   service
     .command('status')
-    .description('whether it runs, its pid and user, and where it logs; exits 3 when it does not run')
+    .description(
+      'whether it runs, its pid and user, and where it logs (a `postlane serve` started by hand counts when its /health answers at the configured address); exits 3 when nothing runs',
+    )
     .action(action('status'));
   service.command('stop').description('stop it (SIGTERM: it drains first, for up to 35 s)').action(action('stop'));
   service

@@ -61,4 +61,14 @@ export function registerTeams(program: Command): void {
       ]),
     )
     .action(action('update'));
+
+  teams
+    .command('delete')
+    .description(
+      'delete a team and everything it holds (keys, domains, mail, contacts, webhooks, logs); refused while it has mail queued or sending unless --force; asks for confirmation on a terminal, needs --yes without one',
+    )
+    .argument('<team>', 'team id or name')
+    .option('--force', 'delete even with mail in flight (that mail is dropped unsent)')
+    .option('--yes', 'delete without asking (needed when there is no terminal to ask on)')
+    .action(action('remove'));
 }

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DELIVERED_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../server/services/webhooks/event-types.js';
 import { DEFAULT_OVERLAP_HOURS } from '../../server/services/webhooks/rotation-overlap.js';
 import { isSigningSecret, SECRET_SHAPE_MESSAGE } from '../../server/webhooks/signing.js';
 import { actionsFrom } from '../lib/context.js';
@@ -18,8 +19,53 @@ const overlapOption = () =>
     })
     .default(DEFAULT_OVERLAP_HOURS);
 
+const secretOption = (description: string) =>
+  new Option('--secret <secret>', description).argParser((value) => {
+    if (!isSigningSecret(value)) throw new InvalidArgumentError(SECRET_SHAPE_MESSAGE);
+    return value;
+  });
+
+/** `--event a --event b`: each one an event type an endpoint may name (as POST /webhooks takes them). */
+function collectEvent(value: string, previous: string[] = []): string[] {
+  if (!SUBSCRIBABLE_EVENT_TYPES.includes(value))
+    throw new InvalidArgumentError('must be an event type such as email.sent, or * for every event');
+  return [...previous, value];
+}
+
 export function registerWebhooks(program: Command): void {
   const webhooks = program.command('webhooks').description('manage webhook endpoints and inspect their deliveries');
+
+  webhooks
+    .command('create')
+    .description(
+      'add an endpoint for a team, as POST /webhooks does; its signing secret is shown once, in a card (or in --json)',
+    )
+    .argument('<url>', 'the http or https URL deliveries are posted to')
+    .requiredOption('--event <type>', 'an event type it receives, or * for every event (repeat for more)', collectEvent)
+    .addOption(secretOption('use this signing secret instead of a generated one'))
+    .addOption(teamOption())
+    .action(action('create'));
+
+  webhooks
+    .command('delete')
+    .description('delete an endpoint with its deliveries and their attempts')
+    .argument('<id>', 'webhook id')
+    .addOption(teamOption())
+    .action(action('remove'));
+
+  webhooks
+    .command('test')
+    .description(
+      'post one signed test event to an endpoint now (data.test is true; nothing is stored or retried) and show its answer; exits 1 unless it answers 2xx',
+    )
+    .argument('<id>', 'webhook id')
+    .addOption(
+      new Option('--event <type>', 'the event type to send')
+        .choices([...DELIVERED_EVENT_TYPES])
+        .default('email.delivered'),
+    )
+    .addOption(teamOption())
+    .action(action('test'));
 
   webhooks
     .command('list')
@@ -37,12 +83,7 @@ export function registerWebhooks(program: Command): void {
     )
     .argument('<id>', 'webhook id')
     .addOption(overlapOption())
-    .addOption(
-      new Option('--secret <secret>', 'use this secret instead of a generated one').argParser((value) => {
-        if (!isSigningSecret(value)) throw new InvalidArgumentError(SECRET_SHAPE_MESSAGE);
-        return value;
-      }),
-    )
+    .addOption(secretOption('use this secret instead of a generated one'))
     .addOption(teamOption())
     .action(action('rotate'));
 

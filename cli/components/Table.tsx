@@ -29,12 +29,38 @@ export function fitWidths(natural: number[], minimums: number[], width: number |
   return widths;
 }
 
-/** Left-aligned columns sized to their widest cell, narrowed to fit `width` with cells wrapped in their column. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}([0-9a-f]{8})$/i;
+const ISO_TIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?Z$/;
+
+/**
+ * A cell as a narrow terminal shows it: a uuid by its last 8 characters (ids are time-ordered, so
+ * rows made together share their first ones; the end is random), a time to the second.
+ */
+function narrowed(cell: string): string {
+  const id = UUID.exec(cell);
+  if (id) return `…${id[1]}`;
+  const time = ISO_TIME.exec(cell);
+  return time ? `${time[1]} ${time[2]}` : cell;
+}
+
+const naturalWidths = (columns: string[], cells: string[][]) =>
+  columns.map((column, i) => Math.max(column.length, ...cells.map((row) => (row[i] ?? '').length)));
+
+/**
+ * Left-aligned columns sized to their widest cell, narrowed to fit `width` with cells wrapped in
+ * their column. When the rows would not fit whole, ids and times are shortened first (wrapped, they
+ * could not be copied); piped output and `--json` keep them whole.
+ */
 export function Table({ columns, rows, empty = 'Nothing to show.', width }: TableProps) {
   if (rows.length === 0) return <Text color="gray">{empty}</Text>;
   // Cells hold data from mail (subjects, addresses): control characters would drive the terminal.
-  const cells = rows.map((row) => row.map((cell) => cell.replace(/[\u0000-\u001f\u007f-\u009f]/g, '�')));
-  const natural = columns.map((column, i) => Math.max(column.length, ...cells.map((row) => (row[i] ?? '').length)));
+  const whole = rows.map((row) => row.map((cell) => cell.replace(/[\u0000-\u001f\u007f-\u009f]/g, '�')));
+  const fits = (cells: string[][]) =>
+    width === undefined ||
+    naturalWidths(columns, cells).reduce((a, b) => a + b, 0) + GAP * (columns.length - 1) <= width;
+  const cells = fits(whole) ? whole : whole.map((row) => row.map(narrowed));
+  const shortenedIds = cells.some((row, r) => row.some((cell, i) => cell !== whole[r]![i] && UUID.test(whole[r]![i]!)));
+  const natural = naturalWidths(columns, cells);
   const widths = fitWidths(
     natural,
     natural.map((w, i) => Math.min(w, Math.max(MIN_COLUMN, columns[i]!.length))),
@@ -56,6 +82,7 @@ export function Table({ columns, rows, empty = 'Nothing to show.', width }: Tabl
       {cells.map((row, index) => (
         <Text key={index}>{lines(row).join('\n')}</Text>
       ))}
+      {shortenedIds ? <Text color="gray">Ids shortened to fit the terminal: --json shows them whole.</Text> : null}
     </Box>
   );
 }

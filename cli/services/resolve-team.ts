@@ -13,7 +13,7 @@ export interface OwnedObject {
 }
 
 /**
- * The team a command acts on: the one `--team` names (by id, or by a name no other team has),
+ * The team a command acts on: the one `--team` names (by id or by name),
  * else the one that owns the object the command names, else the only team there is.
  */
 export async function resolveTeam(orm: MikroORM, team: string | undefined, object?: OwnedObject): Promise<ITeam> {
@@ -32,10 +32,9 @@ export async function resolveTeam(orm: MikroORM, team: string | undefined, objec
 function teamNamed(teams: ITeam[], idOrName: string): ITeam {
   const byId = teams.find((t) => t.id === idOrName);
   if (byId) return byId;
-  const byName = teams.filter((t) => t.name === idOrName);
-  if (byName.length === 1) return byName[0]!;
-  if (byName.length > 1)
-    throw new Error(`${byName.length} teams are named ${idOrName}; name one by its id (\`postlane teams list\`).`);
+  // Names are unique (team_name_unique).
+  const byName = teams.find((t) => t.name === idOrName);
+  if (byName) return byName;
   throw new Error(`No team has the id or name ${idOrName}.`);
 }
 

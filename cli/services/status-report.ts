@@ -4,6 +4,7 @@ import { listeningUrl } from '../../config/schema.js';
 import { DatabaseUnavailableError, initOrm, waitForDatabase } from '../../server/db/orm.js';
 import { collectStatus, STATUS_SECTIONS, type StatusReport } from '../../server/services/status/status-sections.js';
 import { defineStatusSection, type StatusView } from '../../server/services/status/status-section.js';
+import { type HealthProbe, probeHealth } from '../../server/services/health/probe-health.js';
 import { DATABASE_WAIT_MS } from '../lib/context.js';
 import { serviceStatus } from './systemd-unit.js';
 
@@ -13,25 +14,8 @@ export interface ServiceState {
   pid: number | null;
   url: string;
   /** What answered GET /health at the listening address: Postlane (by the body's shape), something else, or nothing. */
-  health: 'postlane' | 'other' | 'none';
+  health: HealthProbe['health'];
   health_ok: boolean | null;
-}
-
-/** Whether the body is Postlane's /health (its `database` and `jobs.backlog`), not something else on the port. */
-function isPostlaneHealth(body: unknown): body is { ok: boolean } {
-  const b = body as { ok?: unknown; database?: { ok?: unknown }; jobs?: { backlog?: unknown } } | null;
-  return typeof b?.ok === 'boolean' && typeof b.database?.ok === 'boolean' && Array.isArray(b.jobs?.backlog);
-}
-
-/** GET /health at the configured listening address, within 2 s. */
-export async function probeHealth(url: string): Promise<Pick<ServiceState, 'health' | 'health_ok'>> {
-  try {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
-    const body: unknown = await response.json().catch(() => null);
-    return isPostlaneHealth(body) ? { health: 'postlane', health_ok: body.ok } : { health: 'other', health_ok: null };
-  } catch {
-    return { health: 'none', health_ok: null };
-  }
 }
 
 export const serviceSection = defineStatusSection<ServiceState>({
@@ -47,7 +31,7 @@ export const serviceSection = defineStatusSection<ServiceState>({
           return null;
         }
       }),
-      probeHealth(url),
+      probeHealth(url).then(({ health, health_ok }) => ({ health, health_ok })),
     ]);
     const mode: ServiceState['mode'] = unit?.running
       ? unit.mode

@@ -38,6 +38,11 @@ export const Domain = defineEntity({
     { name: 'domain_next_check_idx', properties: ['nextCheckAt'] },
     // One owner per name across the appliance: adding and claiming look the name up in every team.
     { name: 'domain_name_idx', properties: ['name'] },
+    // The inbound listener's RCPT TO lookup: receiving domains by name.
+    {
+      name: 'domain_receiving_name_idx',
+      expression: `create index "domain_receiving_name_idx" on "domain" ("name") where receiving`,
+    },
   ],
   properties: {
     ...baseProperties,

@@ -6,7 +6,8 @@ export const Team = defineEntity({
   name: 'Team',
   properties: {
     ...baseProperties,
-    name: p.text(),
+    /** Unique: the CLI names a team by it. */
+    name: p.text().unique(),
     /** In cloud mode, the team's plan (null reads as free); ignored on a self-hosted instance. */
     plan: p.enum([...PLAN_NAMES]).nullable(),
     /** Monthly plans: whether sends past the included volume are billed (true) or refused. */

@@ -1,7 +1,9 @@
 /**
  * `npm run bench -- --only webhooks`: signed webhook deliveries per second through the whole engine
  * (outbox rows, Agenda wake-ups, per-endpoint drain jobs with 8 lanes and the 50/s cap, signing,
- * keep-alive HTTP through the SSRF filter, settle writes) to 10 loopback receivers, beside a
+ * keep-alive HTTP through the SSRF filter, settle writes) to 400 endpoints on 10 loopback receivers
+ * (their caps add up to 20,000/s, far past what the engine does here: the engine is measured, not
+ * the cap), beside a
  * baseline measured in the same run: the same number of signed POSTs sent straight from a loop
  * (no database, no caps) over the same kind of agent. Also checks the 50/s and 8-in-flight caps at
  * the receivers. The engine is a real worker process (`postlane serve --role worker`, compiled, so
@@ -9,7 +11,7 @@
  * half a job's lock lifetime (up to 15 minutes) behind each job run, which kept this process alive
  * long after its report when the worker ran in it.
  *
- *   node --import tsx test/bench/webhooks.bench.ts [--json] [--endpoints-per-receiver 4] [--events 400]
+ *   node --import tsx test/bench/webhooks.bench.ts [--json] [--endpoints-per-receiver 40] [--events 40]
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -34,15 +36,15 @@ import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { startReceivers } from './webhook-receivers.js';
 import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
-const TARGET_PER_SECOND = 1_000;
+const TARGET_RATIO = 0.6;
 const RECEIVERS = 10;
 const EVENTS_PER_TRANSACTION = 50;
 
 const { values: args } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
-    'endpoints-per-receiver': { type: 'string', default: '4' },
-    events: { type: 'string', default: '400' },
+    'endpoints-per-receiver': { type: 'string', default: '40' },
+    events: { type: 'string', default: '40' },
   },
 });
 const endpointsPerReceiver = Number(args['endpoints-per-receiver']);
@@ -216,11 +218,7 @@ function report(r: {
 }) {
   const ratio = r.enginePerSecond / r.baselinePerSecond;
   const targets = {
-    deliveriesPerSecond: {
-      target: TARGET_PER_SECOND,
-      value: Math.round(r.enginePerSecond),
-      met: r.enginePerSecond >= TARGET_PER_SECOND,
-    },
+    ratio: { target: TARGET_RATIO, value: Number(ratio.toFixed(2)), met: ratio >= TARGET_RATIO },
     // Measured at receivers sharing this process: allow a request or two of arrival jitter.
     perEndpointRate: {
       target: WEBHOOK_RATE_PER_SECOND,
@@ -244,7 +242,7 @@ function report(r: {
     figure: perSecond(r.enginePerSecond, 'deliveries'),
     baseline: `signed POSTs from a loop: ${perSecond(r.baselinePerSecond, 'deliveries')}`,
     ratio: Number(ratio.toFixed(2)),
-    target: targetMet(`≥ ${TARGET_PER_SECOND}/s`, targets.deliveriesPerSecond.met),
+    target: targetMet(`ratio ≥ ${TARGET_RATIO}`, targets.ratio.met),
   });
   if (args.json) {
     console.log(
@@ -275,9 +273,7 @@ function report(r: {
   console.log(
     `postlane engine                      ${Math.round(r.enginePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(2)}; cap ceiling ${r.ceilingPerSecond}/s (${endpointCount} × ${WEBHOOK_RATE_PER_SECOND})`,
   );
-  console.log(
-    `\ntarget >= ${TARGET_PER_SECOND} deliveries/s: ${met(targets.deliveriesPerSecond.met)} (${targets.deliveriesPerSecond.value})`,
-  );
+  console.log(`\ntarget ratio >= ${TARGET_RATIO}: ${met(targets.ratio.met)} (${targets.ratio.value})`);
   console.log(
     `per-endpoint rate <= ${WEBHOOK_RATE_PER_SECOND}/s: ${met(targets.perEndpointRate.met)} (average ${targets.perEndpointRate.average}/s, busiest second ${r.perEndpointBusiestSecond})`,
   );

@@ -1,46 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { createSign, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { Agent, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type ConnectionOptions } from 'node:tls';
+import { selfSignedCertificate } from './certificate.js';
 
 export const SNS_HOST = 'sns.us-east-1.amazonaws.com';
 export const CERT_URL = `https://${SNS_HOST}/SimpleNotificationService-0123456789abcdef.pem`;
-
-/** A self-made RSA key and certificate for SNS's host name: it signs the messages and serves HTTPS as that host. */
-function makeCertificate(): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'fake-sns-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '2',
-        '-subj',
-        `/CN=${SNS_HOST}`,
-        '-addext',
-        `subjectAltName=DNS:${SNS_HOST}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /**
  * SNS for tests: an HTTPS server on loopback that serves the signing certificate and answers
@@ -49,7 +16,8 @@ function makeCertificate(): { key: string; cert: string } {
  * URLs still have to name SNS's hosts to be fetched at all.
  */
 export async function startFakeSns() {
-  const { key, cert } = makeCertificate();
+  const { dir, key, cert } = selfSignedCertificate(SNS_HOST);
+  rmSync(dir, { recursive: true, force: true });
   const requests: { path: string; host: string }[] = [];
   const server = createServer({ key, cert }, (req, res) => {
     requests.push({ path: req.url!, host: req.headers.host ?? '' });

@@ -17,14 +17,14 @@ export async function until(
 /** Polls until `get` answers a value (not undefined) and returns it; throws `never` after `timeoutMs`. */
 export async function untilFound<T>(
   get: () => Promise<T | undefined> | T | undefined,
-  never = 'the value never came',
+  never: string | (() => string | Promise<string>) = 'the value never came',
   timeoutMs = 20_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await get();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(never);
+    if (Date.now() > deadline) throw new Error(typeof never === 'string' ? never : await never());
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -11,10 +11,10 @@ import { once } from 'node:events';
 import { chmod, chown, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../support/throwaway-cluster.js';
+import { until, untilFound } from '../support/until.js';
 
 const run = promisify(execFile);
 const PG_BIN = process.env.POSTLANE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -59,18 +59,8 @@ async function restStatus(port: number, path: string): Promise<number> {
   }
 }
 
-async function until<T>(
-  what: string,
-  timeoutMs: number,
-  probe: () => Promise<T | null | undefined | false>,
-  logs: () => string,
-): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
-    const value = await probe();
-    if (value) return value;
-  }
-  throw new Error(`${what} within ${timeoutMs / 1000} s; recent output:\n${logs()}`);
-}
+/** A wait's failure message: what never happened, with the topology's recent output. */
+const never = (what: string, logs: () => string) => () => `${what}; recent output:\n${logs()}`;
 
 // In a chroot `/` is no mount point, so unshare cannot make it private: only the mount holding
 // /dev/shm is made private (in the new namespace), so the tmpfs never shows outside it.
@@ -208,7 +198,11 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       ],
       etcdLog,
     );
-    await until('etcd did not answer', 30_000, async () => (await restStatus(etcdClient, '/health')) === 200, logs);
+    await until(
+      async () => (await restStatus(etcdClient, '/health')) === 200,
+      30_000,
+      never('etcd did not answer', logs),
+    );
 
     const scope = `postlane-${process.pid}`;
     for (const member of members) {
@@ -261,17 +255,15 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       // The first member bootstraps the cluster; the second clones it once there is a leader.
       if (member === members[0])
         await until(
-          'the first Patroni member never became primary',
-          90_000,
           async () => (await restStatus(member.restPort, '/primary')) === 200,
-          logs,
+          90_000,
+          never('the first Patroni member never became primary', logs),
         );
     }
     await until(
-      'the standby never became a synchronous replica',
-      90_000,
       async () => (await restStatus(members[1]!.restPort, '/sync')) === 200,
-      logs,
+      90_000,
+      never('the standby never became a synchronous replica', logs),
     );
 
     const haproxyConfig = join(dir, 'haproxy.cfg');
@@ -325,9 +317,13 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
       const ports = new Set<number | null>();
       for (let i = 0; i < 2 * members.length + 2; i += 1) ports.add(await routedPrimaryPort());
       const [port] = ports;
-      return ports.size === 1 && port !== null ? port : null;
+      return ports.size === 1 && port !== null ? port : undefined;
     };
-    const routed = await until('HAProxy never routed to the primary alone', 30_000, routedOnlyToPrimary, logs);
+    const routed = await untilFound(
+      routedOnlyToPrimary,
+      never('HAProxy never routed to the primary alone', logs),
+      30_000,
+    );
     if (routed !== members[0]!.pgPort)
       throw new Error(`HAProxy routed to port ${routed}, not the primary's ${members[0]!.pgPort}`);
 
@@ -343,21 +339,19 @@ export async function startPatroniTopology(): Promise<PatroniTopology> {
         return member.name;
       },
       async waitForPromotion(old, timeoutMs = 90_000) {
-        const promoted = await until(
-          `no member took over from ${old}`,
-          timeoutMs,
+        const promoted = await untilFound(
           async () => {
             const name = await primary();
-            return name !== old && name;
+            return name !== null && name !== old ? name : undefined;
           },
-          logs,
+          never(`no member took over from ${old}`, logs),
+          timeoutMs,
         );
         const port = members.find((m) => m.name === promoted)!.pgPort;
         await until(
-          `HAProxy never routed to ${promoted}`,
-          timeoutMs,
           async () => (await routedPrimaryPort()) === port,
-          logs,
+          timeoutMs,
+          never(`HAProxy never routed to ${promoted}`, logs),
         );
         return promoted;
       },

@@ -27,6 +27,7 @@ import { Migration20270102000000_metrics_slots } from './Migration20270102000000
 import { Migration20270102000010_unsubscribed_contacts } from './Migration20270102000010_unsubscribed_contacts.js';
 import { Migration20270103000000_domain_claims } from './Migration20270103000000_domain_claims.js';
 import { Migration20270103000000_submitted_mime } from './Migration20270103000000_submitted_mime.js';
+import { Migration20270104000000_unique_team_names } from './Migration20270104000000_unique_team_names.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -65,6 +66,7 @@ export const migrationsList = [
   { name: 'Migration20270102000010_unsubscribed_contacts', class: Migration20270102000010_unsubscribed_contacts },
   { name: 'Migration20270103000000_domain_claims', class: Migration20270103000000_domain_claims },
   { name: 'Migration20270103000000_submitted_mime', class: Migration20270103000000_submitted_mime },
+  { name: 'Migration20270104000000_unique_team_names', class: Migration20270104000000_unique_team_names },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

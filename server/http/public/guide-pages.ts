@@ -8,36 +8,182 @@ import { Marked, type Tokens } from 'marked';
 export const GUIDE_GROUPS = ['Start', 'Send', 'Audience', 'Receive', 'Operate', 'Reference'] as const;
 type GuideGroup = (typeof GUIDE_GROUPS)[number];
 
-/** The pages of docs/, by group in the order of the README's table of contents; only these are served. */
-export const GUIDE_PAGES: readonly { slug: string; title: string; group: GuideGroup; file?: string }[] = [
-  { slug: 'install', title: 'Install and upgrade', group: 'Start' },
-  { slug: 'production', title: 'Production', group: 'Start' },
-  { slug: 'sending', title: 'Sending email', group: 'Send' },
-  { slug: 'api', title: 'The HTTP API', group: 'Send' },
-  { slug: 'smtp', title: 'Sending with SMTP', group: 'Send' },
-  { slug: 'templates', title: 'Templates and broadcasts', group: 'Send' },
-  { slug: 'domains', title: 'Domains and DNS', group: 'Send' },
-  { slug: 'deliverability', title: 'Tracking and deliverability', group: 'Send' },
-  { slug: 'providers', title: 'Providers: SMTP, SES, capture', group: 'Send' },
-  { slug: 'audience', title: 'Audience: contacts, segments, topics and the preference page', group: 'Audience' },
-  { slug: 'automations', title: 'Automations and custom events', group: 'Audience' },
-  { slug: 'erasure', title: 'Erasure and privacy', group: 'Audience' },
-  { slug: 'receiving', title: 'Receiving mail', group: 'Receive' },
-  { slug: 'webhooks', title: 'Webhooks', group: 'Receive' },
-  { slug: 'operations', title: 'Operations', group: 'Operate' },
-  { slug: 'guarantees', title: 'Delivery guarantees', group: 'Operate' },
-  { slug: 'security', title: 'Security', group: 'Operate' },
-  { slug: 'quotas', title: 'Plans, quotas and rate limits', group: 'Operate' },
-  { slug: 'capacity', title: 'Capacity and sizing', group: 'Operate' },
-  { slug: 'benchmarks', title: 'Benchmarks', group: 'Operate' },
-  { slug: 'configuration', title: 'Configuration reference', group: 'Reference' },
-  { slug: 'cli', title: 'CLI reference', group: 'Reference' },
-  { slug: 'development', title: 'Development', group: 'Reference' },
-  { slug: 'contributing', title: 'Contributing', group: 'Reference', file: 'CONTRIBUTING.md' },
-  { slug: 'security-reports', title: 'Reporting a vulnerability', group: 'Reference', file: 'SECURITY.md' },
+/** The pages of docs/, by group in reading order; only these are served, and the README's table of contents lists them. */
+export const GUIDE_PAGES: readonly {
+  slug: string;
+  title: string;
+  group: GuideGroup;
+  /** What the page covers, for the README's table of contents. */
+  summary: string;
+  file?: string;
+}[] = [
+  {
+    slug: 'install',
+    title: 'Install and upgrade',
+    group: 'Start',
+    summary: '`install.sh` step by step, the service, the config file, upgrades',
+  },
+  {
+    slug: 'production',
+    title: 'Production',
+    group: 'Start',
+    summary:
+      'the checklist to production: sizing, TLS (nginx, Caddy), ports, DNS, secrets, monitoring, backups, upgrades, the first week',
+  },
+  {
+    slug: 'sending',
+    title: 'Sending email',
+    group: 'Send',
+    summary: "the official SDK's field names, `POST /emails` and `/emails/batch`, scheduling, idempotency",
+  },
+  {
+    slug: 'api',
+    title: 'The HTTP API',
+    group: 'Send',
+    summary:
+      'the routes, request body rules, the API reference at `/docs`, API logs, attachments and received mail with their download URLs',
+  },
+  {
+    slug: 'smtp',
+    title: 'Sending with SMTP',
+    group: 'Send',
+    summary:
+      'the SMTP submission listener: ports, username and API key, Postfix/msmtp/nodemailer/smtplib, SMTP replies and API errors',
+  },
+  {
+    slug: 'templates',
+    title: 'Templates and broadcasts',
+    group: 'Send',
+    summary: 'stored templates, broadcasts to a segment',
+  },
+  {
+    slug: 'domains',
+    title: 'Domains and DNS',
+    group: 'Send',
+    summary: 'the records to publish, statuses, checks, who may send what',
+  },
+  {
+    slug: 'deliverability',
+    title: 'Tracking and deliverability',
+    group: 'Send',
+    summary: 'open and click tracking, machine detection, bounce and complaint rates, pauses, the suppression list',
+  },
+  {
+    slug: 'providers',
+    title: 'Providers: SMTP, SES, capture',
+    group: 'Send',
+    summary:
+      'SMTP, Amazon SES, capture: options, SES setup, bounces from SMTP relays, VERP return paths (bounce domain)',
+  },
+  {
+    slug: 'audience',
+    title: 'Audience: contacts, segments, topics and the preference page',
+    group: 'Audience',
+    summary: 'contacts, segments, topics, imports, the hosted preference page and one-click unsubscribe',
+  },
+  {
+    slug: 'automations',
+    title: 'Automations and custom events',
+    group: 'Audience',
+    summary: "Resend's automations and custom events: the steps, field paths, what runs once, limits, a worked example",
+  },
+  {
+    slug: 'erasure',
+    title: 'Erasure and privacy',
+    group: 'Audience',
+    summary: 'erasing addresses (GDPR), what is kept where',
+  },
+  {
+    slug: 'receiving',
+    title: 'Receiving mail',
+    group: 'Receive',
+    summary: 'the inbound SMTP listener: MX record, port 25, TLS, limits, retention',
+  },
+  {
+    slug: 'webhooks',
+    title: 'Webhooks',
+    group: 'Receive',
+    summary: 'signing, rotation, retries, disabling, SSRF defence',
+  },
+  {
+    slug: 'operations',
+    title: 'Operations',
+    group: 'Operate',
+    summary: 'processes, scale-out, memory, database outages, metrics, alerts, maintenance, backups, day two',
+  },
+  {
+    slug: 'guarantees',
+    title: 'Delivery guarantees',
+    group: 'Operate',
+    summary: 'at-least-once sending, what happens on faults',
+  },
+  {
+    slug: 'security',
+    title: 'Security',
+    group: 'Operate',
+    summary: "API keys, scopes, logs, the limits on received mail, the service's hardening, ingestion webhooks",
+  },
+  {
+    slug: 'quotas',
+    title: 'Plans, quotas and rate limits',
+    group: 'Operate',
+    summary: 'cloud mode, plans, quotas, rate limits',
+  },
+  {
+    slug: 'capacity',
+    title: 'Capacity and sizing',
+    group: 'Operate',
+    summary: 'what one core carries, sizing for 1M – 100M emails a day, what grows, the multi-host topology',
+  },
+  {
+    slug: 'benchmarks',
+    title: 'Benchmarks',
+    group: 'Operate',
+    summary: 'how fast, measured against a baseline in the same run',
+  },
+  {
+    slug: 'configuration',
+    title: 'Configuration reference',
+    group: 'Reference',
+    summary: 'every setting: default, range, meaning (generated from the schema)',
+  },
+  {
+    slug: 'cli',
+    title: 'CLI reference',
+    group: 'Reference',
+    summary: 'every command and option (generated from the program)',
+  },
+  {
+    slug: 'development',
+    title: 'Development',
+    group: 'Reference',
+    summary: 'building, testing, the fresh-box test, schema changes, the layout of the code',
+  },
+  {
+    slug: 'contributing',
+    title: 'Contributing',
+    group: 'Reference',
+    file: 'CONTRIBUTING.md',
+    summary: 'how changes are made and reviewed',
+  },
+  {
+    slug: 'security-reports',
+    title: 'Reporting a vulnerability',
+    group: 'Reference',
+    file: 'SECURITY.md',
+    summary: 'how to report a vulnerability privately',
+  },
 ];
 
 const SLUGS = new Set(GUIDE_PAGES.map((page) => page.slug));
+/** The README's table of contents (`npm run docs` writes it): every page, in the guide's order. */
+export const guideTable = () =>
+  [
+    '| Page | What it covers |',
+    '| --- | --- |',
+    ...GUIDE_PAGES.map((page) => `| [${page.title}](docs/${guideFile(page)}) | ${page.summary} |`),
+  ].join('\n');
+
 /** The file each page is read from: `<slug>.md` unless it says otherwise. */
 export const guideFile = (page: { slug: string; file?: string }) => page.file ?? `${page.slug}.md`;
 const SLUG_OF_FILE = new Map(GUIDE_PAGES.map((page) => [guideFile(page), page.slug]));
@@ -79,6 +225,8 @@ function anchor(text: string): string {
     .replace(/\s/g, '-');
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
 const markdown = new Marked({
   walkTokens(token) {
     // A link to a sibling page (`domains.md#records`) becomes its URL here.
@@ -90,6 +238,10 @@ const markdown = new Marked({
   renderer: {
     heading({ tokens, depth, text }) {
       return `<h${depth} id="${anchor(text)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+    },
+    // A narrow table breaks a long setting name at its underscores before anywhere else.
+    codespan({ text }) {
+      return `<code>${escapeHtml(text).replaceAll('_', '_<wbr>')}</code>`;
     },
   },
 });
@@ -117,6 +269,8 @@ code { font: 0.9em ui-monospace, monospace; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; overflow-wrap: anywhere; }
 td code, th code { white-space: normal; overflow-wrap: anywhere; }
+/* A name in the first column breaks at its underscores (<wbr>), never inside a word. */
+td:first-child code { overflow-wrap: break-word; }
 .landing section { margin-bottom: 1rem; }
 @media (max-width: 50rem) {
   .layout { display: block; padding: 0.75rem 1rem 3rem; }

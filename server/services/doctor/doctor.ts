@@ -11,6 +11,7 @@ import { checkRecords } from '../domains/check-records.js';
 import { dkimKeyOf } from '../domains/dkim-key.js';
 import { outboxSummary, outboxTotals } from '../status/outbox-summary.js';
 import { jobBacklog } from '../health/job-backlog.js';
+import { probeHealth } from '../health/probe-health.js';
 import { probeSessions } from './pooler-probe.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
@@ -292,21 +293,32 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
         needs(orm, async (o) => {
           const domains = await o.em.fork().find(Domain, {}, { orderBy: { name: 'asc' } });
           if (domains.length === 0) return ok('no sending domains yet');
+          // Capture delivers nothing, so receivers never judge its mail: DNS matters only where a real provider sends.
+          const registry = createProviders(config!);
+          const judged = domains.filter(
+            (d) => registry.serves(d.region) && registry.forRegion(d.region).type !== 'capture',
+          );
+          await registry.close();
+          if (judged.length === 0)
+            return ok(
+              `${domains.length} domain${domains.length === 1 ? '' : 's'}, all in capture regions: DNS not needed until a provider sends`,
+            );
           const dns = new DnsResolver(config!);
           const wrong: string[] = [];
-          for (const domain of domains) {
+          let unanswered = 0;
+          for (const domain of judged) {
             const records = await checkRecords(dns, domain.records, domain.name);
-            const bad = records
-              .filter((r) => r.required && r.status !== 'verified')
-              .map((r) => `${r.record} ${r.status}`);
-            if (bad.length > 0) wrong.push(`${domain.name}: ${bad.join(', ')}`);
+            const bad = records.filter((r) => r.required && r.status !== 'verified');
+            if (bad.length > 0) wrong.push(`${domain.name}: ${bad.map((r) => `${r.record} ${r.status}`).join(', ')}`);
+            if (bad.length > 0 && bad.every((r) => r.status === 'temporary_failure')) unanswered += 1;
           }
           if (wrong.length === 0)
-            return ok(`${domains.length} domain${domains.length === 1 ? '' : 's'}, every required record found`);
-          return (wrong.length === domains.length ? fail : warn)(
-            wrong.join('; '),
-            'Run postlane domains check <name> for each: it shows the expected records, what DNS answers, and how to fix it.',
-          );
+            return ok(`${judged.length} domain${judged.length === 1 ? '' : 's'}, every required record found`);
+          const fix =
+            'Run postlane domains check <name> for each: it shows the expected records, what DNS answers, and how to fix it.';
+          // No answer is not a wrong record: a warning, however many domains it hides.
+          if (unanswered === wrong.length) return warn(`DNS did not answer: ${wrong.join('; ')}`, fix);
+          return (wrong.length === judged.length ? fail : warn)(wrong.join('; '), fix);
         }),
     },
     {
@@ -366,28 +378,24 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
         needs(config, async (c) => {
           const url = c.POSTLANE_PUBLIC_URL;
           const local = /^https?:\/\/(localhost|127\.|\[::1\])/.test(url);
-          try {
-            const response = await fetch(`${url.replace(/\/+$/, '')}/health`, {
-              signal: AbortSignal.timeout(3_000),
-              redirect: 'manual',
-            });
-            if (response.status !== 200 && response.status !== 503)
-              return fail(
-                `${url}/health answered ${response.status}`,
-                'Point POSTLANE_PUBLIC_URL at this server (the address recipients and webhooks reach it by).',
-              );
-          } catch (err) {
+          // Postlane is told by its /health body: another server on that address answering 200 is not it.
+          const probe = await probeHealth(url, 3_000);
+          if (probe.health === 'none')
             return fail(
-              `${url} is not reachable: ${reason(err)}`,
+              `${url} is not reachable: ${probe.answer}`,
               'Point POSTLANE_PUBLIC_URL at this server, and make sure it is running (postlane serve).',
             );
-          }
+          if (probe.health === 'other')
+            return fail(
+              `${url}/health answered ${probe.answer}, but not as Postlane`,
+              'Point POSTLANE_PUBLIC_URL at this server (the address recipients and webhooks reach it by), and check the proxy in front of it.',
+            );
           if (local)
             return warn(
-              `${url} answers, but only on this machine`,
+              `${url}: Postlane answers, but only on this machine`,
               'Set POSTLANE_PUBLIC_URL to the https address recipients can reach: unsubscribe links use it.',
             );
-          return ok(url);
+          return ok(`${url}: Postlane answers`);
         }),
     },
     {

@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import type { Deps } from '../../deps.js';
 import { errorFields } from '../../logger.js';
 import { acceptMessage, acceptsRecipient } from './accept-message.js';
+import { DataBudget } from './data-budget.js';
 import { inSharedMemory } from './mail-work.js';
 import { PeerLimits } from './peer-limits.js';
 import { ReceivingDomainCache } from './receiving-domains.js';
@@ -21,9 +22,6 @@ export interface InboundListener {
 const reply = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
 
 const TEMPORARY_FAILURE = () => reply(451, 'Temporary failure, please try again later');
-
-/** Messages of the largest size being read at once before more wait: bounds the memory held by DATA, whatever the connection count. */
-const MESSAGES_IN_MEMORY = 8;
 
 /** What one session did, for its log line. */
 interface SessionStats {
@@ -61,8 +59,8 @@ export async function startInboundListener(
   );
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();
-  const memoryBudget = MESSAGES_IN_MEMORY * config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024;
-  let bytesHeld = 0;
+  // DATA is gathered into shared memory, where the mail workers read it without a copy.
+  const budget = new DataBudget(config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024, inSharedMemory);
   // A session the client already closed (its line logged) counts into a throwaway: a late reply must never throw.
   const stats = (session: SMTPServerSession): SessionStats =>
     sessions.get(session.id) ?? { startedAt: 0, messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false };
@@ -84,28 +82,12 @@ export async function startInboundListener(
   }
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const chunks: Buffer[] = [];
-    // Counted until the message is stored: parsing and the insert hold copies of it too.
-    let held = 0;
-    let overBudget = false;
+    const message = await budget.read(stream);
     try {
-      for await (const chunk of stream) {
-        // Past the size limit nothing more is kept (the message is refused); past the budget the
-        // rest is read and dropped, and the sender told to come back.
-        if (stream.sizeExceeded) continue;
-        if (overBudget || bytesHeld + (chunk as Buffer).length > memoryBudget) {
-          overBudget = true;
-          continue;
-        }
-        chunks.push(chunk as Buffer);
-        held += (chunk as Buffer).length;
-        bytesHeld += (chunk as Buffer).length;
-      }
       // Over the size limit, smtp-server has answered 552 already (rejectOversized).
       if (stream.sizeExceeded) return '';
-      if (overBudget) throw reply(451, 'Too busy, try again later');
-      // Gathered into shared memory, where the mail workers read it without a copy.
-      const verdict = await acceptMessage(deps, inSharedMemory(chunks), {
+      if (message.overBudget) throw reply(451, 'Too busy, try again later');
+      const verdict = await acceptMessage(deps, message.raw, {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
         recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
         peerIp: session.remoteAddress,
@@ -115,7 +97,7 @@ export async function startInboundListener(
       return 'Accepted'; // never the stored id: the sender has no business knowing it (issue 33, 9)
     } finally {
       // Whatever became of the message: acceptMessage always settles (its parsing is under a deadline).
-      bytesHeld -= held;
+      message.release();
     }
   }
 
@@ -209,7 +191,7 @@ export async function startInboundListener(
   ]);
   return {
     port: (server.server.address() as AddressInfo).port,
-    heldBytes: () => bytesHeld,
+    heldBytes: () => budget.heldBytes(),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Deps } from '../../deps.js';
+import { DAYS_AHEAD } from './task-catalogue.js';
 
 type PartitionDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
 
@@ -10,9 +11,6 @@ type PartitionDeps = Pick<Deps, 'orm' | 'clock' | 'config'>;
  */
 const EMAIL_TABLES = ['email', 'email_recipient', 'email_attachment'] as const;
 const PARTITIONED_TABLES = [...EMAIL_TABLES, 'event'] as const;
-
-/** Days made ahead of today: the hourly maintenance can miss three days before rows reach the DEFAULT partition. */
-export const DAYS_AHEAD = 3;
 
 const DAY_MS = 86_400_000;
 

@@ -42,8 +42,12 @@ const SEND_STATES = `
 export class SendStateLoader {
   private readonly shared: SharedQuery<SendStateRequest, TeamSendState>;
 
-  constructor(private readonly orm: MikroORM) {
-    this.shared = new SharedQuery(orm, (requests) => this.query(requests));
+  /** `maxInFlight`: lookups running at once before the next requests wait to share one (SharedQuery's default unless given). */
+  constructor(
+    private readonly orm: MikroORM,
+    maxInFlight?: number,
+  ) {
+    this.shared = new SharedQuery(orm, (requests) => this.query(requests), maxInFlight);
   }
 
   load(request: SendStateRequest): Promise<TeamSendState> {

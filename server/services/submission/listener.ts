@@ -15,12 +15,17 @@ import { ApiError, invalidApiKey } from '../../errors.js';
 import { errorFields } from '../../logger.js';
 import type { Auth } from '../api-keys/auth.js';
 import { authenticateApiKey } from '../api-keys/authenticate-api-key.js';
+import { DataBudget, type HeldMessage } from '../inbound/data-budget.js';
 import { PeerLimits } from '../inbound/peer-limits.js';
+import { QueuedEmailWriter } from '../outbox/queued-email-writer.js';
+import { SendStateLoader } from '../outbox/send-state-loader.js';
 import { smtpReply, submitMessage } from './submit-message.js';
 
 export interface SubmissionListener {
   /** The ports listening, by kind; null for a kind not configured. */
   ports: { tls: number | null; starttls: number | null; plain: number | null };
+  /** Bytes of DATA held now, of the budget; 0 whenever no message is being read or stored. */
+  heldBytes(): number;
   close(): Promise<void>;
 }
 
@@ -76,6 +81,15 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       deferred: 0,
     };
   const servers: SMTPServer[] = [];
+  const budget = new DataBudget(config.POSTLANE_SUBMISSION_MAX_MESSAGE_MB * 1024 * 1024);
+  // Group commit across sessions: one lookup and one insert in flight, the messages finished meanwhile
+  // share the next (a listener has a few busy sessions, not the API's hundreds of requests: with the
+  // API's four in flight, each message would go alone).
+  const sending = {
+    ...deps,
+    emailWriter: new QueuedEmailWriter(deps.orm, deps.jobs, 1),
+    sendStates: new SendStateLoader(deps.orm, 1),
+  };
 
   async function authenticate(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<Auth> {
     const ip = session.remoteAddress;
@@ -96,24 +110,29 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
   }
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const chunks: Buffer[] = [];
     // A client that takes too long is cut off; its partial message is dropped, nothing is stored.
     const timer = setTimeout(() => {
       connectionOf(session)?.close();
       // The rest of the message never comes: ending the read here lets this session's memory go.
       stream.destroy(new Error('DATA timeout'));
     }, config.POSTLANE_SUBMISSION_DATA_TIMEOUT_SECONDS * 1000);
+    let message: HeldMessage;
     try {
-      for await (const chunk of stream) if (!stream.sizeExceeded) chunks.push(chunk as Buffer);
+      message = await budget.read(stream);
     } finally {
       clearTimeout(timer);
     }
-    // Over the size limit, smtp-server has answered 552 already (rejectOversized).
-    if (stream.sizeExceeded) return '';
-    const { id } = await submitMessage(deps, session.user as unknown as Auth, Buffer.concat(chunks), {
-      recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-    });
-    return `2.0.0 OK ${id}`;
+    try {
+      // Over the size limit, smtp-server has answered 552 already (rejectOversized).
+      if (stream.sizeExceeded) return '';
+      if (message.overBudget) throw reply(451, '4.3.1 Too busy, the message was not stored: try again in a moment');
+      const { id } = await submitMessage(sending, session.user as unknown as Auth, message.raw, {
+        recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+      });
+      return `2.0.0 OK ${id}`;
+    } finally {
+      message.release();
+    }
   }
 
   const connectionOf = (session: SMTPServerSession) =>
@@ -180,10 +199,12 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
         (err: unknown) => {
           // Whatever the failure, the rest of the message is read, so the reply lands after it.
           stream.resume();
-          const answer = smtpReply(err);
+          // Our own replies (the DATA budget spent) go as they are; the rest say what the API would.
+          const ours = (err as { responseCode?: number }).responseCode !== undefined;
+          const answer = ours ? (err as ReturnType<typeof reply>) : smtpReply(err);
           if (answer.responseCode >= 500) stats(session).refused += 1;
           else stats(session).deferred += 1;
-          if (answer.responseCode === 451 && !(err instanceof ApiError) && !isDatabaseUnavailable(err))
+          if (!ours && answer.responseCode === 451 && !(err instanceof ApiError) && !isDatabaseUnavailable(err))
             logger.error({ err: errorFields(err) }, 'submission failed');
           callback(answer);
         },
@@ -232,7 +253,7 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       starttls: await listen(config.POSTLANE_SUBMISSION_STARTTLS_PORT, 'starttls', config.POSTLANE_SUBMISSION_HOST),
       plain: await listen(config.POSTLANE_SUBMISSION_PLAIN_PORT, 'plain', '127.0.0.1'),
     };
-    return { ports, close };
+    return { ports, heldBytes: () => budget.heldBytes(), close };
   } catch (err) {
     await close();
     throw err;

@@ -2,6 +2,7 @@ import type { PlanName } from '../../../config/plans.js';
 import type { Deps } from '../../deps.js';
 import { type ITeam, Team } from '../../entities/index.js';
 import { notFound } from '../../errors.js';
+import { assertTeamNameFree } from './create-team.js';
 
 export interface TeamChanges {
   name?: string;
@@ -15,6 +16,7 @@ export async function updateTeam(deps: Pick<Deps, 'orm'>, teamId: string, change
   const em = deps.orm.em;
   const team = await em.findOne(Team, teamId);
   if (!team) throw notFound('Team');
+  if (changes.name !== undefined) await assertTeamNameFree(deps, changes.name, teamId);
   em.assign(team, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
   await em.flush();
   return team;

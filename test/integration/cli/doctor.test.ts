@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
+import { selfSignedCertificate } from '../../support/certificate.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { useTestApp } from '../../support/test-app.js';
@@ -63,20 +63,10 @@ describe('postlane doctor', () => {
   });
 
   it('warns about a self-signed submission certificate and says how to replace it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'doctor-tls-'));
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ]),
-      { stdio: 'ignore' },
-    );
+    const { certPath, keyPath } = selfSignedCertificate('localhost');
     const { byName } = await doctor({
-      POSTLANE_SUBMISSION_TLS_CERT: join(dir, 'cert.pem'),
-      POSTLANE_SUBMISSION_TLS_KEY: join(dir, 'key.pem'),
+      POSTLANE_SUBMISSION_TLS_CERT: certPath,
+      POSTLANE_SUBMISSION_TLS_KEY: keyPath,
     });
     expect(byName.submission_tls).toMatchObject({ status: 'warn', detail: expect.stringContaining('self-signed') });
     expect(byName.submission_tls!.fix).toContain('certificate authority');
@@ -115,17 +105,47 @@ describe('postlane doctor', () => {
     expect(byName.providers!.fix).toContain('POSTLANE_PROVIDERS');
   });
 
-  it('names every domain whose records DNS does not answer, and says how to look closer', async () => {
+  it('judges DNS only where a real provider sends: capture needs none, no answer warns, missing records fail', async () => {
     const { token } = await app.createTeamWithKey();
     expect((await app.request('POST', '/domains', { token, body: { name: 'mail.example.org' } })).status).toBe(201);
-    const { code, status, byName } = await doctor({
-      POSTLANE_DNS_SERVERS: '127.0.0.1:9',
-      POSTLANE_DNS_TIMEOUT_MS: '300',
-    });
-    expect(code).toBe(1);
-    expect(status.domains).toBe('fail');
-    expect(byName.domains!.detail).toMatch(/^mail\.example\.org: DKIM \w+/);
-    expect(byName.domains!.fix).toContain('postlane domains check');
+    const deadDns = { POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' };
+    // A fresh capture-only install: its domains need no DNS yet.
+    const capture = await doctor(deadDns);
+    expect(capture.status.domains).toBe('ok');
+    expect(capture.byName.domains!.detail).toContain('capture regions: DNS not needed');
+
+    const relay = {
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'smtp', url: 'smtp://127.0.0.1:1', regions: ['us-east-1'] }]),
+    };
+    const silent = await doctor({ ...relay, ...deadDns });
+    expect(silent.status.domains).toBe('warn');
+    expect(silent.byName.domains!.detail).toMatch(/^DNS did not answer: .*mail\.example\.org: DKIM temporary_failure/);
+    expect(silent.byName.domains!.fix).toContain('postlane domains check');
+
+    const dns = await startDnsServer();
+    try {
+      const { code, status, byName } = await doctor({ ...relay, POSTLANE_DNS_SERVERS: dns.address });
+      expect(code).toBe(1);
+      expect(status.domains).toBe('fail');
+      expect(byName.domains!.detail).toMatch(/mail\.example\.org: DKIM failed/);
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it('fails a public URL where something other than Postlane answers', async () => {
+    const other = createServer((_request, response) => response.end('{"ok":true}'));
+    other.listen(0, '127.0.0.1');
+    await once(other, 'listening');
+    try {
+      const { status, byName } = await doctor({
+        POSTLANE_PUBLIC_URL: `http://127.0.0.1:${(other.address() as AddressInfo).port}`,
+      });
+      expect(status.public_url).toBe('fail');
+      expect(byName.public_url!.detail).toContain('answered HTTP 200, but not as Postlane');
+    } finally {
+      other.close();
+    }
   });
 
   it('fails a bounce domain without an MX record, and shows the one it has', async () => {

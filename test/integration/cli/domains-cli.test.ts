@@ -102,6 +102,15 @@ describe('postlane domains', { timeout: 120_000 }, () => {
 
     dns.set('TXT', 'shop.example.com', ['v=spf1 include:_spf.relay.example.net ~all']);
     dns.set('TXT', '_dmarc.shop.example.com', ['v=DMARC1; p=none; rua=mailto:dmarc@shop.example.com']);
+    // A DNS server that answers nothing: the headline says so, not that the records are wrong.
+    const silent = await runPostlane(['domains', 'check', 'shop.example.com'], {
+      ...env,
+      POSTLANE_DNS_SERVERS: '127.0.0.1:9',
+    });
+    expect(silent.code).toBe(1);
+    expect(silent.stdout).toMatch(/DNS did not answer \(\d+ of \d+ required records\)/);
+    expect(silent.stdout).not.toContain('missing or wrong');
+
     const fixed = await run(['domains', 'check', 'shop.example.com']);
     expect(fixed.code, fixed.output).toBe(0);
     expect(fixed.stdout).not.toContain('Hints');

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAINTENANCE_TASKS } from '../../../server/services/maintenance/run-maintenance.js';
 import { runPostlane } from '../../support/postlane-process.js';
 import { useTestApp } from '../../support/test-app.js';
 
@@ -134,5 +135,13 @@ describe('postlane maintenance run', () => {
     } finally {
       await sql('ALTER TABLE captured_message_away RENAME TO captured_message');
     }
+  });
+
+  it('--help names every task of the registry', async () => {
+    const help = await runPostlane(['maintenance', 'run', '--help'], {});
+    expect(help.code, help.output).toBe(0);
+    const text = help.stdout.replace(/\s+/g, ' ');
+    expect(text).toContain(`The ${MAINTENANCE_TASKS.length} tasks:`);
+    for (const task of MAINTENANCE_TASKS) expect(text).toContain(`${task.name} (`);
   });
 });

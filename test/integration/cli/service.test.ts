@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,4 +67,37 @@ describe('postlane service (background mode)', () => {
     expect(() => process.kill(again.json.pid, 0)).toThrow();
     expect((await cli(['status'])).stdout).toMatch(/stopped \(background\); log: /);
   }, 180_000);
+
+  it('counts a hand-started postlane serve that answers /health at the configured address, not another server', async () => {
+    // The test app is such a process: Postlane, listening where POSTLANE_PORT says, not under the service.
+    const handStarted = await runPostlane(['service', 'status', '--json'], {
+      ...env,
+      POSTLANE_PORT: new URL(app.url).port,
+    });
+    expect(handStarted.code, handStarted.output).toBe(0);
+    expect(JSON.parse(handStarted.stdout)).toMatchObject({
+      mode: 'background',
+      running: true,
+      pid: null,
+      hand_started: { url: app.url },
+    });
+    const line = await runPostlane(['service', 'status'], { ...env, POSTLANE_PORT: new URL(app.url).port });
+    expect(line.stdout).toContain(
+      `running (started by hand, not as the background service: Postlane answers at ${app.url}`,
+    );
+
+    const other = createServer((_request, response) => response.end('{"ok":true}'));
+    other.listen(0, '127.0.0.1');
+    await once(other, 'listening');
+    try {
+      const stranger = await runPostlane(['service', 'status', '--json'], {
+        ...env,
+        POSTLANE_PORT: String((other.address() as AddressInfo).port),
+      });
+      expect(stranger.code).toBe(3);
+      expect(JSON.parse(stranger.stdout)).toMatchObject({ running: false });
+    } finally {
+      other.close();
+    }
+  });
 });

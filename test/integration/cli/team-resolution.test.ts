@@ -95,12 +95,21 @@ describe('which team a command acts on, once there are several', { timeout: 120_
     expect(await json(['keys', 'revoke', key.id])).toEqual({ id: key.id, revoked: true });
   });
 
-  it('a team name that two teams share must be given by id', async () => {
-    await json(['teams', 'create', '--name', 'Twin']);
-    await json(['teams', 'create', '--name', 'Twin']);
-    const result = await cli(['keys', 'list', '--team', 'Twin']);
-    expect(result.code).toBe(1);
-    expect(result.output).toContain('2 teams are named Twin; name one by its id');
+  it('team names are unique: a second team of the same name is refused, by create and by update', async () => {
+    const twin = await json(['teams', 'create', '--name', 'Twin']);
+    const again = await cli(['teams', 'create', '--name', 'Twin', '--json']);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout).error).toMatchObject({
+      name: 'conflict',
+      message: `A team named Twin already exists (${twin.id}).`,
+    });
+    const other = await json(['teams', 'create', '--name', 'Other twin']);
+    const renamed = await cli(['teams', 'update', other.id, '--name', 'Twin']);
+    expect(renamed.code).toBe(1);
+    expect(renamed.output).toContain('A team named Twin already exists');
+    // Renaming a team to its own name is no clash.
+    expect((await cli(['teams', 'update', 'Twin', '--name', 'Twin'])).code).toBe(0);
+    expect((await json(['keys', 'list', '--team', 'Twin'])).length).toBe(0);
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TEAM_TABLES } from '../../../server/services/teams/delete-team.js';
 import { checkDeliverability } from '../../../server/services/deliverability/check-deliverability.js';
 import { queryDatabase } from '../../support/db.js';
 import { runPostlane } from '../../support/postlane-process.js';
@@ -6,7 +7,7 @@ import { useTestApp } from '../../support/test-app.js';
 
 const cli = (args: string[]) => runPostlane(args, { DATABASE_URL: app.databaseUrl });
 
-const app = useTestApp();
+const app = useTestApp({ env: { POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
 
 describe('postlane teams', () => {
   it('create with owners and a plan, list, show, update', async () => {
@@ -131,5 +132,75 @@ describe('postlane teams', () => {
     const plan = await cli(['teams', 'create', '--name', 'X', '--plan', 'gold']);
     expect(plan.code).not.toBe(0);
     expect(plan.output).toContain('gold');
+  });
+
+  it('delete refuses while mail is in flight unless --force, asks for --yes without a terminal, and leaves nothing of the team', async () => {
+    const { teamId, token } = await app.createTeamWithKey('full_access', { verifiedDomains: ['gone.example.com'] });
+    const headers = { token };
+    expect((await app.request('POST', '/contacts', { ...headers, body: { email: 'c@example.com' } })).status).toBe(201);
+    expect(
+      (
+        await app.request('POST', '/webhooks', {
+          ...headers,
+          body: { endpoint: 'http://127.0.0.1:9/hook', events: ['*'] },
+        })
+      ).status,
+    ).toBe(201);
+    const sent = await app.request('POST', '/emails', {
+      ...headers,
+      body: { from: 'a@gone.example.com', to: 'b@example.com', subject: 'in flight', text: 'x' },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+
+    const unasked = await cli(['teams', 'delete', teamId, '--json']);
+    expect(unasked.code).toBe(1);
+    expect(JSON.parse(unasked.stdout).error.message).toMatch(/pass --yes to confirm/);
+    const inFlight = await cli(['teams', 'delete', teamId, '--yes', '--json']);
+    expect(inFlight.code).toBe(1);
+    expect(JSON.parse(inFlight.stdout).error).toMatchObject({
+      name: 'conflict',
+      message: expect.stringContaining('has 1 email queued or sending'),
+    });
+    const forced = await cli(['teams', 'delete', teamId, '--yes', '--force', '--json']);
+    expect(forced.code, forced.output).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({ id: teamId, deleted: true, dropped_in_flight: 1 });
+
+    // Nothing anywhere still names the team, nor its email.
+    const tables = (await queryDatabase(
+      app.databaseUrl,
+      `SELECT c.relname AS table FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE a.attname = 'team_id' AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+          AND c.relnamespace = 'public'::regnamespace`,
+    )) as { table: string }[];
+    expect(tables.length).toBeGreaterThan(20);
+    for (const { table } of tables) {
+      const [row] = (await queryDatabase(
+        app.databaseUrl,
+        `SELECT count(*)::int AS n FROM ${table} WHERE team_id = $1`,
+        [teamId],
+      )) as { n: number }[];
+      expect(row!.n, table).toBe(0);
+    }
+    for (const table of ['email_recipient', 'email_attachment'])
+      expect(
+        await queryDatabase(app.databaseUrl, `SELECT 1 FROM ${table} WHERE email_id = $1`, [sent.body.id]),
+        table,
+      ).toEqual([]);
+    const gone = await cli(['teams', 'show', teamId]);
+    expect(gone.code).toBe(1);
+  });
+
+  it('every table with a team_id is deleted by teams delete or cascades from the team row', async () => {
+    const rows = (await queryDatabase(
+      app.databaseUrl,
+      `SELECT c.relname AS table,
+              EXISTS (SELECT 1 FROM pg_constraint f WHERE f.conrelid = c.oid AND f.contype = 'f'
+                        AND f.confrelid = 'team'::regclass AND f.confdeltype = 'c') AS cascades
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE a.attname = 'team_id' AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+          AND c.relnamespace = 'public'::regnamespace`,
+    )) as { table: string; cascades: boolean }[];
+    const listed = new Set<string>(TEAM_TABLES);
+    expect(rows.filter((r) => !r.cascades && !listed.has(r.table)).map((r) => r.table)).toEqual([]);
   });
 });

@@ -77,6 +77,10 @@ describe('upgrading from the previous release', () => {
     await seed.query(
       `INSERT INTO team (id, created_at, name) VALUES ('33333333-3333-4333-8333-333333333333', now(), 'Before the upgrade')`,
     );
+    // Two teams could share a name then: the later one is renamed when names become unique.
+    await seed.query(
+      `INSERT INTO team (id, created_at, name) VALUES ('55555555-5555-4555-8555-555555555555', now() + interval '1 second', 'Before the upgrade')`,
+    );
     await seed.query(`INSERT INTO api_key (id, created_at, team_id, name, permission, token_hash, token_hint)
       VALUES ('44444444-4444-4444-8444-444444444444', now(), '33333333-3333-4333-8333-333333333333', 'app', 'full_access', sha256('re_upgrade'::bytea), 're_up')`);
     await seed.end();
@@ -88,10 +92,13 @@ describe('upgrading from the previous release', () => {
     expect(JSON.parse(migrated.stdout).applied).toEqual(after.map((m) => m.name));
     const client = new pg.Client({ connectionString: upgradeUrl });
     await client.connect();
-    const { rows } = await client.query(`SELECT name FROM team`);
+    const { rows } = await client.query(`SELECT name FROM team ORDER BY created_at`);
     const keys = await client.query(`SELECT count(*)::int AS n FROM api_key`);
     await client.end();
-    expect(rows).toEqual([{ name: 'Before the upgrade' }]);
+    expect(rows).toEqual([
+      { name: 'Before the upgrade' },
+      { name: 'Before the upgrade (55555555-5555-4555-8555-555555555555)' },
+    ]);
     expect(keys.rows[0].n).toBe(1);
   }, 180_000);
 });

@@ -113,4 +113,67 @@ describe('postlane webhooks', () => {
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout).error.message).toBe('Webhook not found');
   });
+
+  it('creates an endpoint through the same service as POST /webhooks, sends it a signed test event, and deletes it', async () => {
+    const created = await json([
+      'webhooks',
+      'create',
+      receiver.url,
+      '--event',
+      'email.delivered',
+      '--event',
+      'email.bounced',
+    ]);
+    expect(created).toMatchObject({
+      object: 'webhook',
+      id: expect.any(String),
+      endpoint: receiver.url,
+      events: ['email.delivered', 'email.bounced'],
+      status: 'enabled',
+      signing_secret: expect.stringMatching(/^whsec_/),
+    });
+    const read = await app.request('GET', `/webhooks/${created.id}`, { token: app.token });
+    expect(read.body).toMatchObject({ id: created.id, signing_secret: created.signing_secret });
+    // Piped, the card is plain lines with the secret alone on its line.
+    const card = await cli(['webhooks', 'create', receiver.url, '--event', '*']);
+    expect(card.code, card.output).toBe(0);
+    expect(card.stdout).toMatch(/^whsec_[A-Za-z0-9+/=]+$/m);
+    const refused = await cli(['webhooks', 'create', receiver.url, '--event', 'email.nonsense']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('must be an event type');
+
+    const before = receiver.received.length;
+    const tested = await json(['webhooks', 'test', created.id]);
+    expect(tested).toMatchObject({ id: created.id, type: 'email.delivered', ok: true, status_code: 200 });
+    const request = receiver.received[before]!;
+    const payload = new Webhook(created.signing_secret).verify(request.body, request.headers as Record<string, string>);
+    expect(payload).toMatchObject({ type: 'email.delivered', data: { test: true, email_id: expect.any(String) } });
+    expect(request.headers['webhook-id']).toBe(tested.message_id);
+    const other = await json(['webhooks', 'test', created.id, '--event', 'contact.created']);
+    expect(other).toMatchObject({ type: 'contact.created', ok: true });
+    expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'contact.created', data: { test: true } });
+    // A test is not a delivery: nothing is stored for the endpoint.
+    expect(await json(['webhooks', 'deliveries', created.id])).toEqual([]);
+
+    const deleted = await json(['webhooks', 'delete', created.id]);
+    expect(deleted).toEqual({ object: 'webhook', id: created.id, deleted: true, endpoint: receiver.url });
+    expect((await app.request('GET', `/webhooks/${created.id}`, { token: app.token })).status).toBe(404);
+    const again = await cli(['webhooks', 'test', created.id, '--json']);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout).error.message).toBe('Webhook not found');
+  });
+
+  it('test exits 1 and shows the answer when the endpoint refuses', async () => {
+    const refusing = await startWebhookReceiver(() => ({ status: 500, body: 'broken receiver' }));
+    try {
+      const created = await json(['webhooks', 'create', refusing.url, '--event', '*']);
+      const result = await cli(['webhooks', 'test', created.id]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('Not accepted');
+      expect(result.stdout).toContain('HTTP 500');
+      expect(result.stdout).toContain('broken receiver');
+    } finally {
+      await refusing.close();
+    }
+  });
 });

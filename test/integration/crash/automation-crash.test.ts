@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ChaosStack, startStack } from '../../support/chaos.js';
 import type { PostlaneProcess } from '../../support/postlane-process.js';
+import { until } from '../../support/until.js';
 
 /**
  * Automation runs (compiled API and worker processes over a throwaway cluster; `npm test` builds
@@ -62,11 +62,11 @@ const stepsDone = async () =>
 
 /** Waits for `n` completed steps; a worker that stalls fails the test with the workers' output. */
 async function stepsReach(n: number): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  while ((await stepsDone()) < n) {
-    if (Date.now() > deadline) throw new Error(`fewer than ${n} steps completed within 300 s\n${logs()}`);
-    await sleep(200);
-  }
+  await until(
+    async () => (await stepsDone()) >= n,
+    300_000,
+    () => `fewer than ${n} steps completed within 300 s\n${logs()}`,
+  );
 }
 
 const logs = () => workers.map((w, i) => `--- worker ${i}:\n${w.output().slice(-3000)}`).join('\n');
@@ -139,17 +139,24 @@ it('loses no step and queues no email twice over 10,000 runs through 3 worker ki
   );
   await faults;
 
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const [left] = await stack.query<{ runs: string; emails: string }>(
-      `SELECT (SELECT count(*) FROM automation_run WHERE status = 'running') AS runs,
-              (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails`,
-    );
-    if (Number(left!.runs) === 0 && Number(left!.emails) === 0) break;
-    if (Date.now() > deadline)
-      throw new Error(`${left!.runs} runs and ${left!.emails} emails still open at the deadline\n${logs()}`);
-    await sleep(500);
-  }
+  const open = async () =>
+    (
+      await stack.query<{ runs: string; emails: string }>(
+        `SELECT (SELECT count(*) FROM automation_run WHERE status = 'running') AS runs,
+                (SELECT count(*) FROM email WHERE status IN ('queued', 'scheduled', 'sending')) AS emails`,
+      )
+    )[0]!;
+  await until(
+    async () => {
+      const left = await open();
+      return Number(left.runs) === 0 && Number(left.emails) === 0;
+    },
+    600_000,
+    async () => {
+      const left = await open();
+      return `${left.runs} runs and ${left.emails} emails still open at the deadline\n${logs()}`;
+    },
+  );
   clearInterval(progress);
   const seconds = (Date.now() - started) / 1000;
 

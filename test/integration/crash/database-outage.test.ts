@@ -41,7 +41,7 @@ it.each(['restart', 'stop-start'] as const)(
     else {
       const quiet = worker.output().length;
       await s.cluster.stop();
-      // While it is away: /health and the API answer at once, 503 in the error envelope; nothing hangs or says 500.
+      // While it is away: /health answers at once, 503 with `database.ok: false`; the API, 503 in the error envelope; nothing hangs or says 500.
       const health = await fetch(`${s.apiUrl}/health`, { signal: AbortSignal.timeout(10_000) });
       expect(health.status).toBe(503);
       expect(((await health.json()) as { database: unknown }).database).toEqual({ ok: false, error: 'unreachable' });

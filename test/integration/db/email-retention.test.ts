@@ -4,10 +4,10 @@ import { migrationsList } from '../../../server/db/migrations/index.js';
 import { initOrm } from '../../../server/db/orm.js';
 import {
   addEmailPartitions,
-  DAYS_AHEAD,
   dropExpiredEmailPartitions,
 } from '../../../server/services/maintenance/email-partitions.js';
 import { purgeEmailTracking } from '../../../server/services/maintenance/purges.js';
+import { DAYS_AHEAD } from '../../../server/services/maintenance/task-catalogue.js';
 import { adminQuery, databaseUrl, queryDatabase, uniqueDatabaseName } from '../../support/db.js';
 import { utcMidnightAfter } from '../../support/clock-instants.js';
 import { useTestApp } from '../../support/test-app.js';

@@ -1,12 +1,12 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../../support/certificate.js';
 import { useTestApp } from '../../support/test-app.js';
 import { until } from '../../support/until.js';
 
@@ -36,18 +36,8 @@ const app = useTestApp({
   logDestination: { write: (line) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
 });
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'postlane-proxies-'));
+  ({ dir, certPath: cert, keyPath: key } = selfSignedCertificate('127.0.0.1'));
   chmodSync(dir, 0o755);
-  cert = join(dir, 'cert.pem');
-  key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1'],
-      ...['-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert],
-    ],
-    { stdio: 'ignore' },
-  );
   chmodSync(key, 0o644);
 }, 60_000);
 afterAll(async () => {

@@ -112,7 +112,7 @@ describe('GET /docs/guide/<page>', () => {
   });
 
   it.each([1280, 390])(
-    'reads at %i px in Chromium: grouped navigation, tables that wrap, an HTML 404',
+    'reads at %i px in Chromium: grouped navigation, tables that wrap (names at their underscores), an HTML 404',
     async (width) => {
       const page = await browser.newPage();
       await page.setViewportSize({ width, height: 900 });
@@ -145,6 +145,27 @@ describe('GET /docs/guide/<page>', () => {
           expect(pageOverflow, `${slug} scrolls sideways`).toBeLessThanOrEqual(0);
           expect(cells, `${slug} cuts a table cell`).toBeLessThanOrEqual(1);
         }
+        // The setting names of the first column break at underscores only: every character between two
+        // underscores sits on the line of the one before it.
+        await page.goto(`${app.url}/docs/guide/configuration`);
+        const brokenNames = await page.evaluate<string[]>(`(() => {
+          const broken = [];
+          for (const code of document.querySelectorAll('td:first-child code')) {
+            const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+            let previous = null;
+            for (let node = walker.nextNode(); node; node = walker.nextNode())
+              for (let i = 0; i < node.data.length; i += 1) {
+                const range = document.createRange();
+                range.setStart(node, i);
+                range.setEnd(node, i + 1);
+                const top = range.getBoundingClientRect().top;
+                if (previous && previous.char !== '_' && top > previous.top + 1) broken.push(code.textContent);
+                previous = { char: node.data[i], top };
+              }
+          }
+          return broken;
+        })()`);
+        expect(brokenNames).toEqual([]);
         const missing = await page.goto(`${app.url}/docs/guide/nothing`);
         expect(missing?.status()).toBe(404);
         expect(await page.locator('h1').textContent()).toBe('Page not found');

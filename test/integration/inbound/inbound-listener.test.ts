@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceivedEmail } from '../../../server/entities/index.js';
 import { type InboundListener, startInboundListener } from '../../../server/services/inbound/listener.js';
+import { selfSignedCertificate } from '../../support/certificate.js';
 import { startDnsServer } from '../../support/dns-server.js';
 import { smtpConnect } from '../../support/smtp-client.js';
 import { useTestApp } from '../../support/test-app.js';
@@ -207,31 +205,12 @@ describe('inbound listener', () => {
 
 describe('inbound listener STARTTLS', () => {
   it('offers STARTTLS with the configured certificate, and not without one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'inbound-tls-'));
+    const { dir, certPath, keyPath } = selfSignedCertificate('mx.inbound.test');
     try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-          '-days',
-          '2',
-          '-subj',
-          '/CN=mx.inbound.test',
-        ],
-        { stdio: 'ignore' },
-      );
       const config = {
         ...app.deps.config,
-        POSTLANE_INBOUND_TLS_CERT: join(dir, 'cert.pem'),
-        POSTLANE_INBOUND_TLS_KEY: join(dir, 'key.pem'),
+        POSTLANE_INBOUND_TLS_CERT: certPath,
+        POSTLANE_INBOUND_TLS_KEY: keyPath,
       };
       const secure = await startInboundListener({ ...app.deps, config }, { host: '127.0.0.1', port: 0 });
       try {

@@ -60,4 +60,18 @@ describe('Table', () => {
     const long = 'x'.repeat(90);
     expect(render(<Table columns={['A', 'B']} rows={[['1', long]]} />).lastFrame()).toBe(`A  B\n1  ${long}`);
   });
+
+  it('shortens ids and times when the rows would not fit whole, and says so; whole when they fit or are piped', () => {
+    const id = '3f1c2a9e-7b4d-4c8e-9a1f-0d2b3c4e5f60';
+    const row = [id, '2026-11-27T04:12:50.123Z', 'reader.with.a.long.name@example.com'];
+    const columns = ['ID', 'CREATED', 'TO'];
+    const narrow = render(<Table columns={columns} rows={[row]} width={70} />).lastFrame()!;
+    expect(narrow).toContain('…3c4e5f60  2026-11-27 04:12:50  reader.with.a.long.name@example.com');
+    expect(narrow).toContain('Ids shortened to fit the terminal: --json shows them whole.');
+    expect(narrow.split('\n').every((line) => line.length <= 70)).toBe(true);
+    const wide = render(<Table columns={columns} rows={[row]} width={100} />).lastFrame()!;
+    expect(wide).toContain(id);
+    expect(wide).not.toContain('shortened');
+    expect(render(<Table columns={columns} rows={[row]} />).lastFrame()).toContain(id);
+  });
 });

@@ -7,7 +7,9 @@ import { cliReference } from '../../../cli/reference.js';
 import { configReference } from '../../../config/reference.js';
 import { withMetricsReference } from '../../../server/metrics/reference.js';
 import { allRoutes } from '../../../server/http/router.js';
-import { sdkRouteTable, withRouteTable } from '../../support/sdk-routes.js';
+import { guideTable } from '../../../server/http/public/guide-pages.js';
+import { withSection } from '../../support/generated-section.js';
+import { sdkRouteTable } from '../../support/sdk-routes.js';
 
 // docs/ holds these generated pages; `npm run docs` rewrites them, and this fails while they are stale.
 describe('generated references', () => {
@@ -24,9 +26,16 @@ describe('generated references', () => {
     await expect(cliReference(createProgram())).toMatchFileSnapshot('../../../docs/cli.md');
   });
 
+  it("the README's table of contents is the guide's pages", async () => {
+    const file = fileURLToPath(new URL('../../../README.md', import.meta.url));
+    const page = withSection(readFileSync(file, 'utf8'), 'guide-pages', guideTable());
+    const formatted = await prettier.format(page, { ...(await prettier.resolveConfig(file)), filepath: file });
+    await expect(formatted).toMatchFileSnapshot('../../../README.md');
+  });
+
   it("docs/api.md's route table is every route of the SDK against the router", async () => {
     const file = fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
-    const page = withRouteTable(readFileSync(file, 'utf8'), await sdkRouteTable(allRoutes));
+    const page = withSection(readFileSync(file, 'utf8'), 'sdk-routes', await sdkRouteTable(allRoutes));
     // As Prettier leaves it, which the rest of the page is kept in.
     const formatted = await prettier.format(page, { ...(await prettier.resolveConfig(file)), filepath: file });
     await expect(formatted).toMatchFileSnapshot('../../../docs/api.md');
