@@ -710,11 +710,11 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_INBOUND_PARSE_DEADLINE_MS: {
     description:
-      'How long authenticating, and parsing, one received message may each take in a mail worker (from when a worker takes it up). Past it that work is cancelled (its worker thread ended): the message is stored raw with `parse_error` set, or with authentication `temperror`, and the sender still gets 250. Bounds what any message the other limits let through can cost.',
+      'How long authenticating and parsing one received message may take in a mail worker, together (from when a worker takes it up). Past it that work is cancelled (its worker thread ended): the message is stored raw with `parse_error` set and authentication `temperror`, and the sender still gets 250. Bounds what any message the other limits let through can cost.',
   },
   POSTLANE_MAIL_WORKERS: {
     description:
-      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Messages beyond them wait their turn, within `POSTLANE_INBOUND_PARSE_DEADLINE_MS`.',
+      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Messages beyond them wait their turn, the smallest first (a waiting message counts half its size for every second it has waited), so a flood of large messages does not hold up small ones; each then has `POSTLANE_INBOUND_PARSE_DEADLINE_MS`. The DNS answers of the checks are kept a minute per thread.',
   },
   POSTLANE_SUBMISSION_HOST: {
     description:

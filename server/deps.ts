@@ -9,6 +9,7 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { MailWork } from './services/inbound/mail-work.js';
+import { ReceivedEmailWriter } from './services/inbound/store-received-email.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
@@ -45,6 +46,8 @@ export interface Deps {
   sns: SnsVerifier;
   /** Worker threads that authenticate and parse received mail under a deadline; closed with the process. */
   mailWork: MailWork;
+  /** Stores received mail in shared statements (group commit). */
+  receivedEmails: ReceivedEmailWriter;
   /** Logs a provider's failures once when they start, in summaries while they last, and its recovery. */
   providerFailures: ProviderFailureLog;
 }
@@ -75,5 +78,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     sns: new SnsVerifier(config.POSTLANE_SNS_TOPIC_ARNS, undefined),
     providerFailures: new ProviderFailureLog(logger),
     mailWork: new MailWork(config),
+    receivedEmails: new ReceivedEmailWriter(orm),
   };
 }

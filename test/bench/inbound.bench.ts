@@ -4,6 +4,8 @@
  * parsed fields, attachment and `email.received` event before 250), beside a baseline measured in
  * the same run by the same client: a bare `smtp-server` that reads each message and discards it.
  * Both listen in this process, over loopback, with the same connections; the ratio is the figure.
+ * The CPU time of the process per message (every thread, the client's included) is printed beside
+ * each: on a machine others load, it says more than the rate.
  *
  *   node --import tsx test/bench/inbound.bench.ts [--json] [--messages 2000] [--connections 8]
  */
@@ -140,12 +142,16 @@ try {
     });
     bare.listen(0, '127.0.0.1');
     await once(bare.server, 'listening');
+    const bareCpu = process.cpuUsage();
     const baselinePerSecond = await deliverAll((bare.server.address() as AddressInfo).port, message);
+    const baselineCpuMs = cpuMsPerMessage(process.cpuUsage(bareCpu));
     await new Promise<void>((resolve) => bare.close(() => resolve()));
 
     progress(`postlane: ${messages} messages through the inbound listener…`);
     const listener = await startInboundListener(deps, { host: '127.0.0.1', port: 0 });
+    const cpuBefore = process.cpuUsage();
     const postlanePerSecond = await deliverAll(listener.port, message);
+    const postlaneCpuMs = cpuMsPerMessage(process.cpuUsage(cpuBefore));
     await listener.close();
 
     const [row] = await orm.em
@@ -154,7 +160,14 @@ try {
       .execute<{ stored: number; signed: number }[]>(
         `SELECT count(*)::int AS stored, count(*) FILTER (WHERE dkim->0->>'result' = 'pass' AND dmarc->>'result' = 'pass')::int AS signed FROM received_email`,
       );
-    report({ baselinePerSecond, postlanePerSecond, stored: row!.stored, verified: row!.signed });
+    report({
+      baselinePerSecond,
+      postlanePerSecond,
+      baselineCpuMs,
+      postlaneCpuMs,
+      stored: row!.stored,
+      verified: row!.signed,
+    });
     await deps.providers.close();
   } finally {
     await orm.close();
@@ -164,7 +177,19 @@ try {
   await dns.close();
 }
 
-function report(r: { baselinePerSecond: number; postlanePerSecond: number; stored: number; verified: number }) {
+/** CPU time of this whole process (every thread: client, listener, mail workers) per message sent. */
+function cpuMsPerMessage(used: NodeJS.CpuUsage): number {
+  return Number(((used.user + used.system) / 1000 / messages).toFixed(2));
+}
+
+function report(r: {
+  baselinePerSecond: number;
+  postlanePerSecond: number;
+  baselineCpuMs: number;
+  postlaneCpuMs: number;
+  stored: number;
+  verified: number;
+}) {
   const ratio = r.postlanePerSecond / r.baselinePerSecond;
   const sanity = { messages, stored: r.stored, allStored: r.stored === messages, dkimAndDmarcPass: r.verified };
   if (!sanity.allStored || r.verified !== messages) process.exitCode = 1;
@@ -184,6 +209,8 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
           loadAverageBefore: loadBefore,
           baselinePerSecond: Math.round(r.baselinePerSecond),
           postlanePerSecond: Math.round(r.postlanePerSecond),
+          baselineCpuMsPerMessage: r.baselineCpuMs,
+          postlaneCpuMsPerMessage: r.postlaneCpuMs,
           ratio: Number(ratio.toFixed(3)),
           sanity,
         },
@@ -196,9 +223,11 @@ function report(r: { baselinePerSecond: number; postlanePerSecond: number; store
   console.log(
     `\n${messages} messages of ${message.length} bytes over ${connections} connections (load average before: ${loadBefore})`,
   );
-  console.log(`baseline (bare smtp-server, discards)  ${Math.round(r.baselinePerSecond).toString().padStart(6)} /s`);
   console.log(
-    `postlane inbound listener              ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   ratio ${ratio.toFixed(3)}`,
+    `baseline (bare smtp-server, discards)  ${Math.round(r.baselinePerSecond).toString().padStart(6)} /s   CPU ${r.baselineCpuMs} ms/message`,
+  );
+  console.log(
+    `postlane inbound listener              ${Math.round(r.postlanePerSecond).toString().padStart(6)} /s   CPU ${r.postlaneCpuMs} ms/message   ratio ${ratio.toFixed(3)}`,
   );
   console.log(`sanity: ${r.stored} of ${messages} stored; ${r.verified} with DKIM and DMARC pass`);
 }

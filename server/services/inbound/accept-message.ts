@@ -1,8 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { domainOfAddress } from '../domains/domain-name.js';
-import { unauthenticated } from './authenticate-message.js';
 import { dkimSignaturesExceeded, headerLimitExceeded, measureMessage, mimePartsExceeded } from './message-limits.js';
-import { unparsed } from './parse-received.js';
 import type { ReceivingDomainCache } from './receiving-domains.js';
 import type { ReceivedEnvelope } from './envelope.js';
 import { storeReceivedEmail } from './store-received-email.js';
@@ -39,13 +37,9 @@ export async function acceptMessage(deps: Deps, raw: Buffer, envelope: ReceivedE
   const overHeaders = headerLimitExceeded(shape, deps.config);
   const skipAuth = overHeaders ?? dkimSignaturesExceeded(shape, deps.config);
   const skipParse = overHeaders ?? mimePartsExceeded(shape, deps.config);
-  // Within the limits, both still run in the mail workers, each under a deadline (issue 33: what the
-  // limits miss may be slow, never stalls the event loop, and always ends). Side by side: parsing is
-  // CPU work, authentication mostly waits on DNS.
-  const [verdicts, parsed] = await Promise.all([
-    skipAuth === null ? deps.mailWork.authenticate(raw, received) : unauthenticated(skipAuth),
-    skipParse === null ? deps.mailWork.parse(raw) : unparsed(skipParse),
-  ]);
+  // Within the limits, both run in one task of the mail workers, under a deadline (issue 33: what the
+  // limits miss may be slow, never stalls the event loop, and always ends).
+  const { verdicts, parsed } = await deps.mailWork.read(raw, received, { authenticate: skipAuth, parse: skipParse });
   const stored = await storeReceivedEmail(deps, { envelope: received, raw, verdicts, parsed });
   if (stored.length > 0) return { accepted: true, storedId: stored[0]!.id };
   // Every recipient's domain stopped receiving since RCPT TO: nothing was kept, so nothing is

@@ -22,7 +22,11 @@ export class DataBudget {
   private held = 0;
   private readonly limit: number;
 
-  constructor(maxMessageBytes: number) {
+  /** `gather` makes one message of its chunks (the inbound listener's lands in shared memory). */
+  constructor(
+    maxMessageBytes: number,
+    private readonly gather: (chunks: Buffer[]) => Buffer = (chunks) => Buffer.concat(chunks),
+  ) {
     this.limit = MESSAGES_IN_MEMORY * maxMessageBytes;
   }
 
@@ -62,7 +66,7 @@ export class DataBudget {
       release();
       return { raw: Buffer.alloc(0), overBudget, release };
     }
-    const raw = Buffer.concat(chunks);
+    const raw = this.gather(chunks);
     chunks.length = 0;
     return { raw, overBudget: false, release };
   }

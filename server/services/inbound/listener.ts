@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.js';
 import { errorFields } from '../../logger.js';
 import { acceptMessage, acceptsRecipient } from './accept-message.js';
 import { DataBudget } from './data-budget.js';
+import { inSharedMemory } from './mail-work.js';
 import { PeerLimits } from './peer-limits.js';
 import { ReceivingDomainCache } from './receiving-domains.js';
 
@@ -58,7 +59,8 @@ export async function startInboundListener(
   );
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();
-  const budget = new DataBudget(config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024);
+  // DATA is gathered into shared memory, where the mail workers read it without a copy.
+  const budget = new DataBudget(config.POSTLANE_INBOUND_MAX_MESSAGE_MB * 1024 * 1024, inSharedMemory);
   // A session the client already closed (its line logged) counts into a throwaway: a late reply must never throw.
   const stats = (session: SMTPServerSession): SessionStats =>
     sessions.get(session.id) ?? { startedAt: 0, messages: 0, recipients: 0, refused: 0, deferred: 0, limited: false };

@@ -1,7 +1,7 @@
+import { DnsAnswerCache } from '../../dns/answer-cache.js';
 import { DnsResolver } from '../../dns/resolver.js';
-import type { AuthVerdicts } from '../../entities/index.js';
 import { authenticateMessage } from './authenticate-message.js';
-import type { MailWorkSettings, ParseResult, WorkerTask } from './mail-work.js';
+import type { MailWorkSettings, WorkerResult, WorkerTask } from './mail-work.js';
 import { parseReceived } from './parse-received.js';
 
 // mailauth's DKIM verifier prints `TOTAL … EXPECTING …` with console.log for every signature whose
@@ -9,23 +9,28 @@ import { parseReceived } from './parse-received.js';
 // Nothing this thread runs has anything to say on stdout.
 console.log = console.info = console.debug = () => {};
 
-let resolver: { key: string; dns: DnsResolver } | null = null;
+let resolver: { key: string; dns: DnsAnswerCache } | null = null;
 
-/** One resolver per thread, for the process's DNS settings (they are the same for every task). */
-function dnsFor(settings: MailWorkSettings): DnsResolver {
+/** One resolver per thread, for the process's DNS settings (they are the same for every task), its answers kept a while. */
+function dnsFor(settings: MailWorkSettings): DnsAnswerCache {
   const key = `${settings.POSTLANE_DNS_SERVERS.join(',')}/${settings.POSTLANE_DNS_TIMEOUT_MS}`;
-  if (resolver?.key !== key) resolver = { key, dns: new DnsResolver(settings) };
+  if (resolver?.key !== key) resolver = { key, dns: new DnsAnswerCache(new DnsResolver(settings)) };
   return resolver.dns;
 }
 
 /** A task of the mail worker pool: what `MailWork` sends is what runs here, beside the event loop. */
-export default async function runMailWork(task: WorkerTask): Promise<AuthVerdicts | ParseResult> {
-  task.started.postMessage(null);
-  task.started.close();
+export default async function runMailWork(task: WorkerTask): Promise<WorkerResult> {
+  Atomics.store(task.startedAt, 0, BigInt(Date.now()));
   const raw = Buffer.from(task.raw.buffer, task.raw.byteOffset, task.raw.byteLength);
-  if (task.kind === 'authenticate')
-    return authenticateMessage({ dns: dnsFor(task.settings), config: task.settings }, raw, task.envelope);
-  const { headers, ...parsed } = await parseReceived(raw);
-  // A structured clone keeps own properties but not the null prototype: the headers travel as entries.
-  return { ...parsed, headers: Object.entries(headers) };
+  // Side by side: authentication mostly waits on DNS, parsing is CPU work.
+  const [verdicts, parsed] = await Promise.all([
+    task.authenticate &&
+      authenticateMessage({ dns: dnsFor(task.settings), config: task.settings }, raw, task.authenticate),
+    task.parse && parseReceived(raw),
+  ]);
+  return {
+    ...(verdicts && { verdicts }),
+    // A structured clone keeps own properties but not the null prototype: the headers travel as entries.
+    ...(parsed && { parsed: { ...parsed, headers: Object.entries(parsed.headers) } }),
+  };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ReceivedAttachment, ReceivedEmail } from '../../../server/entities/index.js';
+import { Event, ReceivedAttachment, ReceivedEmail } from '../../../server/entities/index.js';
 import { storeReceivedEmail } from '../../../server/services/inbound/store-received-email.js';
 import { useTestApp } from '../../support/test-app.js';
 
@@ -93,5 +93,57 @@ describe('storeReceivedEmail', () => {
       verdicts,
     });
     expect(stored).toEqual([]);
+  });
+
+  it('stores messages of concurrent sessions together, each with its own bytes, attachments and event', async () => {
+    const names = Array.from({ length: 12 }, domain);
+    const teams = await Promise.all(
+      names.map((name) => app.createTeamWithKey('full_access', { receivingDomains: [name] })),
+    );
+    // Of different sizes, so a slice of the shared bytes taken at a neighbour's offset would show.
+    const raws = names.map((name, i) =>
+      Buffer.concat([message(`x@${name}`), Buffer.from(`${'p'.repeat(i * 97)}\r\n`)]),
+    );
+    const stored = await Promise.all(
+      names.map((name, i) =>
+        storeReceivedEmail(app.deps, { envelope: envelope([`x@${name}`]), raw: raws[i]!, verdicts }),
+      ),
+    );
+    expect(stored.map(([row]) => row!.teamId)).toEqual(teams.map((team) => team.teamId));
+    for (const [i, [row]] of stored.entries()) {
+      const email = await app.run(() => app.deps.orm.em.findOneOrFail(ReceivedEmail, row!.id, { populate: ['raw'] }));
+      expect(Buffer.compare(email.raw.unwrap()!, raws[i]!)).toBe(0);
+      expect(email.receivedFor).toEqual([`x@${names[i]}`]);
+      const [attachment] = await app.run(() =>
+        app.deps.orm.em.find(ReceivedAttachment, { email: row!.id }, { populate: ['content'] }),
+      );
+      expect(attachment!.content.unwrap()!.toString()).toBe('PNGDATA');
+      const event = await app.run(() =>
+        app.deps.orm.em.findOneOrFail(Event, { team: row!.teamId, type: 'email.received' }),
+      );
+      expect(event.payload).toMatchObject({ email_id: row!.id, attachments: [{ id: attachment!.id }] });
+    }
+  });
+
+  it('fails only the message whose own data the database refuses, when it shared a statement with others', async () => {
+    const names = Array.from({ length: 5 }, domain);
+    await app.createTeamWithKey('full_access', { receivingDomains: names });
+    // Two statements start at once; the messages stored meanwhile share the next one. PostgreSQL text cannot hold U+0000.
+    const results = await Promise.allSettled(
+      names.map((name, i) =>
+        storeReceivedEmail(app.deps, {
+          envelope: { ...envelope([`x@${name}`]), helo: i === 3 ? 'client\0.test' : 'client.test' },
+          raw: message(`x@${name}`),
+          verdicts,
+        }),
+      ),
+    );
+    expect(results.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
   });
 });
