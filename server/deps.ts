@@ -9,7 +9,7 @@ import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { MailWork } from './services/inbound/mail-work.js';
-import { ReceivedEmailWriter } from './services/inbound/store-received-email.js';
+import { ReceivedEmailWriter } from './services/inbound/received-email-writer.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
