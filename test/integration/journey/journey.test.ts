@@ -120,7 +120,9 @@ describe('a sysadmin’s first hour, in a real terminal', () => {
     expect(doctor.output).toContain('✔ Database');
     expect(doctor.output).toContain('✔ Migrations up to date');
     expect(doctor.output).toContain('⚠ Providers');
-    expect(doctor.output).toMatch(/✖ Domain DNS journey\.example\.com/);
-    expect(doctor.output).toContain('→ Run postlane domains check');
+    // A capture-only install sends nothing, so the domain's records are not judged yet.
+    expect(doctor.output).toContain(
+      '✔ Domain DNS 1 domain, all in capture regions: DNS not needed until a provider sends',
+    );
   }, 240_000);
 });
