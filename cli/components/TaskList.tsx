@@ -25,14 +25,22 @@ export function TaskList({ tasks }: { tasks: TaskView[] }) {
     <Box flexDirection="column">
       {tasks.map((task, index) => (
         <Box key={index} flexDirection="column">
-          {/* One Text, so a narrow terminal wraps the words instead of clipping the title. */}
-          <Text>
-            <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char}</Text> {task.title}
-            {task.detail ? <Text color="gray"> {task.detail}</Text> : null}
-          </Text>
+          {/* A hanging indent: a narrow terminal wraps the words under the title, never to column 0. */}
+          <Box>
+            <Box width={2} flexShrink={0}>
+              <Text color={SYMBOL[task.state].color}>{SYMBOL[task.state].char}</Text>
+            </Box>
+            <Text>
+              {task.title}
+              {task.detail ? <Text color="gray"> {task.detail}</Text> : null}
+            </Text>
+          </Box>
           {task.hint ? (
             <Box paddingLeft={2}>
-              <Text color={SYMBOL[task.state].color}>{`→ ${task.hint}`}</Text>
+              <Box width={2} flexShrink={0}>
+                <Text color={SYMBOL[task.state].color}>→</Text>
+              </Box>
+              <Text color={SYMBOL[task.state].color}>{task.hint}</Text>
             </Box>
           ) : null}
         </Box>

@@ -16,6 +16,23 @@ describe('TaskList', () => {
     );
     expect(lastFrame()).toBe('✔ Write configuration written\n◐ Apply database migrations\n○ Create the first team');
   });
+
+  it('wraps a long detail under its title and a long hint under its text, never to column 0', () => {
+    // ink-testing-library draws 100 columns wide.
+    const long = 'two open connections had server processes 11271 and 11272, server port 5432 as in the URL';
+    const lines = render(
+      <TaskList tasks={[{ title: 'Connection pooler', state: 'warned', detail: long, hint: `${long}; ${long}` }]} />,
+    )
+      .lastFrame()!
+      .split('\n');
+    expect(lines[0]).toMatch(/^⚠ Connection pooler two open/);
+    expect(lines[1]).toMatch(/^ {2}\S/);
+    const hint = lines.findIndex((line) => line.startsWith('  → '));
+    expect(hint).toBeGreaterThan(1);
+    expect(lines.slice(hint + 1).length).toBeGreaterThan(0);
+    for (const line of lines.slice(hint + 1)) expect(line).toMatch(/^ {4}\S/);
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(100);
+  });
 });
 
 describe('Table', () => {
