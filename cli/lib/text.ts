@@ -1,5 +1,14 @@
 // Plain text for the terminal, without Ink: a failure is told before Ink (a second on a busy machine) loads.
 
+/**
+ * Where a word longer than its line is cut: after the last separator that fits (a setting name at an
+ * underscore, an address at a dot) if that fills half the line at least, else at the width.
+ */
+function cutAt(word: string, width: number): number {
+  const separator = Math.max(...['_', '-', '.', '/', '@', ','].map((char) => word.lastIndexOf(char, width - 1)));
+  return separator + 1 >= width / 2 ? separator + 1 : width;
+}
+
 /** Word-wrapped lines of at most `width` characters; a word longer than that is cut. */
 export function wrapCell(cell: string, width: number): string[] {
   const lines: string[] = [];
@@ -13,8 +22,9 @@ export function wrapCell(cell: string, width: number): string[] {
     if (line) lines.push(line);
     let rest = word;
     while (rest.length > width) {
-      lines.push(rest.slice(0, width));
-      rest = rest.slice(width);
+      const at = cutAt(rest, width);
+      lines.push(rest.slice(0, at));
+      rest = rest.slice(at);
     }
     line = rest;
   }

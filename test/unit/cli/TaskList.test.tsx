@@ -2,6 +2,7 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { Table } from '../../../cli/components/Table.js';
 import { TaskList } from '../../../cli/components/TaskList.js';
+import { wrapCell } from '../../../cli/lib/text.js';
 
 describe('TaskList', () => {
   it('shows each step with its state and detail', () => {
@@ -90,5 +91,19 @@ describe('Table', () => {
     expect(wide).toContain(id);
     expect(wide).not.toContain('shortened');
     expect(render(<Table columns={columns} rows={[row]} />).lastFrame()).toContain(id);
+  });
+});
+
+describe('wrapCell', () => {
+  it('cuts a word too long for its column after a separator, else at the width', () => {
+    expect(wrapCell('POSTLANE_JOB_LOCK_LIFETIME_SECONDS', 32)).toEqual(['POSTLANE_JOB_LOCK_LIFETIME_', 'SECONDS']);
+    expect(wrapCell('reader.with.a.long.name.2@example.com', 24)).toEqual([
+      'reader.with.a.long.name.',
+      '2@example.com',
+    ]);
+    expect(wrapCell('abcdefghij', 4)).toEqual(['abcd', 'efgh', 'ij']);
+    // A separator near the start would leave a stub: the word is cut at the width.
+    expect(wrapCell('a_bcdefghij', 6)).toEqual(['a_bcde', 'fghij']);
+    expect(wrapCell('two words', 20)).toEqual(['two words']);
   });
 });
