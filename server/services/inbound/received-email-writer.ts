@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../db/ids.js';
+import { SharedQuery } from '../../db/shared-query.js';
 import type { AuthVerdicts } from '../../entities/index.js';
 import type { ReceivedEnvelope } from './envelope.js';
 import type { ParsedMessage } from './parse-received.js';
@@ -63,58 +64,21 @@ const INSERT_RECEIVED = `
  * by one, so only a message that fails on its own fails its session.
  */
 export class ReceivedEmailWriter {
-  private readonly waiting: {
-    message: ReceivedMessage;
-    resolve: (stored: StoredReceivedEmail[]) => void;
-    reject: (err: unknown) => void;
-  }[] = [];
-  private inFlight = 0;
+  private readonly shared: SharedQuery<ReceivedMessage, StoredReceivedEmail[]>;
 
   constructor(
     private readonly orm: MikroORM,
-    private readonly maxInFlight = 2,
-    private readonly maxBatchBytes = 8 * 1024 * 1024,
-  ) {}
-
-  write(message: ReceivedMessage): Promise<StoredReceivedEmail[]> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ message, resolve, reject });
-      this.drain();
+    maxInFlight = 2,
+    maxBatchBytes = 8 * 1024 * 1024,
+  ) {
+    this.shared = new SharedQuery(orm, (messages) => this.store(messages), maxInFlight, Number.POSITIVE_INFINITY, {
+      weight: { of: bytesOf, max: maxBatchBytes },
+      rowErrorsAlone: true,
     });
   }
 
-  private drain(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.takeBatch();
-      this.inFlight += 1;
-      this.store(batch.map((w) => w.message))
-        .then(
-          (stored) => batch.forEach((w, i) => w.resolve(stored[i]!)),
-          // Only a row's own data can fail it alone (SQLSTATE classes 22 and 23); anything else is every message's.
-          (err: unknown) =>
-            batch.length > 1 && /^2[23]/.test((err as { code?: string }).code ?? '')
-              ? this.storeOneByOne(batch)
-              : batch.forEach((w) => w.reject(err)),
-        )
-        .finally(() => {
-          this.inFlight -= 1;
-          this.drain();
-        });
-    }
-  }
-
-  private takeBatch() {
-    let bytes = bytesOf(this.waiting[0]!.message);
-    let count = 1;
-    while (count < this.waiting.length && bytes + bytesOf(this.waiting[count]!.message) <= this.maxBatchBytes) {
-      bytes += bytesOf(this.waiting[count]!.message);
-      count += 1;
-    }
-    return this.waiting.splice(0, count);
-  }
-
-  private async storeOneByOne(batch: ReceivedEmailWriter['waiting']): Promise<void> {
-    for (const w of batch) await this.store([w.message]).then((stored) => w.resolve(stored[0]!), w.reject);
+  write(message: ReceivedMessage): Promise<StoredReceivedEmail[]> {
+    return this.shared.load(message);
   }
 
   /** What was stored of each message, in order: nothing for one whose every domain stopped receiving. */
