@@ -1,18 +1,22 @@
 /**
  * The attacking side of hostile.bench.ts, in a process of its own so that building and writing its
  * megabytes does not run on the event loop under test: `connections` SMTP sessions to the listener
- * at `port`, each sending the attacks of issue 33 in turn until `seconds` have passed. Prints
- * `{ accepted, replies451, other }` as JSON.
+ * at `port`, each from a client address of its own (127.0.0.11, .12, …: one attacker per IP, held
+ * to the listener's per-IP limits as any attacker on the Internet is), each sending the attacks of
+ * issue 33 in turn until `seconds` have passed. Prints `{ accepted, replies451, limited, other }` as
+ * JSON: `replies451` counts 451s to DATA (a leaked budget answers so), `limited` refusals by the
+ * per-IP limits.
  *
  *   node --import tsx test/bench/hostile-attacker.ts <port> <domain> <seconds> <connections>
  */
 import { randomBytes } from 'node:crypto';
-import { smtpConnect } from '../support/smtp-client.js';
+import { DataWire, smtpConnect } from '../support/smtp-client.js';
 
 const [port, domain, seconds, connections] = process.argv.slice(2);
 const head = `From: a@elsewhere.test\r\nTo: desk@${domain}\r\nSubject: hostile\r\n`;
 const part = `--b\r\nContent-Type: text/plain\r\n\r\n${'y'.repeat(958)}\r\n`;
 const image = randomBytes(150_000).toString('base64').replace(/.{76}/g, '$&\r\n');
+// In wire form once: dot-stuffing a megabyte per message would cost this process the CPU the listener shares with it.
 const attacks = [
   `${head}X-F: a${'\r\n b'.repeat(60_000)}\r\n\r\nbody\r\n`,
   `${Array.from(
@@ -22,18 +26,21 @@ const attacks = [
   ).join('')}${head}\r\n${`${'x'.repeat(998)}\r\n`.repeat(1050)}`,
   `${head}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${part.repeat(1000)}--b--\r\n`,
   `From: a@elsewhere.test\r\nTo: desk@${domain}\r\nSubject: cid amplification\r\nMIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=r\r\n\r\n--r\r\nContent-Type: text/html\r\n\r\n${'<img src="cid:x">'.repeat(400)}\r\n--r\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\nContent-ID: <x>\r\n\r\n${image}\r\n--r--\r\n`,
-];
+].map((attack) => new DataWire(attack));
 
 const endsAt = performance.now() + Number(seconds) * 1000;
-const counts = { accepted: 0, replies451: 0, other: 0 };
+const counts = { accepted: 0, replies451: 0, limited: 0, other: 0 };
 await Promise.all(
   Array.from({ length: Number(connections) }, async (_, lane) => {
-    const client = await smtpConnect(Number(port));
+    const client = await smtpConnect(Number(port), { localAddress: `127.0.0.${11 + lane}` });
     try {
       await client.greeting;
       await client.command('EHLO attacker.bench.test');
       for (let turn = lane; performance.now() < endsAt; turn++) {
-        await client.command('MAIL FROM:<attacker@elsewhere.test>');
+        if ((await client.command('MAIL FROM:<attacker@elsewhere.test>')).code !== 250) {
+          counts.limited++;
+          break;
+        }
         await client.command(`RCPT TO:<desk@${domain}>`);
         const reply = await client.data(attacks[turn % attacks.length]!, 120_000);
         if (reply.code === 250) counts.accepted++;

@@ -1,6 +1,15 @@
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 
+/** A message in its DATA wire form (CRLF lines, dot-stuffed, the final `.` line): built once, sent as often as wanted. */
+export class DataWire {
+  readonly wire: string;
+  constructor(message: Buffer | string) {
+    const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
+    this.wire = `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`;
+  }
+}
+
 export interface SmtpReply {
   code: number;
   text: string;
@@ -9,9 +18,13 @@ export interface SmtpReply {
 /**
  * A bare SMTP client over a raw socket, one command at a time: for what a library client hides
  * (the greeting, a refusal at connect, a reply after a flood, bytes no library would send).
+ * `localAddress` (any of 127.0.0.0/8) makes the connection come from a client IP of its own.
  */
-export async function smtpConnect(port: number, host = '127.0.0.1') {
-  const socket: Socket = createConnection({ port, host });
+export async function smtpConnect(
+  port: number,
+  { host = '127.0.0.1', localAddress }: { host?: string; localAddress?: string } = {},
+) {
+  const socket: Socket = createConnection({ port, host, localAddress });
   socket.setEncoding('latin1');
   let buffer = '';
   let closed = false;
@@ -54,14 +67,10 @@ export async function smtpConnect(port: number, host = '127.0.0.1') {
       return read();
     },
     /** DATA, the message (dot-stuffed), and the final reply; the 354 is checked on the way. */
-    async data(message: Buffer | string, timeoutMs?: number): Promise<SmtpReply> {
+    async data(message: Buffer | string | DataWire, timeoutMs?: number): Promise<SmtpReply> {
       const go = await this.command('DATA');
       if (go.code !== 354) return go;
-      const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
-      socket.write(
-        `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`,
-        'latin1',
-      );
+      socket.write((message instanceof DataWire ? message : new DataWire(message)).wire, 'latin1');
       return read(timeoutMs);
     },
     close() {

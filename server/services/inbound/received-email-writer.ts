@@ -54,6 +54,9 @@ const INSERT_RECEIVED = `
         content_id text, at int, size int)
   )`;
 
+/** From this size (message and attachments) a message is written in the lane for large ones. */
+const LARGE_BYTES = 128 * 1024;
+
 /**
  * Group commit for received mail. A write starts at once while fewer than `maxInFlight` are
  * running; messages stored meanwhile (by other sessions) share the next transaction, up to
@@ -61,24 +64,36 @@ const INSERT_RECEIVED = `
  * statement with every row, attachment, `email.received` event and webhook delivery, and one
  * commit, so the commit rate of the database is not the listener's. Each message's promise settles
  * after that commit. If a shared transaction fails on a row's data, its messages are written one
- * by one, so only a message that fails on its own fails its session.
+ * by one, so only a message that fails on its own fails its session. Messages of `LARGE_BYTES` or
+ * more are written in a lane of their own, one transaction at a time: a flood of large messages
+ * (anyone may send them) takes its turns there, and mail of a few KB never waits behind it.
  */
 export class ReceivedEmailWriter {
-  private readonly shared: SharedQuery<ReceivedMessage, StoredReceivedEmail[]>;
+  private readonly small: SharedQuery<ReceivedMessage, StoredReceivedEmail[]>;
+  private readonly large: SharedQuery<ReceivedMessage, StoredReceivedEmail[]>;
 
   constructor(
     private readonly orm: MikroORM,
     maxInFlight = 2,
     maxBatchBytes = 8 * 1024 * 1024,
   ) {
-    this.shared = new SharedQuery(orm, (messages) => this.store(messages), maxInFlight, Number.POSITIVE_INFINITY, {
-      weight: { of: bytesOf, max: maxBatchBytes },
-      rowErrorsAlone: true,
-    });
+    const lane = (inFlight: number) =>
+      new SharedQuery(
+        orm,
+        (messages: readonly ReceivedMessage[]) => this.store(messages),
+        inFlight,
+        Number.POSITIVE_INFINITY,
+        {
+          weight: { of: bytesOf, max: maxBatchBytes },
+          rowErrorsAlone: true,
+        },
+      );
+    this.small = lane(maxInFlight);
+    this.large = lane(1);
   }
 
   write(message: ReceivedMessage): Promise<StoredReceivedEmail[]> {
-    return this.shared.load(message);
+    return (bytesOf(message) < LARGE_BYTES ? this.small : this.large).load(message);
   }
 
   /** What was stored of each message, in order: nothing for one whose every domain stopped receiving. */
