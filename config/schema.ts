@@ -300,6 +300,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 10),
     POSTLANE_INBOUND_RATE_PER_MINUTE: v.optional(Integer(1, 1_000_000), 120),
+    POSTLANE_INBOUND_MB_PER_MINUTE: v.optional(Integer(1, 100_000), 50),
     POSTLANE_INBOUND_MAX_HEADER_KB: v.optional(Integer(1, 1024), 64),
     POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
     POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
@@ -691,6 +692,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_INBOUND_RATE_PER_MINUTE: {
     description:
       'Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
+  },
+  POSTLANE_INBOUND_MB_PER_MINUTE: {
+    description:
+      'Megabytes of DATA one client IP may send per minute (IPv6: per /64): past it, MAIL FROM is answered 451 (try later) until the minute is over. A message already started may overshoot it by its own size.',
   },
   POSTLANE_INBOUND_MAX_HEADER_KB: {
     description:

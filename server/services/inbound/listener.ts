@@ -41,7 +41,7 @@ interface SessionStats {
  * nothing we cannot deliver is accepted and bounced later (no backscatter). While the database is away, RCPT TO and DATA answer 451 and
  * senders retry. Limits: size (552), recipients per message (452), connections overall and per
  * client IP (421), messages plus refused recipients per IP and minute (451 at MAIL FROM, 421 at
- * RCPT TO), and bytes of DATA held at once (451). One log line per session, with counts and no
+ * RCPT TO), bytes of DATA per IP and minute (451 at MAIL FROM), and bytes of DATA held at once (451). One log line per session, with counts and no
  * addresses.
  */
 export async function startInboundListener(
@@ -56,6 +56,7 @@ export async function startInboundListener(
     config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP,
     config.POSTLANE_INBOUND_RATE_PER_MINUTE,
     deps.clock,
+    config.POSTLANE_INBOUND_MB_PER_MINUTE * 1024 * 1024,
   );
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();
@@ -82,7 +83,7 @@ export async function startInboundListener(
   }
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const message = await budget.read(stream);
+    const message = await budget.read(stream).finally(() => peers.spendBytes(session.remoteAddress, stream.byteLength));
     try {
       // Over the size limit, smtp-server has answered 552 already (rejectOversized).
       if (stream.sizeExceeded) return '';
@@ -130,10 +131,17 @@ export async function startInboundListener(
     },
 
     onMailFrom(_address, session, callback) {
-      if (peers.spend(session.remoteAddress)) return callback();
+      // What a client may cost is bounded in bytes as well as messages: the cost of a message that passed
+      // the header, signature and part limits grows with its size, and 120 messages of 25 MB are 3 GB.
+      const limited = !peers.hasBytesLeft(session.remoteAddress)
+        ? 'Too much data from your address, try again later'
+        : !peers.spend(session.remoteAddress)
+          ? 'Rate limit reached, try again later'
+          : null;
+      if (!limited) return callback();
       stats(session).limited = true;
       stats(session).deferred += 1;
-      callback(reply(451, 'Rate limit reached, try again later'));
+      callback(reply(451, limited));
     },
 
     onRcptTo(address, session, callback) {

@@ -26,18 +26,20 @@ export function peerKey(ip: string): string {
 
 /**
  * Per client IP (IPv6: per /64, see `peerKey`): connections held now, and what it spent in the current minute (messages and
- * refused recipients). Fixed one-minute windows, forgotten at each rollover, so memory is bounded
+ * refused recipients, and bytes of DATA). Fixed one-minute windows, forgotten at each rollover, so memory is bounded
  * by the IPs seen in one minute.
  */
 export class PeerLimits {
   private readonly connections = new Map<string, number>();
   private spent = new Map<string, number>();
+  private spentBytes = new Map<string, number>();
   private windowStart = 0;
 
   constructor(
     private readonly maxConnections: number,
     private readonly perMinute: number,
     private readonly clock: () => Date,
+    private readonly bytesPerMinute = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Counts a new connection; false (and not counted) when the IP holds its limit already. */
@@ -65,11 +67,29 @@ export class PeerLimits {
 
   /** Units the IP spent in the current minute. */
   spentThisMinute(ip: string): number {
+    this.roll();
+    return this.spent.get(peerKey(ip)) ?? 0;
+  }
+
+  /** Counts bytes of DATA the IP sent (kept or not: reading them cost the same). */
+  spendBytes(ip: string, bytes: number): void {
+    this.roll();
+    const key = peerKey(ip);
+    this.spentBytes.set(key, (this.spentBytes.get(key) ?? 0) + bytes);
+  }
+
+  /** Whether the IP has bytes of its minute left: a message it starts may overshoot them by one message at most. */
+  hasBytesLeft(ip: string): boolean {
+    this.roll();
+    return (this.spentBytes.get(peerKey(ip)) ?? 0) < this.bytesPerMinute;
+  }
+
+  private roll(): void {
     const now = this.clock().getTime();
     if (now - this.windowStart >= 60_000) {
       this.spent = new Map();
+      this.spentBytes = new Map();
       this.windowStart = now;
     }
-    return this.spent.get(peerKey(ip)) ?? 0;
   }
 }

@@ -324,4 +324,42 @@ describe('inbound listener limits', () => {
       await limited.close();
     }
   });
+  it('answers 451 at MAIL FROM once a client IP has sent its megabytes of the minute; other IPs are served, and it is again after the minute', async () => {
+    let now = new Date('2026-11-25T10:00:00Z');
+    const config = { ...app.deps.config, POSTLANE_INBOUND_MB_PER_MINUTE: 1 };
+    const limited = await startInboundListener(
+      { ...app.deps, config, clock: () => now },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const send = async (client: Awaited<ReturnType<typeof smtpConnect>>, body: string) => {
+      const mail = await client.command('MAIL FROM:<big@elsewhere.test>');
+      if (mail.code !== 250) return mail;
+      await client.command(`RCPT TO:<desk@${inbound}>`);
+      return client.data(`Subject: bytes\r\n\r\n${body}`);
+    };
+    const sixHundredKb = `${'x'.repeat(98)}\r\n`.repeat(6_000);
+    try {
+      const heavy = await smtpConnect(limited.port, { localAddress: '127.0.0.21' });
+      await heavy.greeting;
+      await heavy.command('EHLO heavy.test');
+      // The second message overshoots the megabyte (a message started is read whole); the third is deferred.
+      expect((await send(heavy, sixHundredKb)).code).toBe(250);
+      expect((await send(heavy, sixHundredKb)).code).toBe(250);
+      const deferred = await send(heavy, 'small');
+      expect(deferred.code).toBe(451);
+      expect(deferred.text).toMatch(/too much data/i);
+
+      const other = await smtpConnect(limited.port, { localAddress: '127.0.0.22' });
+      await other.greeting;
+      await other.command('EHLO other.test');
+      expect((await send(other, 'small')).code).toBe(250);
+      other.close();
+
+      now = new Date(now.getTime() + 60_000);
+      expect((await send(heavy, 'small')).code).toBe(250);
+      heavy.close();
+    } finally {
+      await limited.close();
+    }
+  });
 });

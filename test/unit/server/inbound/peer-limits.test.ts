@@ -38,4 +38,16 @@ describe('PeerLimits', () => {
     expect(spent).toEqual([true, true, true, false, false, false]);
     expect(limits.spend('2001:db8:9:9::1')).toBe(true);
   });
+
+  it('counts bytes per minute per IPv6 /64, and forgets them when the minute is over', () => {
+    let now = new Date(0);
+    const limits = new PeerLimits(10, 120, () => now, 1000);
+    limits.spendBytes('2001:db8:1:2::1', 600);
+    expect(limits.hasBytesLeft('2001:db8:1:2::2')).toBe(true);
+    limits.spendBytes('2001:db8:1:2::3', 600);
+    expect(limits.hasBytesLeft('2001:db8:1:2::1')).toBe(false);
+    expect(limits.hasBytesLeft('2001:db8:1:3::1')).toBe(true);
+    now = new Date(60_000);
+    expect(limits.hasBytesLeft('2001:db8:1:2::1')).toBe(true);
+  });
 });
