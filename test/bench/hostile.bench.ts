@@ -9,12 +9,13 @@
  * legitimate messages accepted per second (and their ratio), `/health` p99, the largest RSS, replies
  * 451 (a leaked DATA budget answers every later message so) and the bytes still held after.
  *
- * The listener runs as deployed, its per-IP limits at their defaults, and the traffic has the shape
- * it has on the Internet: each attacker sends from an address of its own (127.0.0.11–18) as fast as
- * those limits let it, and legitimate mail comes from many senders (each legitimate connection moves
- * to a new address of 127.x.y.z before its address would spend half its minute's allowance). With
- * the limits lifted instead, 8 unthrottled connections on this machine's two cores measure how CPU
- * is shared, not what an attacker can do to an appliance.
+ * The listener runs as deployed, its per-IP limits (connections, messages and megabytes a minute) at
+ * their defaults, and the traffic has the shape it has on the Internet: each attacker sends from an
+ * address of its own (127.0.0.11–18) as fast as those limits let it, and legitimate mail comes from
+ * many senders (each legitimate connection moves to a new address of 127.x.y.z before its address
+ * would spend half its minute's allowance). With the limits lifted instead, 8 unthrottled
+ * connections on this machine's two cores measure how CPU is shared, not what an attacker can do to
+ * an appliance.
  *
  *   node --import tsx test/bench/hostile.bench.ts [--json] [--seconds 15]
  */
