@@ -6,6 +6,12 @@ export interface SmtpReply {
   text: string;
 }
 
+/** A message as DATA carries it: line ends CRLF, dot-stuffed, and the terminating `.` line. */
+export function dataText(message: Buffer | string): string {
+  const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
+  return `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`;
+}
+
 /**
  * A bare SMTP client over a raw socket, one command at a time: for what a library client hides
  * (the greeting, a refusal at connect, a reply after a flood, bytes no library would send).
@@ -57,12 +63,12 @@ export async function smtpConnect(port: number, host = '127.0.0.1') {
     async data(message: Buffer | string, timeoutMs?: number): Promise<SmtpReply> {
       const go = await this.command('DATA');
       if (go.code !== 354) return go;
-      const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
-      socket.write(
-        `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`,
-        'latin1',
-      );
+      socket.write(dataText(message), 'latin1');
       return read(timeoutMs);
+    },
+    /** Writes bytes as they are, replies left to `read`: a pipelining client (RFC 2920) sends several commands at once. */
+    write(text: string) {
+      socket.write(text, 'latin1');
     },
     close() {
       socket.destroy();
