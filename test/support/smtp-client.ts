@@ -1,18 +1,23 @@
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 
-/** A message in its DATA wire form (CRLF lines, dot-stuffed, the final `.` line): built once, sent as often as wanted. */
-export class DataWire {
-  readonly wire: string;
-  constructor(message: Buffer | string) {
-    const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
-    this.wire = `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`;
-  }
-}
-
 export interface SmtpReply {
   code: number;
   text: string;
+}
+
+/** A message as DATA carries it: line ends CRLF, dot-stuffed, and the terminating `.` line. */
+export function dataText(message: Buffer | string): string {
+  const text = Buffer.isBuffer(message) ? message.toString('latin1') : message;
+  return `${text.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}${text.endsWith('\n') ? '' : '\r\n'}.\r\n`;
+}
+
+/** A message in its DATA wire form (`dataText`), built once and sent as often as wanted. */
+export class DataWire {
+  readonly wire: string;
+  constructor(message: Buffer | string) {
+    this.wire = dataText(message);
+  }
 }
 
 /**
@@ -70,8 +75,12 @@ export async function smtpConnect(
     async data(message: Buffer | string | DataWire, timeoutMs?: number): Promise<SmtpReply> {
       const go = await this.command('DATA');
       if (go.code !== 354) return go;
-      socket.write((message instanceof DataWire ? message : new DataWire(message)).wire, 'latin1');
+      socket.write(message instanceof DataWire ? message.wire : dataText(message), 'latin1');
       return read(timeoutMs);
+    },
+    /** Writes bytes as they are, replies left to `read`: a pipelining client (RFC 2920) sends several commands at once. */
+    write(text: string) {
+      socket.write(text, 'latin1');
     },
     close() {
       socket.destroy();

@@ -16,6 +16,7 @@ import { errorFields } from '../../logger.js';
 import type { Auth } from '../api-keys/auth.js';
 import { authenticateApiKey } from '../api-keys/authenticate-api-key.js';
 import { DataBudget, type HeldMessage } from '../inbound/data-budget.js';
+import { inSharedMemory } from '../inbound/mail-work.js';
 import { PeerLimits } from '../inbound/peer-limits.js';
 import { QueuedEmailWriter } from '../outbox/queued-email-writer.js';
 import { SendStateLoader } from '../outbox/send-state-loader.js';
@@ -81,7 +82,8 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       deferred: 0,
     };
   const servers: SMTPServer[] = [];
-  const budget = new DataBudget(config.POSTLANE_SUBMISSION_MAX_MESSAGE_MB * 1024 * 1024);
+  // Gathered straight into shared memory, where the mail worker parses it: no second copy on its way there.
+  const budget = new DataBudget(config.POSTLANE_SUBMISSION_MAX_MESSAGE_MB * 1024 * 1024, inSharedMemory);
   // Group commit across sessions: one lookup and one insert in flight, the messages finished meanwhile
   // share the next (a listener has a few busy sessions, not the API's hundreds of requests: with the
   // API's four in flight, each message would go alone).
