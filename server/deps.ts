@@ -10,6 +10,7 @@ import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { MailWork } from './services/inbound/mail-work.js';
 import { ReceivedEmailWriter } from './services/inbound/received-email-writer.js';
+import { CustomEventWriter } from './services/events/custom-event-writer.js';
 import { ApiLogWriter } from './services/api-logs/api-log-writer.js';
 import { SenderDomainCache } from './services/domains/sender-domains.js';
 import { QueuedEmailWriter } from './services/outbox/queued-email-writer.js';
@@ -48,6 +49,8 @@ export interface Deps {
   mailWork: MailWork;
   /** Stores received mail in shared statements (group commit). */
   receivedEmails: ReceivedEmailWriter;
+  /** Writes POST /events/send's events in shared statements (group commit). */
+  customEvents: CustomEventWriter;
   /** Logs a provider's failures once when they start, in summaries while they last, and its recovery. */
   providerFailures: ProviderFailureLog;
 }
@@ -79,5 +82,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     providerFailures: new ProviderFailureLog(logger),
     mailWork: new MailWork(config),
     receivedEmails: new ReceivedEmailWriter(orm),
+    customEvents: new CustomEventWriter(orm, config),
   };
 }

@@ -1,89 +1,31 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
-import type { Deps } from '../../deps.js';
-import type { AlongsideWrite } from '../events/emit-event.js';
-import { evaluateRule, FieldContext, type RunEvent } from './field-paths.js';
-import type { ConditionRule } from './graph.js';
-import { loadVersion } from './versions.js';
 
 /**
- * What an event does to automations, in the transaction that records it: a run of each enabled
- * automation it triggers (on that automation's current version, its trigger steps due now), and
- * the resumption of the contact's runs waiting for it whose filter rule it passes (due now, by
- * their `event_received` edge). A wait the engine is finishing by its timeout holds its row: the
- * event waits for that commit and then finds the step no longer waiting. The runs, their trigger
- * steps, the booking of a step run and the caller's `alongside` write (the event's record) are one
- * statement, so with `noWaits` (the caller found none) it needs no transaction. Answers the runs started.
+ * The runs an event starts, as CTEs of the statement that records it: a run of each enabled
+ * automation it triggers (on that automation's current version, its trigger steps due at once),
+ * and the booking of a step run when any started. `source` is a relation of the events (`req`,
+ * `team_id`, `contact_id`, `name`, `payload`, `at`); `started` holds a row per run, with its `req`.
  */
-export async function applyEvent(
-  deps: Pick<Deps, 'config'>,
-  em: EntityManager,
-  teamId: string,
-  contactId: string,
-  event: RunEvent,
-  now: Date,
-  options: { alongside?: AlongsideWrite; noWaits?: boolean } = {},
-): Promise<number> {
-  const alongside = options.alongside;
-  const started = await sqlQuery<{ id: string }>(
-    em,
-    `WITH ${alongside ? `${alongside.ctes}, ` : ''}automations AS (
-       SELECT a.id, a.version, v.steps FROM automation a
+export function startRunsCtes(source: string): { sql: string; bindings: unknown[] } {
+  return {
+    sql: `started AS MATERIALIZED (
+       SELECT postlane_uuid_v7() AS run_id, e.req, e.team_id, e.contact_id, e.name, e.payload, e.at, a.id AS automation_id, a.version, v.steps
+         FROM ${source} e
+         JOIN automation a ON a.team_id = e.team_id AND a.status = 'enabled' AND e.name = ANY (a.trigger_events)
          JOIN automation_version v ON v.automation_id = a.id AND v.version = a.version
-        WHERE a.team_id = ? AND a.status = 'enabled' AND ? = ANY (a.trigger_events)
      ), runs AS (
        INSERT INTO automation_run (id, created_at, updated_at, team_id, automation_id, version, contact_id, status, event)
-       SELECT postlane_uuid_v7(), ?, ?, ?, id, version, ?, 'running', ?::jsonb FROM automations
-       RETURNING id, automation_id
-     ), steps AS (
+       SELECT run_id, at, at, team_id, automation_id, version, contact_id, 'running', jsonb_build_object('name', name, 'payload', payload)
+         FROM started
+     ), trigger_steps AS (
        INSERT INTO automation_run_step (id, created_at, run_id, key, type, status, due_at, contact_id)
-       SELECT postlane_uuid_v7(), ?, r.id, s->>'key', 'trigger', 'pending', ?, ?
-         FROM runs r JOIN automations a ON a.id = r.automation_id, jsonb_array_elements(a.steps) s
-        WHERE s->>'type' = 'trigger' AND s->'config'->>'event_name' = ?
-     ), booked AS (${bookingSql('EXISTS (SELECT 1 FROM runs) AND')})
-     SELECT id FROM runs`,
-    [
-      ...(alongside?.bindings ?? []),
-      teamId,
-      event.name,
-      now,
-      now,
-      teamId,
-      contactId,
-      JSON.stringify(event),
-      now,
-      now,
-      contactId,
-      event.name,
-      0,
-      0,
-    ],
-  );
-  if (options.noWaits) return started.length;
-
-  const waiting = await sqlQuery<{ id: string; key: string; automation_id: string; version: number }>(
-    em,
-    `SELECT s.id, s.key, r.automation_id, r.version FROM automation_run_step s JOIN automation_run r ON r.id = s.run_id
-      WHERE s.contact_id = ? AND s.wait_event = ? AND s.status = 'waiting' AND r.team_id = ?
-      ORDER BY s.id FOR UPDATE OF s`,
-    [contactId, event.name, teamId],
-  );
-  const resumed: string[] = [];
-  for (const wait of waiting) {
-    const graph = await loadVersion(deps, em, wait.automation_id, wait.version);
-    const rule = graph?.steps.find((s) => s.key === wait.key)?.config.filter_rule as ConditionRule | undefined;
-    if (rule && !(await evaluateRule(rule, new FieldContext(em, teamId, null, event)))) continue;
-    resumed.push(wait.id);
-  }
-  if (resumed.length > 0)
-    await sqlQuery(
-      em,
-      `UPDATE automation_run_step SET received = ?::jsonb, due_at = ?, wait_event = NULL
-        WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::uuid) AND status = 'waiting'`,
-      [JSON.stringify(event), now, JSON.stringify(resumed)],
-    );
-  if (resumed.length > 0) await bookStepRun(em);
-  return started.length;
+       SELECT postlane_uuid_v7(), r.at, r.run_id, s->>'key', 'trigger', 'pending', r.at, r.contact_id
+         FROM started r, jsonb_array_elements(r.steps) s
+        WHERE s->>'type' = 'trigger' AND s->'config'->>'event_name' = r.name
+     ), booked AS (${bookingSql('EXISTS (SELECT 1 FROM started) AND')})`,
+    bindings: [0, 0],
+  };
 }
 
 /**

@@ -9,6 +9,9 @@ import { wakeAfterCommit } from './webhook-waker.js';
 /** The endpoint subscriptions that receive `type`: opt-in types only when named, others also through `*`. */
 const subscriptionsFor = (type: string): string[] => (OPT_IN_EVENT_TYPES.includes(type) ? [type] : [type, ALL_EVENTS]);
 
+/** The endpoint subscriptions that get deliveries of `type`; none when it is never delivered. */
+export const deliveredTo = (type: string): string[] => (isDeliveredEventType(type) ? subscriptionsFor(type) : []);
+
 /** The envelope of an event, serialised once: those exact bytes are signed and sent on every attempt. */
 const envelope = (type: string, createdAt: Date, data: unknown) =>
   JSON.stringify({ type, created_at: createdAt.toISOString(), data });
