@@ -49,6 +49,7 @@ const SETTLE_MANY = `
   SELECT id FROM settled`;
 
 const MAX_BATCH = 1000;
+const SETTLE_COALESCE_MS = 5;
 
 /** Group commit for delivery outcomes: writes queued while one statement runs go together in the next. */
 export class DeliverySettler {
@@ -67,8 +68,9 @@ export class DeliverySettler {
 
   private async flush(): Promise<void> {
     this.flushing = true;
-    // Lanes finishing in the same turn of the event loop share the first statement too.
-    await new Promise((resolve) => setImmediate(resolve));
+    // Outcomes of the next few milliseconds share the first statement too: the lanes do not wait
+    // for it, and each statement is a commit of its own.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_COALESCE_MS));
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {

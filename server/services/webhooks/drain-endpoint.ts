@@ -136,9 +136,12 @@ export async function drainEndpoint(deps: Deps, endpointId: string): Promise<voi
       );
     }
     if (outOfTime) return deps.jobs.enqueue('webhook.deliver', { endpointId });
-    if (!(await hasDueDeliveries(deps, endpointId))) break;
+    const next = await nextDue(deps, endpointId);
+    if (!next) return;
+    if (next.dueNow) continue;
+    await scheduleWakeUp(deps, endpointId, next.at);
+    return;
   }
-  await scheduleNextDue(deps, endpointId);
 }
 
 async function acquireDrainLease(deps: Deps, endpointId: string): Promise<EndpointLease | null> {
@@ -151,27 +154,29 @@ async function acquireDrainLease(deps: Deps, endpointId: string): Promise<Endpoi
   ) as Promise<EndpointLease | null>;
 }
 
-async function hasDueDeliveries(deps: Deps, endpointId: string): Promise<boolean> {
-  const now = deps.clock();
-  const row = await deps.orm.em
-    .getConnection()
-    .execute(`SELECT 1 FROM webhook_delivery WHERE endpoint_id = ? AND ${DUE} LIMIT 1`, [endpointId, now, now], 'get');
-  return Boolean(row);
-}
-
 /**
- * One wake-up when the next delivery comes due (a claim left by a dead worker: when its lease
- * ends), unless a job at or before then is already waiting.
+ * When the endpoint's next delivery comes due, in one look: the earliest pending or retry, and the
+ * earliest lease of a claim left by a dead worker. `dueNow` when either is already due (DUE's rule).
  */
-async function scheduleNextDue(deps: Deps, endpointId: string): Promise<void> {
-  const row = await deps.orm.em.getConnection().execute<{ due_at: string | null }>(
-    `SELECT min(CASE WHEN status = 'sending' THEN lease_expires_at ELSE due_at END) AS due_at
+async function nextDue(deps: Deps, endpointId: string): Promise<{ at: Date; dueNow: boolean } | null> {
+  const row = await deps.orm.em.getConnection().execute<{ due_at: string | null; lease_at: string | null }>(
+    `SELECT min(due_at) FILTER (WHERE status IN ('pending', 'retry')) AS due_at,
+            min(lease_expires_at) FILTER (WHERE status = 'sending') AS lease_at
        FROM webhook_delivery WHERE endpoint_id = ? AND status IN ('pending', 'retry', 'sending')`,
     [endpointId],
     'get',
   );
-  if (!row?.due_at) return;
-  const dueAt = new Date(row.due_at);
+  const due = row?.due_at ? new Date(row.due_at) : null;
+  const lease = row?.lease_at ? new Date(row.lease_at) : null;
+  if (!due && !lease) return null;
+  const now = deps.clock();
+  const dueNow = (due !== null && due <= now) || (lease !== null && lease < now);
+  const at = due && lease ? (due < lease ? due : lease) : (due ?? lease)!;
+  return { at, dueNow };
+}
+
+/** One wake-up at `dueAt`, unless a job at or before then is already waiting. */
+async function scheduleWakeUp(deps: Deps, endpointId: string, dueAt: Date): Promise<void> {
   const waiting = await deps.orm.em
     .getConnection()
     .execute(
@@ -210,7 +215,9 @@ async function drainClaimed(
     claiming = claim(deps, endpoint.id).then(
       (rows) => {
         claiming = null;
-        if (rows.length === 0) state.stopped = true;
+        // A short claim took everything due: no second, empty one. What comes due meanwhile is
+        // found by the look after the lease is released.
+        if (rows.length < CLAIM_BATCH) state.stopped = true;
         buffer.push(...rows);
       },
       (err: unknown) => {
