@@ -22,6 +22,9 @@ import { DeliverySettler } from './services/webhooks/delivery-settler.js';
 import { WebhookWaker } from './services/webhooks/webhook-waker.js';
 import { DeliveryAgents } from './webhooks/ssrf.js';
 
+/** The send path's shared statements (outbox insert, send-state lookup) running at once, each. */
+const SEND_PATH_STATEMENTS_IN_FLIGHT = 2;
+
 /** Everything a service, route or job needs, passed down explicitly: nothing lives in module state. */
 export interface Deps {
   config: Config;
@@ -68,8 +71,11 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     providers: createProviders(config),
     clock: () => new Date(),
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
-    emailWriter: new QueuedEmailWriter(orm, jobs),
-    sendStates: new SendStateLoader(orm),
+    // Two statements in flight, not four: each statement's fixed work (plan, trigger, usage and job
+    // rows, commit) is shared by more emails, which on a small machine costs the database about a
+    // third less CPU per email; one statement still commits while the next gathers.
+    emailWriter: new QueuedEmailWriter(orm, jobs, SEND_PATH_STATEMENTS_IN_FLIGHT),
+    sendStates: new SendStateLoader(orm, SEND_PATH_STATEMENTS_IN_FLIGHT),
     idempotencyKeys: new StoredKeyReader(orm),
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger, metrics),
