@@ -25,12 +25,14 @@ export async function authorizeSenders(
 ): Promise<{ region: string }[]> {
   const domains = await deps.senderDomains.forTeam(deps.orm, sender.teamId, deps.clock().getTime());
   const scope = sender.domainId ? (domains.find((d) => d.id === sender.domainId)?.name ?? null) : undefined;
+  // Declared once, not per address: the send path runs this for every email it accepts.
+  const refuse = (index: number, message: string) =>
+    validationError(batchIndexes ? `${batchIndexes[index]}.from: ${message}` : message, 403);
   return fromAddresses.map((address, index) => {
-    const refuse = (message: string) =>
-      validationError(batchIndexes ? `${batchIndexes[index]}.from: ${message}` : message, 403);
     const name = domainOfAddress(address);
     if (scope !== undefined && scope !== name) {
       throw refuse(
+        index,
         scope === null
           ? 'This API key was limited to a domain that has been removed; it cannot send.'
           : `This API key may only send from ${scope}, not ${name}.`,
@@ -39,9 +41,13 @@ export async function authorizeSenders(
     const domain = domains.find((d) => d.name === name);
     const region = domain?.region ?? deps.config.POSTLANE_DEFAULT_REGION;
     if (!deps.providers.serves(region))
-      throw refuse(`The ${name} domain sends from region ${region}, which no configured provider serves any more.`);
+      throw refuse(
+        index,
+        `The ${name} domain sends from region ${region}, which no configured provider serves any more.`,
+      );
     if (domain?.status === 'verified' || deps.providers.forRegion(region).type === 'capture') return { region };
     throw refuse(
+      index,
       `The ${name} domain is not verified. Please, add and verify your domain (POST /domains, then POST /domains/{id}/verify once its DNS records are published).`,
     );
   });
