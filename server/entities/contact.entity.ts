@@ -14,20 +14,15 @@ export const Contact = defineEntity({
   uniques: [{ name: 'contact_team_id_email_unique', properties: ['team', 'email'] }],
   indexes: [
     { name: 'contact_team_listing_idx', properties: ['team', 'createdAt', 'id'] },
-    // What a segment's count reads (Migration20270104000010_segment_counts): trigrams and prefixes for the text operators.
-    ...(['email', 'first_name', 'last_name'] as const).flatMap((column) => [
-      {
-        name: `contact_${column}_trgm_idx`,
-        expression: `create index "contact_${column}_trgm_idx" on "contact" using gin ("${column}" gin_trgm_ops)`,
-      },
-      {
-        name: `contact_${column}_prefix_idx`,
-        expression: `create index "contact_${column}_prefix_idx" on "contact" ("team_id", lower("${column}") text_pattern_ops)`,
-      },
-    ]),
+    // What a segment's count reads (Migration20270104000010_segment_counts, Migration20270105000010_segment_count_writes):
+    // prefixes of the address and names, and trigrams of the three joined.
+    ...(['email', 'first_name', 'last_name'] as const).map((column) => ({
+      name: `contact_${column}_prefix_idx`,
+      expression: `create index "contact_${column}_prefix_idx" on "contact" ("team_id", lower("${column}") text_pattern_ops)`,
+    })),
     {
-      name: 'contact_properties_trgm_idx',
-      expression: `create index "contact_properties_trgm_idx" on "contact" using gin (("properties"::text) gin_trgm_ops)`,
+      name: 'contact_text_trgm_idx',
+      expression: `create index "contact_text_trgm_idx" on "contact" using gin (("email" || ' ' || coalesce("first_name", '') || ' ' || coalesce("last_name", '')) gin_trgm_ops)`,
     },
   ],
   properties: {

@@ -187,6 +187,16 @@ export const SURFACES = [
     strategy: 'rewrite',
   },
   {
+    // A property value some contact held: the contacts' own text is rewritten above, so no contact holds it any more.
+    kind: 'property_values',
+    table: 'contact_property_value',
+    key: 'term',
+    scope: TEAM,
+    columns: { value: 'text' },
+    encodings: TEXT_ENCODINGS,
+    strategy: 'delete',
+  },
+  {
     kind: 'broadcasts',
     table: 'broadcast',
     key: 'id',
@@ -375,7 +385,8 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'api_key.*': 'key names and hints',
   'contact_property.*': 'the team’s property definitions',
   'contact_topic.*': 'choices, keyed by contact id',
-  'contact_property_number.*': 'property keys and number values, keyed by contact id and deleted with it',
+  'contact_field_tally.*': 'counts per team and field name',
+  'contact_property_value.key': 'a property key the team defined',
   'domain.*': 'the team’s sending domains',
   'domain_claim.*': 'a domain name, its region, a DNS token and states',
   'mikro_orm_migrations.*': 'migration names',

@@ -28,7 +28,8 @@ export const MAINTENANCE_TASK_CATALOGUE = {
     counts: 'rows folded',
   },
   contact_tally: {
-    title: "Fold the per-connection rows of each team's contact count into one",
+    title:
+      "Fold the per-connection rows of each team's contact counts into one, and drop property values no contact holds",
     counts: 'rows folded',
   },
   finished_jobs: { title: 'Purge finished job rows past POSTLANE_JOB_RETENTION_DAYS' },

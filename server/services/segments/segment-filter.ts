@@ -207,6 +207,25 @@ const narrowed = (teamId: string, narrow: SqlFragment, exact: SqlFragment): SqlF
   bindings: [teamId, ...narrow.bindings, ...exact.bindings],
 });
 
+/** How many of the team's contacts hold a value in `field`, from `contact_field_tally` (see its migration). */
+const fieldTotal = (teamId: string, field: string): SqlFragment => ({
+  sql: '(SELECT COALESCE(sum(contacts), 0) FROM contact_field_tally WHERE team_id = ? AND field = ?)',
+  bindings: [teamId, field],
+});
+
+/**
+ * How many of the team's contacts hold a value of `key` that `match` picks among the team's
+ * distinct values (`contact_property_value`: lower-cased, with their number): a few rows matched,
+ * then their contacts counted from the term index alone.
+ */
+const valuesCount = (teamId: string, key: string, match: SqlFragment): SqlFragment => ({
+  sql: `(SELECT count(*) FROM contact_property_term WHERE term IN (SELECT term FROM contact_property_value WHERE team_id = ? AND key = ? AND ${match.sql}))`,
+  bindings: [teamId, key, ...match.bindings],
+});
+
+/** The address and names joined, as `contact_text_trgm_idx` indexes them: a value in one of them is in this too. */
+const CONTACT_TEXT = "(c.email || ' ' || coalesce(c.first_name, '') || ' ' || coalesce(c.last_name, ''))";
+
 const minus = (a: SqlFragment, b: SqlFragment): SqlFragment => ({
   sql: `(${a.sql} - ${b.sql})`,
   bindings: [...a.bindings, ...b.bindings],
@@ -258,14 +277,18 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
   // The team's listing index (team_id, created_at, id) answers it alone.
   if (kind === 'time')
     return { matched: narrowed(teamId, { sql: 'TRUE', bindings: [] }, compileCondition(condition, catalog)) };
-  if (op === 'exists' || op === 'not_exists') return null;
+  if (op === 'exists' || op === 'not_exists') {
+    // Every contact has an address.
+    const own = field === 'email' ? total : fieldTotal(teamId, field);
+    return { matched: op === 'exists' ? own : minus(total, own) };
+  }
   if (kind === 'number') {
     const key = field.slice('properties.'.length);
     return {
-      matched: {
-        sql: `(SELECT count(*) FROM contact_property_number WHERE team_id = ? AND key = ? AND value ${COMPARE[op]} ?::numeric)`,
-        bindings: [teamId, key, Number(condition.value)],
-      },
+      matched: valuesCount(teamId, key, {
+        sql: `number ${COMPARE[op]} ?::numeric`,
+        bindings: [Number(condition.value)],
+      }),
       // When the fallback matches, so does every contact without a value of its own: the scan counts those.
       scanWhen: {
         sql: `COALESCE(?::numeric ${COMPARE[op]} ?::numeric, FALSE)`,
@@ -283,8 +306,6 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
   let own: SqlFragment;
   let scanWhen: SqlFragment | undefined;
   if (key) {
-    // The narrowing below reads the properties' JSON text, where `"`, `\` and control characters are escaped.
-    if (positiveOp !== 'eq' && /["\\\u0000-\u001f]/.test(value)) return null;
     const fallback = catalog.properties.get(key)!.fallbackValue;
     // When the fallback matches, so does every contact without a value of its own: the scan counts those.
     scanWhen =
@@ -297,24 +318,21 @@ function conditionCount(condition: SegmentCondition, catalog: AudienceCatalog, t
             sql: '(SELECT count(*) FROM contact_property_term WHERE term = contact_property_term(?::uuid, ?::text, ?::text))',
             bindings: [teamId, key, value],
           }
-        : narrowed(
-            teamId,
-            {
-              sql: `c.properties::text ILIKE ? ESCAPE '\\'`,
-              bindings: [likePattern(value, 'contains')],
-            },
-            compileCondition(positive, catalog),
-          );
+        : // ILIKE is `lower(text) LIKE lower(pattern)` in PostgreSQL, and the values are stored lower-cased.
+          valuesCount(teamId, key, {
+            sql: `value LIKE lower(?) ESCAPE '\\'`,
+            bindings: [likePattern(value, positiveOp)],
+          });
   } else {
     // Only a value of the column's own matches (the empty value was left out above). ILIKE is
     // `lower(text) LIKE lower(pattern)` in PostgreSQL: `eq` (a pattern without wildcards) and
-    // `starts_with` are a range of the lower-cased b-tree, the others narrowed by the trigram index.
-    const pattern = likePattern(value, positiveOp);
+    // `starts_with` are a range of the lower-cased b-tree, the others narrowed by the trigram index
+    // of the address and names joined.
     own = narrowed(
       teamId,
       positiveOp === 'eq' || positiveOp === 'starts_with'
-        ? { sql: `lower(c.${field}) LIKE lower(?)`, bindings: [pattern] }
-        : { sql: `c.${field} ILIKE ?`, bindings: [pattern] },
+        ? { sql: `lower(c.${field}) LIKE lower(?)`, bindings: [likePattern(value, positiveOp)] }
+        : { sql: `${CONTACT_TEXT} ILIKE ?`, bindings: [likePattern(value, 'contains')] },
       compileCondition(positive, catalog),
     );
   }
@@ -351,8 +369,8 @@ function termsCount(conditions: SegmentCondition[], catalog: AudienceCatalog, te
  * The number of the team's contacts in a segment, as one SQL statement answering `n`: the contacts
  * its filter matches, counted through an index where the filter has one (`conditionCount` for a
  * single condition, `termsCount` for property `eq` conditions under `match: any`), plus the static
- * members it does not match. Other filters (several conditions under `match: all`, `exists` and
- * `not_exists`, a value a property's fallback matches) scan the team's contacts.
+ * members it does not match. Other filters (several conditions under `match: all`, an empty value, a
+ * value a property's fallback matches) scan the team's contacts.
  */
 export function segmentCount(
   segment: { id: string; filter: SegmentFilter },

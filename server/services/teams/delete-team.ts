@@ -35,10 +35,11 @@ export const TEAM_TABLES = [
   'email',
   'received_email',
   'segment',
-  'contact_property_number',
   'contact',
-  // After the contacts: their delete trigger writes the team's tally.
+  // After the contacts: their delete trigger writes the team's tallies.
   'contact_tally',
+  'contact_field_tally',
+  'contact_property_value',
   'contact_property',
   'topic',
   'template',

@@ -81,11 +81,15 @@ beforeAll(async () => {
     token: app.token,
     body: [contact('late@acme.test', { first_name: 'Late', properties: { plan: 'pro' } }), contact('gone@acme.test')],
   });
-  // Written, then changed: the tally and the indexes follow updates and deletes.
+  // Written, then changed: the tallies, the values and the indexes follow updates and deletes.
   await app.request('PATCH', '/contacts/gil@example.org', {
     token: app.token,
     body: { first_name: 'Gilles', properties: { plan: null, city: 'Lyon' } },
   });
+  // A name gained and one lost; a number changed, so its old value is held by nobody.
+  await app.request('PATCH', '/contacts/hal@example.org', { token: app.token, body: { first_name: 'Hal' } });
+  await app.request('PATCH', '/contacts/fay@acme.test', { token: app.token, body: { last_name: null } });
+  await app.request('PATCH', '/contacts/dee@other.test', { token: app.token, body: { properties: { seats: 11 } } });
   await app.request('DELETE', '/contacts/gone@acme.test', { token: app.token });
   // A static member matches some filters and not others.
   segmentId = (await app.request('POST', '/segments', { token: app.token, body: { name: 'compared' } })).body.id;
@@ -225,19 +229,38 @@ describe('segment counts equal the scan of the team’s contacts', () => {
     }
   });
 
-  it('the same once maintenance has folded the contact tally', async () => {
+  it('the same once maintenance has folded the tallies and dropped the values nobody holds', async () => {
+    const query = <T extends object>(sql: string) => app.run(() => sqlQuery<T>(app.deps.orm.em, sql, [app.teamId]));
     const tally = () =>
-      app.run(() =>
-        sqlQuery<{ slot: number; contacts: string }>(
-          app.deps.orm.em,
-          'SELECT slot, contacts FROM contact_tally WHERE team_id = ?',
-          [app.teamId],
-        ),
+      query<{ slot: number; contacts: string }>('SELECT slot, contacts FROM contact_tally WHERE team_id = ?');
+    const fieldSlots = () => query<{ slot: number }>('SELECT slot FROM contact_field_tally WHERE team_id = ?');
+    const values = () =>
+      query<{ key: string; value: string }>(
+        'SELECT key, value FROM contact_property_value WHERE team_id = ? ORDER BY key, value',
       );
     // Written by the API's connections: none in slot 0 yet.
     expect((await tally()).every((row) => row.slot !== 0)).toBe(true);
+    expect((await fieldSlots()).every((row) => row.slot !== 0)).toBe(true);
+    // The values gil and dee held before their edits, and gone@'s, are still there.
+    expect(await values()).toContainEqual({ key: 'plan', value: 'enterprise' });
+    expect(await values()).toContainEqual({ key: 'seats', value: '10.5' });
     expect(await app.run(() => foldContactTally(app.deps))).toBeGreaterThan(0);
     expect(await tally()).toEqual([{ slot: 0, contacts: String(AUDIENCE.length + 1) }]);
-    expect(await mismatches([{ field: 'first_name', op: 'neq', value: 'ann' }])).toEqual([]);
+    expect((await fieldSlots()).every((row) => row.slot === 0)).toBe(true);
+    // Exactly the values the team's contacts hold, lower-cased.
+    const held = await query<{ key: string; value: string }>(
+      `SELECT DISTINCT e.key, lower(e.value) AS value FROM contact c, jsonb_each_text(c.properties) e
+        WHERE c.team_id = ? AND e.value IS NOT NULL ORDER BY 1, 2`,
+    );
+    expect(await values()).toEqual(held);
+    expect(
+      await mismatches([
+        { field: 'first_name', op: 'neq', value: 'ann' },
+        { field: 'last_name', op: 'exists' },
+        { field: 'properties.city', op: 'not_exists' },
+        { field: 'properties.plan', op: 'contains', value: 'r' },
+        { field: 'properties.seats', op: 'gte', value: 10 },
+      ]),
+    ).toEqual([]);
   });
 });
