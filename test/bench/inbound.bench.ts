@@ -32,7 +32,7 @@ import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { smtpConnect } from '../support/smtp-client.js';
-import { perSecond, reportHeadlines } from './headline.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -198,6 +198,7 @@ function report(r: {
     figure: perSecond(r.postlanePerSecond, 'messages'),
     baseline: `bare \`smtp-server\`, discarding: ${perSecond(r.baselinePerSecond, 'messages')}`,
     ratio: Number(ratio.toFixed(3)),
+    target: targetMet('≥ 1,000/s, ratio ≥ 0.25', r.postlanePerSecond >= 1000 && ratio >= 0.25),
   });
   if (args.json) {
     console.log(

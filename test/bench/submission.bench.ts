@@ -36,6 +36,7 @@ import { createTeam } from '../../server/services/teams/create-team.js';
 import { adminQuery, databaseUrl, uniqueDatabaseName } from '../support/db.js';
 import { TEST_SECRET_KEY } from '../support/secrets.js';
 import { dataText, smtpConnect } from '../support/smtp-client.js';
+import { perSecond, reportHeadlines, targetMet } from './headline.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -267,6 +268,13 @@ function report(r: {
     floodWithinBudget: f.peakHeldBytes <= f.budgetBytes && f.heldAfter === 0,
   };
   if (!sanity.allStored || r.kept !== messages || !floodAnswered || !sanity.floodWithinBudget) process.exitCode = 1;
+  reportHeadlines({
+    what: 'SMTP submission, authenticated, pipelined, stored with its MIME',
+    figure: perSecond(r.postlane.perSecond, 'messages'),
+    baseline: `bare \`smtp-server\`, in memory: ${perSecond(r.baseline.perSecond, 'messages')}`,
+    ratio: Number(ratio.toFixed(3)),
+    target: targetMet('≥ 1,000/s, ratio ≥ 0.3', r.postlane.perSecond >= 1000 && ratio >= 0.3),
+  });
   if (args.json) {
     console.log(
       JSON.stringify(
