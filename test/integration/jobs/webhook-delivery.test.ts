@@ -248,7 +248,11 @@ describe('the webhook delivery engine', () => {
     // arrivals together; a burst (no spacing) would put far more than 60 in one second.
     const busiestSecond = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length));
     expect(busiestSecond).toBeLessThanOrEqual(60);
-    expect(fast.receiver.received.map((r) => JSON.parse(r.body).data.seq)).toEqual([...Array(120).keys()]);
+    // Started in due order, 20 ms apart; one whose connection took longer than that to open (a busy
+    // machine) may arrive after the next one or two, never further out of place.
+    const seqs = fast.receiver.received.map((r) => JSON.parse(r.body).data.seq as number);
+    expect([...seqs].sort((a, b) => a - b)).toEqual([...Array(120).keys()]);
+    expect(Math.max(...seqs.map((seq, at) => Math.abs(seq - at)))).toBeLessThanOrEqual(3);
   });
 
   it('wakes the endpoint when the event was written in a nested transaction, once the outer one commits', async () => {
