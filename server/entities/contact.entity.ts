@@ -5,6 +5,16 @@ import { Team } from './team.entity.js';
 export type ContactPropertyValue = string | number;
 
 /**
+ * The address and names joined, of the contact `alias` names (none: the table's own columns): what
+ * `contact_text_trgm_idx` indexes and what segment counts match against it, one text for both so
+ * the planner always sees the index's expression.
+ */
+export const contactText = (alias?: string) => {
+  const column = (name: string) => (alias ? `${alias}."${name}"` : `"${name}"`);
+  return `(${column('email')} || ' ' || coalesce(${column('first_name')}, '') || ' ' || coalesce(${column('last_name')}, ''))`;
+};
+
+/**
  * A person a team writes to. The address is stored lower-cased, so "matched case-insensitively"
  * is a plain equality on an indexed column. Custom property values live in `properties` keyed by
  * the property's key; the definitions (type, fallback) are in `contact_property`.
@@ -22,7 +32,7 @@ export const Contact = defineEntity({
     })),
     {
       name: 'contact_text_trgm_idx',
-      expression: `create index "contact_text_trgm_idx" on "contact" using gin (("email" || ' ' || coalesce("first_name", '') || ' ' || coalesce("last_name", '')) gin_trgm_ops)`,
+      expression: `create index "contact_text_trgm_idx" on "contact" using gin (${contactText()} gin_trgm_ops)`,
     },
   ],
   properties: {

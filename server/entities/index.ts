@@ -100,6 +100,7 @@ export type {
   IRegionBroadcastPause,
 } from './deliverability.entity.js';
 export { DELIVERABILITY_METRICS } from './deliverability.entity.js';
+export { contactText } from './contact.entity.js';
 export type { IDomain, DomainRecord, DomainStatus, RecordStatus } from './domain.entity.js';
 export type { IDomainClaim, DomainClaimBlockedReason, DomainClaimStatus } from './domain-claim.entity.js';
 export { DOMAIN_CLAIM_BLOCKED_REASONS, DOMAIN_CLAIM_STATUSES } from './domain-claim.entity.js';

@@ -1,4 +1,4 @@
-import type { SegmentCondition, SegmentFilter } from '../../entities/index.js';
+import { contactText, type SegmentCondition, type SegmentFilter } from '../../entities/index.js';
 import { validationError } from '../../errors.js';
 import type { AudienceCatalog } from '../contacts/audience-catalog.js';
 
@@ -224,7 +224,7 @@ const valuesCount = (teamId: string, key: string, match: SqlFragment): SqlFragme
 });
 
 /** The address and names joined, as `contact_text_trgm_idx` indexes them: a value in one of them is in this too. */
-const CONTACT_TEXT = "(c.email || ' ' || coalesce(c.first_name, '') || ' ' || coalesce(c.last_name, ''))";
+const CONTACT_TEXT = contactText('c');
 
 const minus = (a: SqlFragment, b: SqlFragment): SqlFragment => ({
   sql: `(${a.sql} - ${b.sql})`,
