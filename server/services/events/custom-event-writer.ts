@@ -88,8 +88,9 @@ const SEND_EVENTS = `
     INSERT INTO custom_event_record (id, created_at, team_id, name, contact_id, payload)
     SELECT record_id, at, team_id, name, contact_id, payload FROM sent
   ), ${startRuns.sql}
-  SELECT v.req::int, v.verdict, v.schema, s.contact_id, (SELECT count(*)::int FROM started p WHERE p.req = v.req) AS runs
-    FROM verdicts v LEFT JOIN sent s ON s.req = v.req`;
+  SELECT v.req::int, v.verdict, v.schema, s.contact_id, coalesce(p.runs, 0) AS runs
+    FROM verdicts v LEFT JOIN sent s ON s.req = v.req
+    LEFT JOIN (SELECT req, count(*)::int AS runs FROM started GROUP BY req) p ON p.req = v.req`;
 
 /** Event schemas a process has seen: a hint the statement checks, so a stale one costs a retry, never a wrong check. */
 const CACHED_SCHEMAS = 10_000;
