@@ -300,7 +300,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 10),
     POSTLANE_INBOUND_RATE_PER_MINUTE: v.optional(Integer(1, 1_000_000), 120),
-    POSTLANE_INBOUND_MB_PER_MINUTE: v.optional(Integer(1, 100_000), 50),
+    POSTLANE_INBOUND_MB_PER_MINUTE: v.optional(Integer(1, 100_000), 20),
     POSTLANE_INBOUND_MAX_HEADER_KB: v.optional(Integer(1, 1024), 64),
     POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
     POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
@@ -691,11 +691,11 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_INBOUND_RATE_PER_MINUTE: {
     description:
-      'Messages plus refused recipients one client IP may send per minute: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
+      'Messages plus refused recipients one client IP (IPv6: one /64) may send per minute, a quarter of them at once and the rest as the minute goes: past it, MAIL FROM is answered 451 (try later) and a refused recipient ends the session with 421.',
   },
   POSTLANE_INBOUND_MB_PER_MINUTE: {
     description:
-      'Megabytes of DATA one client IP may send per minute (IPv6: per /64): past it, MAIL FROM is answered 451 (try later) until the minute is over. A message already started may overshoot it by its own size.',
+      'Megabytes of DATA one client IP (IPv6: one /64) may send per minute, a quarter of them at once and the rest as the minute goes: past it, MAIL FROM is answered 451 (try later). A message already started may overshoot it by its own size; the address then waits until its megabytes have come back.',
   },
   POSTLANE_INBOUND_MAX_HEADER_KB: {
     description:
@@ -719,7 +719,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_MAIL_WORKERS: {
     description:
-      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Messages beyond them wait their turn, the smallest first (a waiting message counts half its size for every second it has waited), so a flood of large messages does not hold up small ones; each then has `POSTLANE_INBOUND_PARSE_DEADLINE_MS`. The DNS answers of the checks are kept a minute per thread.',
+      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail of less than 128 KB, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Larger messages have one more thread of their own, at a lower scheduling priority on Linux (nice 10), so a flood of them waits for the processor behind everything else. Messages beyond the threads wait their turn, the smallest first (a waiting message counts half its size for every second it has waited); each then has `POSTLANE_INBOUND_PARSE_DEADLINE_MS`. The DNS answers of the checks are kept a minute per thread.',
   },
   POSTLANE_SUBMISSION_HOST: {
     description:

@@ -3,13 +3,15 @@
  * megabytes does not run on the event loop under test: `connections` SMTP sessions to the listener
  * at `port`, each from a client address of its own (127.0.0.11, .12, …: one attacker per IP, held
  * to the listener's per-IP limits as any attacker on the Internet is), each sending the attacks of
- * issue 33 in turn until `seconds` have passed. Prints `{ accepted, replies451, limited, other }` as
- * JSON: `replies451` counts 451s to DATA (a leaked budget answers so), `limited` refusals by the
+ * issue 33 in turn until `seconds` have passed, and trying again a moment after each refusal by the
+ * limits: as much as they let through. Prints `{ accepted, acceptedBytes, replies451, limited, other }`
+ * as JSON: `replies451` counts 451s to DATA (a leaked budget answers so), `limited` refusals by the
  * per-IP limits.
  *
  *   node --import tsx test/bench/hostile-attacker.ts <port> <domain> <seconds> <connections>
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataWire, smtpConnect } from '../support/smtp-client.js';
 
 const [port, domain, seconds, connections] = process.argv.slice(2);
@@ -29,7 +31,9 @@ const attacks = [
 ].map((attack) => new DataWire(attack));
 
 const endsAt = performance.now() + Number(seconds) * 1000;
-const counts = { accepted: 0, replies451: 0, limited: 0, other: 0 };
+const counts = { accepted: 0, acceptedBytes: 0, replies451: 0, limited: 0, other: 0 };
+/** How long an attacker the limits refused waits before it asks again. */
+const RETRY_MS = 250;
 await Promise.all(
   Array.from({ length: Number(connections) }, async (_, lane) => {
     const client = await smtpConnect(Number(port), { localAddress: `127.0.0.${11 + lane}` });
@@ -39,12 +43,17 @@ await Promise.all(
       for (let turn = lane; performance.now() < endsAt; turn++) {
         if ((await client.command('MAIL FROM:<attacker@elsewhere.test>')).code !== 250) {
           counts.limited++;
-          break;
+          turn--;
+          await sleep(RETRY_MS);
+          continue;
         }
         await client.command(`RCPT TO:<desk@${domain}>`);
-        const reply = await client.data(attacks[turn % attacks.length]!, 120_000);
-        if (reply.code === 250) counts.accepted++;
-        else if (reply.code === 451) counts.replies451++;
+        const attack = attacks[turn % attacks.length]!;
+        const reply = await client.data(attack, 120_000);
+        if (reply.code === 250) {
+          counts.accepted++;
+          counts.acceptedBytes += attack.wire.length;
+        } else if (reply.code === 451) counts.replies451++;
         else counts.other++;
       }
       await client.command('QUIT');

@@ -2,8 +2,8 @@
  * The legitimate side of hostile.bench.ts, in a process of its own so that the appliance's event loop
  * serves and does nothing else: `lanes` SMTP connections sending the message in `messageFile` to
  * `recipient` while `seconds` pass (each lane moves to a new client address of 127.`phase`.lane.n
- * before its address spends half of `perAddress × 2`, the listener's per-IP allowance a minute, as
- * mail from many senders does), `POST /emails` in a loop, `/health` every 20 ms, and with
+ * after `perAddress` messages, half of what one address may send at once, as mail from many senders
+ * does), `POST /emails` in a loop, `/health` every 20 ms, and with
  * `--fetch-cid` each received message titled `cid amplification` fetched once through
  * `GET /emails/receiving/{id}`, as the team's `email.received` handler would. Prints its counts and
  * the `/health` latencies' p99 and maximum as JSON.

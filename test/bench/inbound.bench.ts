@@ -115,6 +115,7 @@ try {
     POSTLANE_WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     POSTLANE_DNS_SERVERS: dns.address,
     POSTLANE_INBOUND_RATE_PER_MINUTE: '1000000',
+    POSTLANE_INBOUND_MB_PER_MINUTE: '100000',
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: String(connections + 2),
   });
   const orm = await initOrm(config, { pool: serverPool(config) });

@@ -21,6 +21,13 @@ export interface InboundListener {
 /** An SMTP reply for a handler's callback: smtp-server adds the enhanced status code (550 → 5.1.1, 451 → 4.3.0). */
 const reply = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
 
+/**
+ * The share of a minute's allowance (messages, megabytes) one client IP may spend at once; the rest
+ * comes back as the minute goes. A sender's burst fits; an attacker's whole minute does not arrive in
+ * its first second.
+ */
+export const INBOUND_BURST_SHARE = 1 / 4;
+
 const TEMPORARY_FAILURE = () => reply(451, 'Temporary failure, please try again later');
 
 /** What one session did, for its log line. */
@@ -53,10 +60,13 @@ export async function startInboundListener(
     ? { cert: readFileSync(config.POSTLANE_INBOUND_TLS_CERT), key: readFileSync(config.POSTLANE_INBOUND_TLS_KEY!) }
     : null;
   const peers = new PeerLimits(
-    config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP,
-    config.POSTLANE_INBOUND_RATE_PER_MINUTE,
+    {
+      connections: config.POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP,
+      perMinute: config.POSTLANE_INBOUND_RATE_PER_MINUTE,
+      bytesPerMinute: config.POSTLANE_INBOUND_MB_PER_MINUTE * 1024 * 1024,
+      burstShare: INBOUND_BURST_SHARE,
+    },
     deps.clock,
-    config.POSTLANE_INBOUND_MB_PER_MINUTE * 1024 * 1024,
   );
   const domains = new ReceivingDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000);
   const sessions = new Map<string, SessionStats>();

@@ -4,6 +4,7 @@ import { Piscina } from 'piscina';
 import type { Config } from '../../../config/index.js';
 import type { AuthVerdicts } from '../../entities/index.js';
 import { unauthenticated } from './authenticate-message.js';
+import { LARGE_MESSAGE_BYTES } from './message-limits.js';
 import { type ParsedMessage, unparsed } from './parse-received.js';
 import type { ReceivedEnvelope } from './envelope.js';
 
@@ -61,7 +62,7 @@ export function inSharedMemory(chunks: readonly Uint8Array[]): Buffer {
   return shared;
 }
 
-/** A task in the pool: when its worker took it up (0 until then), and how to end it. */
+/** A task in a pool: when its worker took it up (0 until then), and how to end it. */
 interface Running {
   startedAt: BigInt64Array;
   deadline: AbortController;
@@ -69,6 +70,14 @@ interface Running {
 
 /** How often running tasks are held against their deadline: its precision. */
 const SWEEP_MS = 50;
+
+/**
+ * The scheduling priority (nice value) of the thread for large messages: on a busy machine the event
+ * loop, the database and the threads for mail of a few KB run first, and anyone's flood of
+ * megabyte messages gets what they leave. Only on Linux is a nice value a thread's own: elsewhere it
+ * would lower the whole process.
+ */
+const LARGE_LANE_NICENESS = process.platform === 'linux' ? 10 : 0;
 
 const COMPILED_WORKER = fileURLToPath(new URL('./mail-work.worker.js', import.meta.url));
 const SOURCE_WORKER = fileURLToPath(new URL('./mail-work.worker.ts', import.meta.url));
@@ -78,20 +87,91 @@ const withTsx = (flags: string[]) =>
   flags.some((flag) => flag.includes('tsx')) ? flags : [...flags, '--import', 'tsx'];
 
 /**
- * Authentication (mailauth) and parsing (mailparser) of received mail, in a pool of worker threads
- * the whole process shares (the inbound listener, and whatever else reads mail), under a deadline
- * per message. Both parsers have had inputs that cost them quadratic time or never settle; here such
- * a message costs one thread until its deadline, when the thread is ended and the message reads as
- * unparsed and `temperror`, and the event loop (API, `/health`, other sessions) never waits on it.
+ * Worker threads and the messages waiting for them. A thread's worth of messages (and one more, so
+ * no thread idles between two) are in the pool at once; of those waiting, the smallest goes next,
+ * its size counted half for every second it has waited: what costs a worker grows with the
+ * message's size, and the limits checked before (header block, signatures, parts) leave a hostile
+ * message only its bulk, so a flood of large messages cannot keep a smaller one waiting behind it,
+ * and a large one still goes after a few seconds (25 MB weighs 6 KB after 12).
  */
-export class MailWork {
+class Lane {
   private pool: Piscina | null = null;
-  /** Tasks handed to the pool and not yet settled, for the deadline sweep. */
-  private readonly running = new Set<Running>();
-  private sweeper: NodeJS.Timeout | null = null;
-  /** Messages in the pool now, and those waiting for their turn (oldest first). */
   private admitted = 0;
   private readonly waiting: { size: number; since: number; admit: () => void }[] = [];
+
+  constructor(
+    private readonly threads: number,
+    private readonly niceness: number,
+  ) {}
+
+  async run(task: WorkerTask, signal: AbortSignal): Promise<unknown> {
+    this.pool ??= new Piscina({
+      // From the TypeScript sources (tests, `tsx`), the worker module is loaded through tsx.
+      ...(existsSync(COMPILED_WORKER)
+        ? { filename: COMPILED_WORKER }
+        : { filename: SOURCE_WORKER, execArgv: withTsx(process.execArgv) }),
+      // Piscina replaces a thread ended at a deadline only up to minThreads, and queued tasks wait for
+      // a thread: with fewer, messages queued behind two runaway ones would never be answered.
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
+      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
+      workerData: { niceness: this.niceness } satisfies MailWorkerData,
+    });
+    await this.turn(task.raw.length);
+    try {
+      return await this.pool.run(task, { signal });
+    } finally {
+      this.admitNext();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+    this.pool = null;
+  }
+
+  private turn(size: number): Promise<void> {
+    if (this.admitted < this.threads + 1) {
+      this.admitted += 1;
+      return Promise.resolve();
+    }
+    return new Promise((admit) => this.waiting.push({ size, since: Date.now(), admit }));
+  }
+
+  private admitNext(): void {
+    this.admitted -= 1;
+    if (this.waiting.length === 0) return;
+    const now = Date.now();
+    const weight = ({ size, since }: { size: number; since: number }) => size / 2 ** Math.floor((now - since) / 1000);
+    let next = 0;
+    for (let i = 1; i < this.waiting.length; i++) if (weight(this.waiting[i]!) < weight(this.waiting[next]!)) next = i;
+    const [chosen] = this.waiting.splice(next, 1);
+    this.admitted += 1;
+    chosen!.admit();
+  }
+}
+
+/** What a worker thread is told when it starts. */
+export interface MailWorkerData {
+  niceness: number;
+}
+
+/**
+ * Authentication (mailauth) and parsing (mailparser) of received mail, in worker threads the whole
+ * process shares (the inbound listener, and whatever else reads mail), under a deadline per
+ * message. Both parsers have had inputs that cost them quadratic time or never settle; here such a
+ * message costs one thread until its deadline, when the thread is ended and the message reads as
+ * unparsed and `temperror`, and the event loop (API, `/health`, other sessions) never waits on it.
+ * Messages of `LARGE_MESSAGE_BYTES` or more have a thread of their own, at a lower scheduling
+ * priority: mail of a few KB never waits for a thread behind them, nor for the processor.
+ */
+export class MailWork {
+  private readonly small: Lane;
+  private readonly large: Lane;
+  /** Tasks handed to a pool and not yet settled, for the deadline sweep. */
+  private readonly running = new Set<Running>();
+  private sweeper: NodeJS.Timeout | null = null;
   private readonly settings: MailWorkSettings;
 
   constructor(
@@ -103,6 +183,8 @@ export class MailWork {
       POSTLANE_DNS_TIMEOUT_MS: config.POSTLANE_DNS_TIMEOUT_MS,
       POSTLANE_INBOUND_MX_HOST: config.POSTLANE_INBOUND_MX_HOST,
     };
+    this.small = new Lane(config.POSTLANE_MAIL_WORKERS, 0);
+    this.large = new Lane(1, LARGE_LANE_NICENESS);
   }
 
   /**
@@ -146,8 +228,7 @@ export class MailWork {
   }
 
   async close(): Promise<void> {
-    await this.pool?.destroy();
-    this.pool = null;
+    await Promise.all([this.small.close(), this.large.close()]);
   }
 
   /**
@@ -155,19 +236,6 @@ export class MailWork {
    * messages for a thread is not held against this one (the DATA budget bounds how many wait).
    */
   private async run({ raw, ...task }: Pick<WorkerTask, 'authenticate' | 'parse'> & { raw: Buffer }): Promise<unknown> {
-    this.pool ??= new Piscina({
-      // From the TypeScript sources (tests, `tsx`), the worker module is loaded through tsx.
-      ...(existsSync(COMPILED_WORKER)
-        ? { filename: COMPILED_WORKER }
-        : { filename: SOURCE_WORKER, execArgv: withTsx(process.execArgv) }),
-      // Piscina replaces a thread ended at a deadline only up to minThreads, and queued tasks wait for
-      // a thread: with fewer, messages queued behind two runaway ones would never be answered.
-      minThreads: this.config.POSTLANE_MAIL_WORKERS,
-      maxThreads: this.config.POSTLANE_MAIL_WORKERS,
-      // A thread holds one message and what its parser makes of it; a runaway one dies, not the process.
-      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16 },
-    });
-    await this.turn(raw.length);
     const running: Running = {
       startedAt: new BigInt64Array(new SharedArrayBuffer(8)),
       deadline: new AbortController(),
@@ -175,14 +243,9 @@ export class MailWork {
     this.running.add(running);
     this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
     try {
-      return await this.pool.run(
-        {
-          ...task,
-          raw: inSharedMemory([raw]),
-          settings: this.settings,
-          startedAt: running.startedAt,
-        } satisfies WorkerTask,
-        { signal: running.deadline.signal },
+      return await (raw.length < LARGE_MESSAGE_BYTES ? this.small : this.large).run(
+        { ...task, raw: inSharedMemory([raw]), settings: this.settings, startedAt: running.startedAt },
+        running.deadline.signal,
       );
     } finally {
       this.running.delete(running);
@@ -190,36 +253,7 @@ export class MailWork {
         clearInterval(this.sweeper);
         this.sweeper = null;
       }
-      this.admitNext();
     }
-  }
-
-  /**
-   * Waits until this message may go to the pool. A thread's worth of messages (and one more, so no
-   * thread idles between two) are in the pool at once; of those waiting, the smallest goes next,
-   * its size counted half for every second it has waited: what costs a worker grows with the
-   * message's size, and the limits checked before (header block, signatures, parts) leave a hostile
-   * message only its bulk, so a flood of large messages cannot keep a few-KB one waiting behind it,
-   * and a large one still goes after a few seconds (25 MB weighs 6 KB after 12).
-   */
-  private turn(size: number): Promise<void> {
-    if (this.admitted < this.config.POSTLANE_MAIL_WORKERS + 1) {
-      this.admitted += 1;
-      return Promise.resolve();
-    }
-    return new Promise((admit) => this.waiting.push({ size, since: Date.now(), admit }));
-  }
-
-  private admitNext(): void {
-    this.admitted -= 1;
-    if (this.waiting.length === 0) return;
-    const now = Date.now();
-    const weight = ({ size, since }: { size: number; since: number }) => size / 2 ** Math.floor((now - since) / 1000);
-    let next = 0;
-    for (let i = 1; i < this.waiting.length; i++) if (weight(this.waiting[i]!) < weight(this.waiting[next]!)) next = i;
-    const [chosen] = this.waiting.splice(next, 1);
-    this.admitted += 1;
-    chosen!.admit();
   }
 
   /** Ends the tasks whose deadline has passed since their worker took them up (piscina ends their thread). */

@@ -1,13 +1,19 @@
+import { setPriority } from 'node:os';
+import { workerData } from 'piscina';
 import { DnsAnswerCache } from '../../dns/answer-cache.js';
 import { DnsResolver } from '../../dns/resolver.js';
 import { authenticateMessage } from './authenticate-message.js';
-import type { MailWorkSettings, WorkerResult, WorkerTask } from './mail-work.js';
+import type { MailWorkerData, MailWorkSettings, WorkerResult, WorkerTask } from './mail-work.js';
 import { parseReceived } from './parse-received.js';
 
 // mailauth's DKIM verifier prints `TOTAL … EXPECTING …` with console.log for every signature whose
 // `l=` does not match the body; a worker's stdout is the process's, whose lines must all be JSON logs.
 // Nothing this thread runs has anything to say on stdout.
 console.log = console.info = console.debug = () => {};
+
+// On Linux the nice value set here is this thread's alone (the lane for large messages runs at a lower priority).
+const { niceness } = workerData as MailWorkerData;
+if (niceness !== 0) setPriority(niceness);
 
 let resolver: { key: string; dns: DnsAnswerCache } | null = null;
 

@@ -16,6 +16,12 @@ export type InboundLimits = Pick<
   | 'POSTLANE_INBOUND_MAX_MIME_PARTS'
 >;
 
+/**
+ * From this size a received message takes the lanes for large ones, in the mail workers and in the
+ * writer: anyone may send megabytes, and mail of a few KB never waits behind them.
+ */
+export const LARGE_MESSAGE_BYTES = 128 * 1024;
+
 const LF = 0x0a;
 const DASH = 0x2d;
 

@@ -3,6 +3,7 @@ import { newId } from '../../db/ids.js';
 import { SharedQuery } from '../../db/shared-query.js';
 import type { AuthVerdicts } from '../../entities/index.js';
 import type { ReceivedEnvelope } from './envelope.js';
+import { LARGE_MESSAGE_BYTES } from './message-limits.js';
 import type { ParsedMessage } from './parse-received.js';
 import { findReceivingDomains } from './receiving-domains.js';
 import { domainOfAddress } from '../domains/domain-name.js';
@@ -54,9 +55,6 @@ const INSERT_RECEIVED = `
         content_id text, at int, size int)
   )`;
 
-/** From this size (message and attachments) a message is written in the lane for large ones. */
-const LARGE_BYTES = 128 * 1024;
-
 /**
  * Group commit for received mail. A write starts at once while fewer than `maxInFlight` are
  * running; messages stored meanwhile (by other sessions) share the next transaction, up to
@@ -64,7 +62,7 @@ const LARGE_BYTES = 128 * 1024;
  * statement with every row, attachment, `email.received` event and webhook delivery, and one
  * commit, so the commit rate of the database is not the listener's. Each message's promise settles
  * after that commit. If a shared transaction fails on a row's data, its messages are written one
- * by one, so only a message that fails on its own fails its session. Messages of `LARGE_BYTES` or
+ * by one, so only a message that fails on its own fails its session. Messages of `LARGE_MESSAGE_BYTES` or
  * more are written in a lane of their own, one transaction at a time: a flood of large messages
  * (anyone may send them) takes its turns there, and mail of a few KB never waits behind it.
  */
@@ -93,7 +91,7 @@ export class ReceivedEmailWriter {
   }
 
   write(message: ReceivedMessage): Promise<StoredReceivedEmail[]> {
-    return (bytesOf(message) < LARGE_BYTES ? this.small : this.large).load(message);
+    return (bytesOf(message) < LARGE_MESSAGE_BYTES ? this.small : this.large).load(message);
   }
 
   /** What was stored of each message, in order: nothing for one whose every domain stopped receiving. */

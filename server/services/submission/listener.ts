@@ -65,8 +65,10 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       }
     : null;
   const peers = new PeerLimits(
-    config.POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP,
-    config.POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE,
+    {
+      connections: config.POSTLANE_SUBMISSION_MAX_CONNECTIONS_PER_IP,
+      perMinute: config.POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE,
+    },
     deps.clock,
   );
   const sessions = new Map<string, SessionStats>();
@@ -95,7 +97,7 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
 
   async function authenticate(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<Auth> {
     const ip = session.remoteAddress;
-    if (peers.spentThisMinute(ip) >= config.POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE)
+    if (peers.spent(ip) >= config.POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE)
       throw reply(421, '4.7.0 Too many failed logins from your address, try again later');
     try {
       if (!USERNAMES.has((auth.username ?? '').toLowerCase())) throw invalidApiKey();
@@ -105,7 +107,7 @@ export async function startSubmissionListener(deps: Deps): Promise<SubmissionLis
       stats(session).authFailures += 1;
       const withinBudget = peers.spend(ip);
       // Slower with each failure of the minute: a guesser gets few tries, a typo costs a second.
-      await sleep(Math.min(peers.spentThisMinute(ip) * 1000, MAX_AUTH_DELAY_MS));
+      await sleep(Math.min(peers.spent(ip) * 1000, MAX_AUTH_DELAY_MS));
       if (!withinBudget) throw reply(421, '4.7.0 Too many failed logins from your address, try again later');
       throw reply(535, '5.7.8 Authentication credentials invalid: the username is resend and the password an API key');
     }

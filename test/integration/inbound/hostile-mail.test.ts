@@ -22,7 +22,13 @@ afterAll(async () => {
 });
 const app = useTestApp(() => ({
   jobs: 'worker',
-  env: { POSTLANE_DNS_SERVERS: dns.address, POSTLANE_DNS_TIMEOUT_MS: '2000', POSTLANE_INBOUND_MAX_MESSAGE_MB: '2' },
+  env: {
+    POSTLANE_DNS_SERVERS: dns.address,
+    POSTLANE_DNS_TIMEOUT_MS: '2000',
+    POSTLANE_INBOUND_MAX_MESSAGE_MB: '2',
+    // Megabytes from one address: the per-IP byte rate is not what this file tests.
+    POSTLANE_INBOUND_MB_PER_MINUTE: '100000',
+  },
   team: { receivingDomains: [inbound] },
 }));
 beforeAll(async () => {

@@ -272,7 +272,8 @@ describe('inbound listener limits', () => {
     const config = {
       ...app.deps.config,
       POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: 3,
-      POSTLANE_INBOUND_RATE_PER_MINUTE: 5,
+      // Twenty a minute: five at once, then one every three seconds.
+      POSTLANE_INBOUND_RATE_PER_MINUTE: 20,
     };
     const limited = await startInboundListener(
       { ...app.deps, config, clock: () => now },
@@ -295,11 +296,11 @@ describe('inbound listener limits', () => {
         await client.command(`RCPT TO:<desk@${inbound}>`);
         replies.push((await client.data(`Subject: flood ${i}\r\n\r\nflood`)).code);
       }
-      // Five messages in the minute (MAIL and the 250 after DATA each), then 451 at every MAIL FROM.
+      // Five messages at once (MAIL and the 250 after DATA each), then 451 at every MAIL FROM.
       expect(replies.filter((code) => code === 250)).toHaveLength(10);
       expect(replies.filter((code) => code === 451)).toHaveLength(5);
 
-      // Refused recipients spend the same allowance: past it, the session ends with 421.
+      // Refused recipients spend the same allowance (back whole a minute later): past it, the session ends with 421.
       now = new Date(now.getTime() + 60_000);
       await client.command('MAIL FROM:<flood@elsewhere.test>');
       const refusals: number[] = [];
@@ -324,9 +325,10 @@ describe('inbound listener limits', () => {
       await limited.close();
     }
   });
-  it('answers 451 at MAIL FROM once a client IP has sent its megabytes of the minute; other IPs are served, and it is again after the minute', async () => {
+  it('answers 451 at MAIL FROM once a client IP has sent its burst of megabytes; other IPs are served, and it is again after the minute', async () => {
     let now = new Date('2026-11-25T10:00:00Z');
-    const config = { ...app.deps.config, POSTLANE_INBOUND_MB_PER_MINUTE: 1 };
+    // Four megabytes a minute: one at once.
+    const config = { ...app.deps.config, POSTLANE_INBOUND_MB_PER_MINUTE: 4 };
     const limited = await startInboundListener(
       { ...app.deps, config, clock: () => now },
       { host: '127.0.0.1', port: 0 },
