@@ -253,6 +253,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_TRACKING_DELIVERY_WINDOW_SECONDS: v.optional(Integer(0, 3600), 10),
     POSTLANE_DOMAIN_CHECK_INTERVAL_SECONDS: v.optional(Integer(5, 3600), 60),
     POSTLANE_WEBHOOK_ALLOWED_CIDRS: v.optional(List(Cidr, 'CIDR ranges'), []),
+    POSTLANE_MTA_STS_ALLOWED_CIDRS: v.optional(List(Cidr, 'CIDR ranges'), []),
     POSTLANE_WEBHOOK_ALLOWED_HOSTS: v.optional(List(Hostname, 'host names'), []),
     POSTLANE_WEBHOOK_TIMEOUT_SECONDS: v.optional(Integer(1, 30), 15),
     POSTLANE_WEBHOOK_WORKERS: v.optional(Integer(1, 500), 32),
@@ -574,6 +575,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_WEBHOOK_ALLOWED_CIDRS: {
     description:
       'Comma-separated CIDR ranges (JSON array in the file) that webhook deliveries may reach even though they are private, loopback or otherwise internal, e.g. `192.168.10.0/24` for a receiver on your LAN. Everything else internal is refused (SSRF defence).',
+  },
+  POSTLANE_MTA_STS_ALLOWED_CIDRS: {
+    description:
+      "Comma-separated CIDR ranges (JSON array in the file) that MTA-STS policy fetches (`https://mta-sts.<recipient domain>/.well-known/mta-sts.txt`, for direct delivery) may reach even though they are private, loopback or otherwise internal, e.g. `10.20.0.0/16` for a test network of your own. Everything else internal is refused, as for webhooks: a recipient domain's owner must not be able to make Postlane's workers fetch from your internal network.",
   },
   POSTLANE_WEBHOOK_ALLOWED_HOSTS: {
     description: 'Comma-separated host names whose webhook receivers are reached whatever address they resolve to.',

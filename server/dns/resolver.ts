@@ -5,7 +5,7 @@ import type { Config } from '../../config/index.js';
 export type DnsAnswer =
   { kind: 'found'; values: string[] } | { kind: 'missing' } | { kind: 'unavailable'; reason: string };
 
-export type DnsRecordType = 'TXT' | 'CNAME' | 'MX';
+export type DnsRecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA';
 
 /** Answers that mean "nothing published here", as opposed to "could not ask". */
 const MISSING_CODES = new Set(['ENOTFOUND', 'ENODATA']);
@@ -69,6 +69,10 @@ export class DnsResolver {
         return (await resolver.resolveMx(name)).map(
           (mx) => `${mx.priority} ${mx.exchange.replace(/\.$/, '').toLowerCase()}`,
         );
+      case 'A':
+        return resolver.resolve4(name);
+      case 'AAAA':
+        return resolver.resolve6(name);
     }
   }
 }

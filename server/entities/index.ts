@@ -15,6 +15,7 @@ import { EmailAttachment } from './email-attachment.entity.js';
 import { ErasureRequest } from './erasure-request.entity.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { IngestedNotification } from './ingested-notification.entity.js';
+import { MtaStsPolicy } from './mta-sts-policy.entity.js';
 import { EmailRecipient } from './email-recipient.entity.js';
 import { EmailTracking, TrackingClick } from './email-tracking.entity.js';
 import { Email } from './email.entity.js';
@@ -60,6 +61,7 @@ export {
   Event,
   IdempotencyKey,
   IngestedNotification,
+  MtaStsPolicy,
   QuotaNotice,
   RateLimitWindow,
   ReceivedAttachment,
@@ -110,6 +112,8 @@ export type { IEmailRecipient } from './email-recipient.entity.js';
 export type { IEmailTracking, ITrackingClick } from './email-tracking.entity.js';
 export type { IEvent } from './event.entity.js';
 export type { IIngestedNotification } from './ingested-notification.entity.js';
+export type { IMtaStsPolicy, MtaStsMode } from './mta-sts-policy.entity.js';
+export { MTA_STS_MODES } from './mta-sts-policy.entity.js';
 export type { AuthVerdict, AuthVerdicts, IReceivedAttachment, IReceivedEmail } from './received-email.entity.js';
 export type { ISuppression, SuppressionOrigin } from './suppression.entity.js';
 export type { ITeam } from './team.entity.js';
@@ -173,4 +177,5 @@ export const entities = [
   AutomationRunStep,
   CustomEvent,
   CustomEventRecord,
+  MtaStsPolicy,
 ];

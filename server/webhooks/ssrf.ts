@@ -9,10 +9,10 @@ type SsrfConfig = Pick<Config, 'POSTLANE_WEBHOOK_ALLOWED_CIDRS' | 'POSTLANE_WEBH
 
 /**
  * Only ordinary public unicast addresses are reachable: loopback, private, link-local (cloud
- * metadata), CGNAT, reserved, documentation, multicast and IPv4-mapped forms are not, unless an
- * allowed range covers them. The same rule request-filtering-agent applies at connect time.
+ * metadata), CGNAT, reserved, documentation, multicast and IPv4-mapped forms are not, unless one
+ * of `allowedCidrs` covers them. The same rule request-filtering-agent applies at connect time.
  */
-export function isAddressAllowed(address: string, config: SsrfConfig): boolean {
+export function isAddressAllowed(address: string, allowedCidrs: readonly string[]): boolean {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     parsed = ipaddr.parse(address);
@@ -21,7 +21,7 @@ export function isAddressAllowed(address: string, config: SsrfConfig): boolean {
   }
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const allowed = config.POSTLANE_WEBHOOK_ALLOWED_CIDRS.some((cidr) => {
+  const allowed = allowedCidrs.some((cidr) => {
     const range = ipaddr.parseCIDR(cidr);
     return range[0].kind() === parsed.kind() && parsed.match(range);
   });
@@ -52,7 +52,7 @@ export async function checkEndpointUrl(endpoint: string, config: SsrfConfig): Pr
   } catch {
     return `host ${host} does not resolve`;
   }
-  const blocked = addresses.find((address) => !isAddressAllowed(address, config));
+  const blocked = addresses.find((address) => !isAddressAllowed(address, config.POSTLANE_WEBHOOK_ALLOWED_CIDRS));
   if (!blocked) return null;
   const range = ipaddr.parse(blocked).kind() === 'ipv6' ? `${blocked}/128` : `${blocked}/32`;
   return (

@@ -2,11 +2,17 @@ import dns2 from 'dns2';
 
 const { Packet } = dns2;
 
-type RecordType = 'TXT' | 'CNAME' | 'MX';
+type RecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA';
 /** What a name answers for one type: values, or a scripted fault. */
 export type ZoneEntry = string[] | { fault: 'timeout' | 'servfail' };
 
-const TYPES: Record<RecordType, number> = { TXT: Packet.TYPE.TXT, CNAME: Packet.TYPE.CNAME, MX: Packet.TYPE.MX };
+const TYPES: Record<RecordType, number> = {
+  TXT: Packet.TYPE.TXT,
+  CNAME: Packet.TYPE.CNAME,
+  MX: Packet.TYPE.MX,
+  A: Packet.TYPE.A,
+  AAAA: Packet.TYPE.AAAA,
+};
 const RCODE_SERVFAIL = 2;
 const RCODE_NXDOMAIN = 3;
 
@@ -40,6 +46,7 @@ export async function startDnsServer() {
       const base = { name: question.name, type: TYPES[type!], class: Packet.CLASS.IN, ttl: 60 };
       if (type === 'TXT') response.answers.push({ ...base, data: chunks(value) });
       else if (type === 'CNAME') response.answers.push({ ...base, domain: value });
+      else if (type === 'A' || type === 'AAAA') response.answers.push({ ...base, address: value });
       else {
         const [priority, exchange] = value.split(' ');
         response.answers.push({ ...base, priority: Number(priority), exchange });
