@@ -141,13 +141,14 @@ interface CompiledRule {
   text: RegExp | null;
 }
 
-const wildcard = (pattern: string) => new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/x/g, '\\d+')}$`);
+/** `x` stands for one digit of a reply code, or one number of an enhanced code. */
+const wildcard = (pattern: string, any: string) => new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/x/g, any)}$`);
 
 function compile(rule: v.InferOutput<typeof BounceRuleSchema>): CompiledRule {
   return {
     class: rule.class,
-    code: rule.code === undefined ? null : wildcard(rule.code),
-    enhanced: rule.enhanced === undefined ? null : wildcard(rule.enhanced),
+    code: rule.code === undefined ? null : wildcard(rule.code, '\\d'),
+    enhanced: rule.enhanced === undefined ? null : wildcard(rule.enhanced, '\\d{1,3}'),
     text: rule.text === undefined ? null : new RegExp(rule.text, 'i'),
   };
 }
