@@ -290,6 +290,7 @@ export const ConfigSchema = v.pipe(
     ),
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     POSTLANE_BOUNCE_DOMAIN: v.optional(v.pipe(HostName, v.toLowerCase())),
+    POSTLANE_BOUNCE_RULES_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
     POSTLANE_INBOUND_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '0.0.0.0'),
     POSTLANE_INBOUND_PORT: v.optional(Integer(0, 65_535)),
@@ -640,6 +641,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_BOUNCE_DOMAIN: {
     description:
       'A domain whose MX is the inbound listener: mail sent through an SMTP relay (or captured) then has the return path `bounces+<token>@<domain>` (VERP), and the bounce reports arriving there are recorded like `POST /ingest/dsn`. Its MX must name the inbound listener (`postlane serve --role inbound`, port 25); `postlane doctor` checks the MX. Unset, the return path is the From address. See [Bounces (VERP)](providers.md#bounces-verp).',
+  },
+  POSTLANE_BOUNCE_RULES_FILE: {
+    description:
+      'A JSON file of bounce rules tried before the shipped ones (`config/bounce-rules.json`, same format): `{"rules": [{"class": "policy_block", "code": "5xx", "enhanced": "x.7.1", "text": "regular expression"}]}`, where the first rule whose every condition matches a reply classes it. Read and checked at start: an invalid file stops the process with the rule at fault.',
   },
   POSTLANE_INGEST_BODY_LIMIT_KB: {
     description:

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/index.js';
 import { DnsResolver } from './dns/resolver.js';
+import { type ClassifyReply, createBounceClassifier } from './mail/bounce-classifier.js';
 import type { JobQueue } from './job-queue.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
@@ -56,6 +57,8 @@ export interface Deps {
   customEvents: CustomEventWriter;
   /** Logs a provider's failures once when they start, in summaries while they last, and its recovery. */
   providerFailures: ProviderFailureLog;
+  /** Classes a remote server's reply: the operator's bounce rules (checked at start), then the shipped ones. */
+  classifyReply: ClassifyReply;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -89,5 +92,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     mailWork: new MailWork(config),
     receivedEmails: new ReceivedEmailWriter(orm),
     customEvents: new CustomEventWriter(orm, config),
+    classifyReply: createBounceClassifier(config.POSTLANE_BOUNCE_RULES_FILE),
   };
 }

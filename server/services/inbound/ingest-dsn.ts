@@ -81,8 +81,9 @@ export async function recordDsn(
     const failed = recipients.filter((r) => r.action === 'failed');
     const hard = failed.filter((r) => r.status.startsWith('5.'));
     const soft = failed.filter((r) => !r.status.startsWith('5.'));
-    const bounce = (type: string, list: typeof failed) =>
-      bounceData({
+    // Beside SES's fields, the bounce class of its first recipient, as `message` is its first reply.
+    const bounce = (type: string, list: typeof failed) => ({
+      ...bounceData({
         bounceType: type,
         bounceSubType: 'General',
         bouncedRecipients: list.map((r) => ({
@@ -90,7 +91,9 @@ export async function recordDsn(
           status: r.status,
           diagnosticCode: r.diagnosticCode ?? undefined,
         })),
-      });
+      }),
+      class: deps.classifyReply({ enhanced: list[0]!.status, text: list[0]!.diagnosticCode ?? '' }).class,
+    });
     if (hard.length > 0)
       await recordProviderOutcome(
         deps,

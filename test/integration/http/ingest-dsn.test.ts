@@ -63,6 +63,7 @@ describe('POST /ingest/dsn', () => {
       subType: 'General',
       message: 'smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
       diagnosticCode: ['smtp; 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown'],
+      class: 'invalid_recipient',
     });
     const suppressions = await app.request('GET', '/suppressions?origin=bounce', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).toEqual(['gone@example.com']);
