@@ -72,7 +72,7 @@ interface Running {
 const SWEEP_MS = 50;
 
 /**
- * The scheduling priority (nice value) of the thread for large messages: on a busy machine the event
+ * How much lower the scheduling priority (nice value) of the thread for large messages is: on a busy machine the event
  * loop, the database and the threads for mail of a few KB run first, and anyone's flood of
  * megabyte messages gets what they leave. Only on Linux is a nice value a thread's own: elsewhere it
  * would lower the whole process.

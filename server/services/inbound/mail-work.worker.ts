@@ -1,4 +1,4 @@
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { workerData } from 'piscina';
 import { DnsAnswerCache } from '../../dns/answer-cache.js';
 import { DnsResolver } from '../../dns/resolver.js';
@@ -11,9 +11,10 @@ import { parseReceived } from './parse-received.js';
 // Nothing this thread runs has anything to say on stdout.
 console.log = console.info = console.debug = () => {};
 
-// On Linux the nice value set here is this thread's alone (the lane for large messages runs at a lower priority).
+// On Linux the nice value set here is this thread's alone (the lane for large messages runs at a lower
+// priority), counted from the one it was started with: lowering a priority needs no privilege.
 const { niceness } = workerData as MailWorkerData;
-if (niceness !== 0) setPriority(niceness);
+if (niceness !== 0) setPriority(Math.min(19, getPriority() + niceness));
 
 let resolver: { key: string; dns: DnsAnswerCache } | null = null;
 

@@ -129,13 +129,13 @@ describe('mail workers under a deadline', () => {
     const small = await app.deps.mailWork.parse(Buffer.from(`${head}\r\nlegitimate\r\n`));
     expect(small).toMatchObject({ subject: 'hostile', parseError: null });
     expect(largeSettled).toBe(0);
-    // On Linux the large lane's thread runs at nice 10, and only it: the process and the other threads keep 0.
+    // On Linux the large lane's thread runs 10 nice values lower than the process, and only it.
+    const started = getPriority();
     const niceness = readdirSync('/proc/self/task').map((task) =>
       Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]),
     );
-    expect(niceness).toContain(10);
-    expect(niceness).toContain(0);
-    expect(getPriority()).toBe(0);
+    expect(niceness).toContain(Math.min(19, started + 10));
+    expect(niceness).toContain(started);
     await Promise.all(large);
   });
 
