@@ -302,7 +302,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INBOUND_MAX_CONNECTIONS: v.optional(Integer(1, 100_000), 500),
     POSTLANE_INBOUND_MAX_CONNECTIONS_PER_IP: v.optional(Integer(1, 10_000), 10),
     POSTLANE_INBOUND_RATE_PER_MINUTE: v.optional(Integer(1, 1_000_000), 120),
-    POSTLANE_INBOUND_MB_PER_MINUTE: v.optional(Integer(1, 100_000), 20),
+    POSTLANE_INBOUND_MB_PER_MINUTE: v.optional(Integer(1, 100_000), 10),
     POSTLANE_INBOUND_MAX_HEADER_KB: v.optional(Integer(1, 1024), 64),
     POSTLANE_INBOUND_MAX_HEADER_LINES: v.optional(Integer(10, 100_000), 2000),
     POSTLANE_INBOUND_MAX_DKIM_SIGNATURES: v.optional(Integer(0, 100), 5),
@@ -705,7 +705,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_INBOUND_MB_PER_MINUTE: {
     description:
-      'Megabytes of DATA one client IP (IPv6: one /64) may send per minute, a quarter of them at once and the rest as the minute goes: past it, MAIL FROM is answered 451 (try later). A message already started may overshoot it by its own size; the address then waits until its megabytes have come back.',
+      'Megabytes of DATA one client IP (IPv6: one /64) may send per minute, a quarter of them at once and the rest as the minute goes: past it, MAIL FROM is answered 451 (try later). A message already started may overshoot it by its own size; the address then waits until its megabytes have come back. Raise it for a domain that receives large attachments in volume from one sender.',
   },
   POSTLANE_INBOUND_MAX_HEADER_KB: {
     description:
