@@ -291,6 +291,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_INGEST_BODY_LIMIT_KB: v.optional(Integer(16, 10_240), 1024),
     POSTLANE_BOUNCE_DOMAIN: v.optional(v.pipe(HostName, v.toLowerCase())),
     POSTLANE_BOUNCE_RULES_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
+    POSTLANE_SHAPING_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
     POSTLANE_INBOUND_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '0.0.0.0'),
     POSTLANE_INBOUND_PORT: v.optional(Integer(0, 65_535)),
@@ -645,6 +646,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_BOUNCE_RULES_FILE: {
     description:
       'A JSON file of bounce rules tried before the shipped ones (`config/bounce-rules.json`, same format): `{"rules": [{"class": "policy_block", "code": "5xx", "enhanced": "x.7.1", "text": "regular expression"}]}`, where the first rule whose every condition matches a reply classes it. Read and checked at start: an invalid file stops the process with the rule at fault.',
+  },
+  POSTLANE_SHAPING_FILE: {
+    description:
+      'A JSON file of traffic shaping profiles for direct delivery, merged over the shipped ones (`config/shaping-profiles.json`, same format) field by field: `{"profiles": {"gmail": {"connections": 3, "messagesPerHour": 20000}, "example": {"mxSuffixes": ["mx.example.net"], "connections": 2, "messagesPerConnection": 50, "messagesPerSecond": 5, "messagesPerHour": null, "connectionsPerMinute": 30, "source": "their postmaster page"}}}`. A profile applies to the MX groups one of whose host names ends in one of its `mxSuffixes` (the longest suffix wins, else `default`); limits hold per source IP across every worker host, a null rate is no limit. Read and checked at start: an invalid file stops the process with the field at fault.',
   },
   POSTLANE_INGEST_BODY_LIMIT_KB: {
     description:

@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { jobBacklog } from './services/health/job-backlog.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
+import { loadShapingProfiles, type ShapingProfiles } from './providers/direct/shaping-profiles.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
 import { MailWork } from './services/inbound/mail-work.js';
@@ -59,6 +60,8 @@ export interface Deps {
   providerFailures: ProviderFailureLog;
   /** Classes a remote server's reply: the operator's bounce rules (checked at start), then the shipped ones. */
   classifyReply: ClassifyReply;
+  /** Direct delivery's traffic shaping profiles: the shipped ones with the operator's file over them (checked at start). */
+  shapingProfiles: ShapingProfiles;
 }
 
 /** The one place a process assembles its dependencies (the server, the tests and the benchmark). */
@@ -93,5 +96,6 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     receivedEmails: new ReceivedEmailWriter(orm),
     customEvents: new CustomEventWriter(orm, config),
     classifyReply: createBounceClassifier(config.POSTLANE_BOUNCE_RULES_FILE),
+    shapingProfiles: loadShapingProfiles(config.POSTLANE_SHAPING_FILE),
   };
 }

@@ -21,6 +21,7 @@ import { EmailTracking, TrackingClick } from './email-tracking.entity.js';
 import { Email } from './email.entity.js';
 import { Event } from './event.entity.js';
 import { SegmentMember } from './segment-member.entity.js';
+import { ShapingState } from './shaping-state.entity.js';
 import { Segment } from './segment.entity.js';
 import { Suppression } from './suppression.entity.js';
 import { Team } from './team.entity.js';
@@ -62,6 +63,7 @@ export {
   IdempotencyKey,
   IngestedNotification,
   MtaStsPolicy,
+  ShapingState,
   QuotaNotice,
   RateLimitWindow,
   ReceivedAttachment,
@@ -123,6 +125,7 @@ export type { IContactTopic } from './contact-topic.entity.js';
 export type { IErasureRequest } from './erasure-request.entity.js';
 export type { ISegment, SegmentCondition, SegmentFilter } from './segment.entity.js';
 export type { ISegmentMember } from './segment-member.entity.js';
+export type { IShapingState } from './shaping-state.entity.js';
 export type { ITopic, TopicSubscription, TopicVisibility } from './topic.entity.js';
 
 export type { IBroadcast, BroadcastStatus } from './broadcast.entity.js';
@@ -178,4 +181,5 @@ export const entities = [
   CustomEvent,
   CustomEventRecord,
   MtaStsPolicy,
+  ShapingState,
 ];

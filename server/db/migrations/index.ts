@@ -32,6 +32,7 @@ import { Migration20270104000010_segment_counts } from './Migration2027010400001
 import { Migration20270105000010_segment_count_writes } from './Migration20270105000010_segment_count_writes.js';
 import { Migration20270106000000_received_lz4 } from './Migration20270106000000_received_lz4.js';
 import { Migration20270106004000_mta_sts_policy } from './Migration20270106004000_mta_sts_policy.js';
+import { Migration20270107000000_shaping_state } from './Migration20270107000000_shaping_state.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -75,6 +76,7 @@ export const migrationsList = [
   { name: 'Migration20270105000010_segment_count_writes', class: Migration20270105000010_segment_count_writes },
   { name: 'Migration20270106000000_received_lz4', class: Migration20270106000000_received_lz4 },
   { name: 'Migration20270106004000_mta_sts_policy', class: Migration20270106004000_mta_sts_policy },
+  { name: 'Migration20270107000000_shaping_state', class: Migration20270107000000_shaping_state },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

@@ -1,0 +1,342 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { sqlQuery } from '../../db/query.js';
+import type { ConnectionLease, NotNow, ShapedReply, Shaper, ShapingKey } from './shaper.js';
+import type { ShapingProfiles } from './shaping-profiles.js';
+
+/**
+ * How long a lease outlives the last sign of its connection (its opening, or a message let through
+ * on it): RFC 5321's longest timeout (10 minutes for the end of DATA, §4.5.3.2.6), so a living
+ * connection never loses its lease mid-message, while a dead host's lapse by themselves.
+ */
+export const LEASE_MS = 10 * 60_000;
+/** The first suspension; each further one without recovery in between doubles it, up to the cap. */
+export const BACKOFF_BASE_MS = 60_000;
+export const BACKOFF_CAP_MS = 60 * 60_000;
+/** Levels past the one that reaches the cap change nothing. */
+const MAX_BACKOFF_LEVEL = Math.ceil(Math.log2(BACKOFF_CAP_MS / BACKOFF_BASE_MS)) + 1;
+/** This many connection failures within the window suspend the group like a "slow down" reply. */
+export const FAILURE_BURST = 3;
+export const FAILURE_WINDOW_MS = 60_000;
+/**
+ * With every connection slot taken, when to ask again: a slot frees when a connection closes,
+ * which no bucket predicts, so the answer is a short wait rather than the leases' expiry.
+ */
+export const CONNECTION_RECHECK_MS = 1000;
+
+export interface PgShaperDeps {
+  orm: MikroORM;
+  clock: () => Date;
+  profiles: ShapingProfiles;
+}
+
+/** The key's row as a refusal explains itself from it; times in epoch milliseconds. */
+interface StateRow {
+  granted: boolean;
+  suspended_until: number | null;
+  last_deferral: string | null;
+  connection_due: number | null;
+  message_due: number | null;
+  hour_due: number | null;
+  leases: Record<string, number>;
+  backoff_level: number;
+}
+
+/**
+ * A rate as GCRA in SQL: a due time in `column` that each unit let through moves `step` on (from
+ * now when it lies in the past); a unit passes while the due time stays within one `period` of
+ * now, so at most a period's worth pass at once and then one per step. A null step is no limit.
+ */
+function bucket(column: string, step: string, period: string) {
+  return {
+    allows: `(p.${step} IS NULL OR greatest(s.${column}, p.now) + p.${step} <= p.now + interval '${period}')`,
+    spend: `CASE WHEN p.${step} IS NULL THEN s.${column} ELSE greatest(s.${column}, p.now) + p.${step} END`,
+  };
+}
+const connectionRate = bucket('connection_due', 'connection_step', '1 minute');
+const messageRate = bucket('message_due', 'message_step', '1 second');
+const hourlyRate = bucket('hour_due', 'hour_step', '1 hour');
+
+const KEY_MATCHES = 's.source_ip = p.source_ip AND s.mx_group = p.mx_group';
+const NOT_SUSPENDED = '(s.suspended_until IS NULL OR s.suspended_until <= p.now)';
+const LIVE_LEASES = 'jsonb_each(s.leases) WHERE value::bigint > p.now_ms';
+const epochMs = (column: string) => `extract(epoch FROM s.${column})::float8 * 1000 AS ${column}`;
+const STATE_COLUMNS = [
+  epochMs('suspended_until'),
+  's.last_deferral',
+  epochMs('connection_due'),
+  epochMs('message_due'),
+  epochMs('hour_due'),
+  's.leases',
+  's.backoff_level',
+].join(', ');
+
+/**
+ * A decision in one statement: the UPDATE spends from the key's row only when `allows` holds, on
+ * the row's newest version with its lock held for that statement alone (READ COMMITTED re-checks
+ * the condition after waiting for a concurrent writer), so no two hosts spend the same unit. When
+ * refused, the same statement reads the row to say why and until when. No row: the key is new.
+ */
+const decision = (params: string, set: string, allows: string) => `
+  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::text AS profile, ?::timestamptz AS now,
+    ?::bigint AS now_ms, ${params}),
+  granted AS (
+    UPDATE shaping_state s SET ${set}
+    FROM p WHERE ${KEY_MATCHES} AND ${NOT_SUSPENDED} AND ${allows}
+    RETURNING ${STATE_COLUMNS}
+  )
+  SELECT true AS granted, * FROM granted
+  UNION ALL
+  SELECT false, ${STATE_COLUMNS} FROM shaping_state s JOIN p ON ${KEY_MATCHES} WHERE NOT EXISTS (SELECT FROM granted)`;
+
+const OPEN_CONNECTION = decision(
+  `?::int AS connections, ?::float8 * interval '1 millisecond' AS connection_step, ?::text AS lease_id, ?::bigint AS lease_expires_ms`,
+  `profile = p.profile, connection_due = ${connectionRate.spend},
+   leases = (SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM ${LIVE_LEASES})
+     || jsonb_build_object(p.lease_id, p.lease_expires_ms)`,
+  `${connectionRate.allows} AND (SELECT count(*) FROM ${LIVE_LEASES}) < p.connections`,
+);
+
+// A message let through also renews this host's leases on the key: a connection in use is alive.
+const SEND_MESSAGE = decision(
+  `?::float8 * interval '1 millisecond' AS message_step, ?::float8 * interval '1 millisecond' AS hour_step,
+   ?::jsonb AS held, ?::bigint AS lease_expires_ms`,
+  `message_due = ${messageRate.spend}, hour_due = ${hourlyRate.spend},
+   leases = s.leases || (SELECT coalesce(jsonb_object_agg(key, p.lease_expires_ms), '{}'::jsonb) FROM ${LIVE_LEASES}
+     AND key IN (SELECT jsonb_array_elements_text(p.held)))`,
+  `${messageRate.allows} AND ${hourlyRate.allows}`,
+);
+
+const RELEASE = `UPDATE shaping_state SET leases = leases - ?::text WHERE source_ip = ? AND mx_group = ?`;
+
+const ENSURE_ROW = `INSERT INTO shaping_state (source_ip, mx_group, profile) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`;
+
+/** The suspension a level stands for: the base doubled per level above the first, capped. */
+const suspensionFor = (level: string) =>
+  `least(${BACKOFF_BASE_MS} * power(2, ${level} - 1), ${BACKOFF_CAP_MS}) * interval '1 millisecond'`;
+const RECENT_FAILURES = `((SELECT coalesce(jsonb_agg(t), '[]'::jsonb) FROM jsonb_array_elements(s.recent_failures) t
+  WHERE t::bigint > p.now_ms - ${FAILURE_WINDOW_MS}) || to_jsonb(p.now_ms))`;
+const SUSPENDS = `(${NOT_SUSPENDED} AND (p.slowdown OR (p.failure AND jsonb_array_length(${RECENT_FAILURES}) >= ${FAILURE_BURST})))`;
+const RAISED_LEVEL = `least(s.backoff_level + 1, ${MAX_BACKOFF_LEVEL})`;
+
+/**
+ * A "slow down" reply or a connection failure. Not yet suspended, a slow-down (or the failure that
+ * completes a burst) suspends the key one level longer than last time; while suspended, the
+ * replies of connections already under way are counted but do not lengthen it again.
+ */
+const RECORD_DEFERRAL = `
+  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now, ?::bigint AS now_ms,
+    ?::boolean AS slowdown, ?::boolean AS failure, ?::text AS reply)
+  UPDATE shaping_state s SET
+    recent_failures = CASE WHEN ${SUSPENDS} THEN '[]'::jsonb WHEN p.failure THEN ${RECENT_FAILURES} ELSE s.recent_failures END,
+    backoff_level = CASE WHEN ${SUSPENDS} THEN ${RAISED_LEVEL} ELSE s.backoff_level END,
+    backoff_changed_at = CASE WHEN ${SUSPENDS} THEN p.now ELSE s.backoff_changed_at END,
+    suspended_until = CASE WHEN ${SUSPENDS} THEN p.now + ${suspensionFor(RAISED_LEVEL)} ELSE s.suspended_until END,
+    suspensions = s.suspensions + CASE WHEN ${SUSPENDS} THEN 1 ELSE 0 END,
+    deferrals = s.deferrals + CASE WHEN p.slowdown THEN 1 ELSE 0 END,
+    connection_failures = s.connection_failures + CASE WHEN p.failure THEN 1 ELSE 0 END,
+    last_deferral = p.reply,
+    last_deferral_at = p.now
+  FROM p WHERE ${KEY_MATCHES}
+  RETURNING s.backoff_level`;
+
+/**
+ * A delivery lowers the back-off one level once the level has stood twice its suspension (the
+ * suspension, then as long again of sending without a "slow down"): recovery is gradual, and a
+ * group that throttles again soon after resuming is suspended longer than before.
+ */
+const RECORD_DELIVERY = `
+  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now)
+  UPDATE shaping_state s SET backoff_level = s.backoff_level - 1, backoff_changed_at = p.now
+  FROM p WHERE ${KEY_MATCHES} AND s.backoff_level > 0 AND ${NOT_SUSPENDED}
+    AND s.backoff_changed_at + 2 * ${suspensionFor('s.backoff_level')} <= p.now
+  RETURNING s.backoff_level`;
+
+/** What a reply means to the back-off. */
+function replyEffect(reply: ShapedReply): 'slowdown' | 'failure' | 'delivered' | null {
+  if (reply.kind === 'connection_failed') return 'failure';
+  if (reply.code >= 200 && reply.code < 300) return 'delivered';
+  const slowDown =
+    reply.class === 'rate_limited' || (reply.class === 'policy_block' && !reply.permanent) || reply.code === 421;
+  return slowDown ? 'slowdown' : null;
+}
+
+const describeReply = (reply: ShapedReply) =>
+  (reply.kind === 'connection_failed'
+    ? `connection failed: ${reply.reason}`
+    : `${reply.code} ${reply.class}${reply.permanent ? '' : ' (temporary)'}`
+  ).slice(0, 500);
+
+const keyId = (key: ShapingKey) => `${key.sourceIp} ${key.group}`;
+
+/** The milliseconds one unit of a rate of `perPeriod` a `periodMs` takes to come back; null for no limit. */
+const stepOf = (perPeriod: number | null, periodMs: number) => (perPeriod === null ? null : periodMs / perPeriod);
+
+/** When a GCRA bucket of `perPeriod` a `periodMs` lets the next unit through, if later than `now`. */
+function bucketOpensAt(due: number | null, perPeriod: number | null, periodMs: number, now: number): number | null {
+  const step = stepOf(perPeriod, periodMs);
+  if (step === null || due === null) return null;
+  // Microseconds from the due time are no use to a caller that waits in milliseconds.
+  const at = Math.ceil(due + step - periodMs);
+  return at > now ? at : null;
+}
+
+/** The latest of the reasons that hold: the caller may go ahead only once all have passed. */
+function notNow(now: number, waits: ({ at: number; reason: string } | null)[]): NotNow {
+  const latest = waits.reduce<{ at: number; reason: string } | null>(
+    (found, wait) => (wait && (!found || wait.at > found.at) ? wait : found),
+    null,
+  );
+  // Nothing holds any more: another host spent and gave back in between. Ask again at once.
+  return latest
+    ? { retryAt: new Date(latest.at), reason: latest.reason }
+    : { retryAt: new Date(now), reason: 'contended: ask again' };
+}
+
+function suspension(row: StateRow, now: number) {
+  const until = row.suspended_until ?? 0;
+  if (until <= now) return null;
+  const cause = row.last_deferral ? ` after ${row.last_deferral}` : '';
+  return { at: until, reason: `suspended until ${new Date(until).toISOString()}${cause}` };
+}
+
+/**
+ * The Shaper held in PostgreSQL: one row per source IP and MX group (shaping_state) that every
+ * worker host decides against, each decision one short statement. Time is the injected clock's;
+ * the hosts' clocks are assumed synchronised (NTP), as the due times compare across them.
+ */
+export class PgShaper implements Shaper {
+  /**
+   * Statements run outside any caller's transaction, on a context of their own: a decision's row
+   * lock must end with its statement, never be held until somebody else's commit.
+   */
+  private readonly em: EntityManager;
+  /** This host's open leases per key, renewed as their connections carry messages. */
+  private readonly held = new Map<string, Set<string>>();
+  /**
+   * The keys whose back-off was raised when this host last looked (each decision tells): only their
+   * deliveries can lower it, so the others' cost no statement.
+   */
+  private readonly backedOff = new Set<string>();
+
+  constructor(private readonly deps: PgShaperDeps) {
+    this.em = deps.orm.em.fork({ disableContextResolution: true });
+  }
+
+  async openConnection(key: ShapingKey): Promise<ConnectionLease | NotNow> {
+    const profile = this.deps.profiles.byName(key.profile);
+    const now = this.deps.clock().getTime();
+    const leaseId = randomUUID();
+    const row = await this.decide(key, 'postlane_shaper_open_connection', OPEN_CONNECTION, now, [
+      profile.connections,
+      stepOf(profile.connectionsPerMinute, 60_000),
+      leaseId,
+      now + LEASE_MS,
+    ]);
+    if (!row.granted) {
+      const live = Object.values(row.leases).filter((expiry) => expiry > now);
+      const full =
+        live.length >= profile.connections
+          ? {
+              at: Math.min(now + CONNECTION_RECHECK_MS, ...live),
+              reason: `${live.length} connections open, the limit is ${profile.connections}`,
+            }
+          : null;
+      const opensAt = bucketOpensAt(row.connection_due, profile.connectionsPerMinute, 60_000, now);
+      return notNow(now, [
+        suspension(row, now),
+        full,
+        opensAt ? { at: opensAt, reason: `new connections limited to ${profile.connectionsPerMinute} a minute` } : null,
+      ]);
+    }
+    const held = this.heldFor(key);
+    held.add(leaseId);
+    let released = false;
+    return {
+      messagesLeft: profile.messagesPerConnection,
+      release: async () => {
+        if (released) return;
+        released = true;
+        held.delete(leaseId);
+        await sqlQuery(this.em, RELEASE, [leaseId, key.sourceIp, key.group], 'postlane_shaper_release');
+      },
+    };
+  }
+
+  async sendMessage(key: ShapingKey): Promise<true | NotNow> {
+    const profile = this.deps.profiles.byName(key.profile);
+    const now = this.deps.clock().getTime();
+    const row = await this.decide(key, 'postlane_shaper_send_message', SEND_MESSAGE, now, [
+      stepOf(profile.messagesPerSecond, 1000),
+      stepOf(profile.messagesPerHour, 3_600_000),
+      JSON.stringify([...this.heldFor(key)]),
+      now + LEASE_MS,
+    ]);
+    if (row.granted) return true;
+    const perSecond = bucketOpensAt(row.message_due, profile.messagesPerSecond, 1000, now);
+    const perHour = bucketOpensAt(row.hour_due, profile.messagesPerHour, 3_600_000, now);
+    return notNow(now, [
+      suspension(row, now),
+      perSecond ? { at: perSecond, reason: `messages limited to ${profile.messagesPerSecond} a second` } : null,
+      perHour ? { at: perHour, reason: `messages limited to ${profile.messagesPerHour} an hour` } : null,
+    ]);
+  }
+
+  async recordReply(key: ShapingKey, reply: ShapedReply): Promise<void> {
+    const effect = replyEffect(reply);
+    if (effect === null) return;
+    const now = this.deps.clock();
+    if (effect === 'delivered') {
+      if (!this.backedOff.has(keyId(key))) return;
+      const [lowered] = await sqlQuery<{ backoff_level: number }>(
+        this.em,
+        RECORD_DELIVERY,
+        [key.sourceIp, key.group, now],
+        'postlane_shaper_record_delivery',
+      );
+      if (lowered) this.noteBackoff(key, lowered.backoff_level);
+      return;
+    }
+    const params = [
+      key.sourceIp,
+      key.group,
+      now,
+      now.getTime(),
+      effect === 'slowdown',
+      effect === 'failure',
+      describeReply(reply),
+    ];
+    const [row] = await this.withRow(key, () =>
+      sqlQuery<{ backoff_level: number }>(this.em, RECORD_DEFERRAL, params, 'postlane_shaper_record_deferral'),
+    );
+    this.noteBackoff(key, row!.backoff_level);
+  }
+
+  private async decide(key: ShapingKey, name: string, sql: string, now: number, params: unknown[]): Promise<StateRow> {
+    const rows = await this.withRow(key, () =>
+      sqlQuery<StateRow>(this.em, sql, [key.sourceIp, key.group, key.profile, new Date(now), now, ...params], name),
+    );
+    this.noteBackoff(key, rows[0]!.backoff_level);
+    return rows[0]!;
+  }
+
+  /** Runs a statement on the key's row, creating the row first when the statement found none. */
+  private async withRow<T>(key: ShapingKey, run: () => Promise<T[]>): Promise<T[]> {
+    const rows = await run();
+    if (rows.length > 0) return rows;
+    await sqlQuery(this.em, ENSURE_ROW, [key.sourceIp, key.group, key.profile], 'postlane_shaper_ensure_row');
+    return run();
+  }
+
+  private noteBackoff(key: ShapingKey, level: number): void {
+    if (level > 0) this.backedOff.add(keyId(key));
+    else this.backedOff.delete(keyId(key));
+  }
+
+  private heldFor(key: ShapingKey): Set<string> {
+    const id = keyId(key);
+    let held = this.held.get(id);
+    if (!held) this.held.set(id, (held = new Set()));
+    return held;
+  }
+}
