@@ -286,10 +286,12 @@ export class DirectProvider implements EmailProvider {
             });
           } catch (err) {
             const smtpErr = err as SmtpFailure;
-            failure = this.connectionFailure(smtpErr, host.name, enforce);
+            // STARTTLS refused, or the handshake after it failed (the socket's error then, not ETLS).
+            const tlsFailed = smtpErr.code === 'ETLS' || smtp.upgrading === true;
+            failure = this.connectionFailure(smtpErr, host.name, tlsFailed);
             await this.deps.shaper.recordReply(key, this.shapedFailure(smtpErr));
             smtp.close();
-            if (smtpErr.code === 'ETLS') continue;
+            if (tlsFailed) continue;
             break;
           }
           const connection: PooledConnection = {
@@ -337,14 +339,13 @@ export class DirectProvider implements EmailProvider {
     });
   }
 
-  /** Why no connection could be had: the server's reply when it gave one, classified; a failed TLS handshake under `enforce` is a TLS failure. */
-  private connectionFailure(err: SmtpFailure, host: string, enforce: StsPolicy | null): Deferral {
+  /** Why no connection could be had: the server's reply when it gave one, classified; else the socket's or TLS's error. */
+  private connectionFailure(err: SmtpFailure, host: string, tlsFailed: boolean): Deferral {
     if (err.response) return this.verdict(err.responseCode, err.response);
-    const tls = err.code === 'ETLS' || /certificate|TLS|SSL/i.test(err.message);
     return {
-      response: `${host}: ${err.message}`,
+      response: `${host}: ${err.message.trim()}`,
       transient: true,
-      class: enforce && tls ? 'tls_failure' : this.deps.classifyReply({ text: err.message }).class,
+      class: tlsFailed ? 'tls_failure' : this.deps.classifyReply({ text: err.message }).class,
     };
   }
 

@@ -15,8 +15,8 @@ import { RecordingShaper } from '../../../support/recording-shaper.js';
 interface MxOptions {
   /** The reply refusing a recipient, e.g. `550 5.1.1 no such user`, or nothing to accept it. */
   rcpt?: (address: string) => string | undefined;
-  /** STARTTLS offered with this certificate; not offered without one. */
-  tls?: { key: string; cert: string };
+  /** STARTTLS offered with this certificate (and TLS settings); not offered without one. */
+  tls?: { key: string; cert: string; maxVersion?: 'TLSv1' };
 }
 
 /** A mail server on `address`:`port` (0: any port) that records what it received and how many connections it had. */
@@ -26,7 +26,9 @@ async function startMx(address: string, port: number, options: MxOptions = {}) {
   const server = new SMTPServer({
     authOptional: true,
     logger: false,
-    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : { disabledCommands: ['STARTTLS'] }),
+    ...(options.tls
+      ? { key: options.tls.key, cert: options.tls.cert, maxVersion: options.tls.maxVersion }
+      : { disabledCommands: ['STARTTLS'] }),
     onConnect(_session, callback) {
       connections += 1;
       callback();
@@ -66,11 +68,36 @@ async function startMx(address: string, port: number, options: MxOptions = {}) {
 
 type Mx = Awaited<ReturnType<typeof startMx>>;
 
+/**
+ * Sinks on one port number, each on its own address: the first takes a free port, the others the
+ * same; if one of them finds it taken on its address, all start again on another.
+ */
+async function startOnOnePort<Name extends string>(
+  sinks: Record<Name, [address: string, options: MxOptions]>,
+): Promise<Record<Name, Mx>> {
+  const entries = Object.entries(sinks) as [Name, [string, MxOptions]][];
+  for (let attempt = 1; ; attempt += 1) {
+    const started = new Map<Name, Mx>();
+    try {
+      for (const [name, [address, options]] of entries)
+        started.set(
+          name,
+          await startMx(address, started.size === 0 ? 0 : started.values().next().value!.port, options),
+        );
+      return Object.fromEntries(started) as Record<Name, Mx>;
+    } catch (err) {
+      await Promise.all([...started.values()].map((sink) => sink.close()));
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw err;
+    }
+  }
+}
+
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let resolver: DnsResolver;
 let port: number;
 const sinks: Mx[] = [];
-let preferred: Mx, backup: Mx, picky: Mx, tlsMx: Mx, wrongCert: Mx, validCert: Mx, reuse: Mx;
+let preferred: Mx, backup: Mx, picky: Mx, tlsMx: Mx, wrongCert: Mx, validCert: Mx, reuse: Mx, brokenTls: Mx;
+const tlsCertificate = selfSignedCertificate('mx.tls.direct.test');
 const wrongCertificate = selfSignedCertificate('mx.wrong.direct.test');
 const authority = testCertificateAuthority();
 const greylisted = new Set<string>();
@@ -142,26 +169,35 @@ beforeAll(async () => {
   dns = await startDnsServer();
   resolver = new DnsResolver({ POSTLANE_DNS_SERVERS: [dns.address], POSTLANE_DNS_TIMEOUT_MS: 1_000 });
   // Every sink listens on the same port (the provider's test-only `port`), each on an address of its own.
-  preferred = await startMx('127.0.0.2', 0);
-  port = preferred.port;
-  backup = await startMx('127.0.0.3', port);
-  picky = await startMx('127.0.0.4', port, {
-    rcpt: (address) => {
-      if (address.startsWith('unknown@')) return '550 5.1.1 The email account that you tried to reach does not exist';
-      if (address.startsWith('busy@'))
-        return '421 4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address';
-      if (address.startsWith('grey@') && !greylisted.has(address)) {
-        greylisted.add(address);
-        return '451 4.7.1 Greylisted, please try again later';
-      }
-      return undefined;
-    },
+  const started = await startOnOnePort({
+    preferred: ['127.0.0.2', {}],
+    backup: ['127.0.0.3', {}],
+    picky: [
+      '127.0.0.4',
+      {
+        rcpt: (address) => {
+          if (address.startsWith('unknown@'))
+            return '550 5.1.1 The email account that you tried to reach does not exist';
+          if (address.startsWith('busy@'))
+            return '421 4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address';
+          if (address.startsWith('grey@') && !greylisted.has(address)) {
+            greylisted.add(address);
+            return '451 4.7.1 Greylisted, please try again later';
+          }
+          return undefined;
+        },
+      },
+    ],
+    tlsMx: ['127.0.0.5', { tls: tlsCertificate }],
+    wrongCert: ['127.0.0.6', { tls: wrongCertificate }],
+    validCert: ['127.0.0.7', { tls: authority.issue(['mx.valid.direct.test']) }],
+    reuse: ['127.0.0.8', {}],
+    // Offers STARTTLS, but only TLS 1.0, which node refuses to speak: every handshake fails.
+    brokenTls: ['127.0.0.10', { tls: { ...tlsCertificate, maxVersion: 'TLSv1' } }],
   });
-  tlsMx = await startMx('127.0.0.5', port, { tls: selfSignedCertificate('mx.tls.direct.test') });
-  wrongCert = await startMx('127.0.0.6', port, { tls: wrongCertificate });
-  validCert = await startMx('127.0.0.7', port, { tls: authority.issue(['mx.valid.direct.test']) });
-  reuse = await startMx('127.0.0.8', port);
-  sinks.push(preferred, backup, picky, tlsMx, wrongCert, validCert, reuse);
+  ({ preferred, backup, picky, tlsMx, wrongCert, validCert, reuse, brokenTls } = started);
+  port = preferred.port;
+  sinks.push(...Object.values(started));
 
   mx('preferred.direct.test', [
     [10, 'mx1.preferred.direct.test', '127.0.0.2'],
@@ -180,11 +216,13 @@ beforeAll(async () => {
   mx('valid.direct.test', [[10, 'mx.valid.direct.test', '127.0.0.7']]);
   policies.set('valid.direct.test', enforce('mx.valid.direct.test'));
   mx('reuse.direct.test', [[10, 'mx.reuse.direct.test', '127.0.0.8']]);
+  mx('broken-tls.direct.test', [[10, 'mx.broken-tls.direct.test', '127.0.0.10']]);
 });
 
 afterAll(async () => {
   await Promise.all(sinks.map((sink) => sink.close()));
   await dns.close();
+  rmSync(tlsCertificate.dir, { recursive: true, force: true });
   rmSync(wrongCertificate.dir, { recursive: true, force: true });
   rmSync(authority.dir, { recursive: true, force: true });
 });
@@ -301,6 +339,17 @@ describe('direct delivery to the recipients’ MX hosts', () => {
 
     expect(result.recipients[0]).toMatchObject({ accepted: true });
     expect(tlsMx.received.at(-1)).toMatchObject({ to: ['eve@tls.direct.test'], secure: true });
+  });
+
+  it('goes on in plaintext on the same host when an opportunistic STARTTLS handshake fails', async () => {
+    const { direct, shaper } = provider();
+    const result = await direct.send(message(['ivy@broken-tls.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(result.recipients[0]).toMatchObject({ accepted: true });
+    expect(brokenTls.received.at(-1)).toMatchObject({ to: ['ivy@broken-tls.direct.test'], secure: false });
+    expect(brokenTls.connections()).toBe(2);
+    expect(shaper.replies.map(({ reply }) => reply.kind)).toEqual(['connection_failed', 'reply']);
   });
 
   it('defers mail for an MTA-STS enforce domain whose MX certificate fails validation, and delivers over validated TLS', async () => {
