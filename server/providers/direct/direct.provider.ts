@@ -3,7 +3,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { ProviderConfig } from '../../../config/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { BounceClass, ClassifyReply } from '../../mail/bounce-classifier.js';
-import { composeSignedMime, envelopesOf } from '../../mail/mime.js';
+import { composeSignedMime, type Envelope, envelopesOf } from '../../mail/mime.js';
 import type { OutboundMessage } from '../../mail/outbound-message.js';
 import { postlaneSignedDomainSetup } from '../postlane-signed-domain.js';
 import {
@@ -80,6 +80,8 @@ interface PooledConnection {
 }
 
 interface Pool {
+  /** `<source IP> <MX group key>`, its key in the provider's map. */
+  name: string;
   idle: PooledConnection[];
   /** Connections of this pool: being opened, idle or carrying a message. */
   count: number;
@@ -115,6 +117,8 @@ export class DirectProvider implements EmailProvider {
   private readonly pools = new Map<string, Pool>();
   private readonly unrecorded = new Unrecorded(LANES * UNRECORDED_PER_LANE, LANES);
   private nextSource = 0;
+  /** Set by close(): connections coming back from a message are closed rather than kept. */
+  private closed = false;
 
   constructor(
     private readonly config: DirectConfig,
@@ -125,8 +129,9 @@ export class DirectProvider implements EmailProvider {
   }
 
   /**
-   * Each domain of each envelope (one per VERP return path) in turn, an SMTP transaction to its
-   * MX; every recipient gets a verdict of its own, so those accepted are never sent again.
+   * The recipients by domain, each domain's route and policy looked up once, then an SMTP
+   * transaction per envelope (one per VERP return path) to its MX; every recipient gets a verdict
+   * of its own, so those accepted are never sent again.
    */
   async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
     let raw: Buffer;
@@ -136,16 +141,23 @@ export class DirectProvider implements EmailProvider {
       throw new ProviderError(`the message could not be built: ${(err as Error).message}`, false);
     }
     const recipients: RecipientResult[] = [];
-    for (const envelope of envelopesOf(message))
-      for (const [domain, to] of byDomain(envelope.to)) {
-        if (signal.aborted) {
-          recipients.push(
-            ...refuse(to, { response: 'not attempted before the send timeout', transient: true, class: 'unknown' }),
-          );
-          continue;
-        }
-        recipients.push(...(await this.deliver(domain, { from: envelope.from, to }, raw)));
+    for (const [domain, envelopes] of byDomain(envelopesOf(message))) {
+      if (signal.aborted) {
+        const notAttempted = {
+          response: 'not attempted before the send timeout',
+          transient: true,
+          class: 'unknown',
+        } as const;
+        recipients.push(
+          ...refuse(
+            envelopes.flatMap((envelope) => envelope.to),
+            notAttempted,
+          ),
+        );
+        continue;
       }
+      recipients.push(...(await this.deliver(domain, envelopes, raw)));
+    }
     return { providerMessageId: message.messageId, recipients };
   }
 
@@ -160,43 +172,47 @@ export class DirectProvider implements EmailProvider {
     );
   }
 
-  /** One domain's recipients of one envelope: route, policy, a connection the Shaper allows, a transaction. */
-  private async deliver(
-    domain: string,
-    envelope: { from: string; to: string[] },
-    raw: Buffer,
-  ): Promise<RecipientResult[]> {
+  /** One domain's envelopes: its route and policy, then for each a connection and a message the Shaper allows. */
+  private async deliver(domain: string, envelopes: Envelope[], raw: Buffer): Promise<RecipientResult[]> {
+    const everyone = (deferral: Deferral) =>
+      refuse(
+        envelopes.flatMap((envelope) => envelope.to),
+        deferral,
+      );
     const route = await resolveRoute(this.deps.dns, domain, this.deps.random);
-    if (route.kind === 'refused')
-      return refuse(envelope.to, { response: route.message, transient: false, class: 'dns_failure' });
+    if (route.kind === 'refused') return everyone({ response: route.message, transient: false, class: 'dns_failure' });
     if (route.kind === 'unavailable')
-      return refuse(envelope.to, { response: `${domain}: ${route.reason}`, transient: true, class: 'dns_failure' });
+      return everyone({ response: `${domain}: ${route.reason}`, transient: true, class: 'dns_failure' });
 
     const sts = await this.deps.stsPolicy(route.domain);
     const enforce = sts.kind === 'policy' && sts.policy.mode === 'enforce' ? sts.policy : null;
     const hosts = enforce ? route.hosts.filter((host) => mxAllowedByPolicy(host.name, enforce)) : route.hosts;
     if (hosts.length === 0)
-      return refuse(envelope.to, {
+      return everyone({
         response: `no MX host of ${route.domain} is one its MTA-STS policy (enforce) names`,
         transient: true,
         class: 'tls_failure',
       });
 
     const group = mxGroupKey(route);
-    const sourceIp = this.pickSourceIp();
-    const key: ShapingKey = {
-      sourceIp: sourceIp ?? ANY_SOURCE,
-      group: group.key,
-      profile: this.deps.shapingProfile(group),
-    };
-    const connection = await this.connectionFor(key, sourceIp, hosts, enforce);
-    if ('response' in connection) return refuse(envelope.to, connection);
-    const allowed = await this.deps.shaper.sendMessage(key);
-    if (allowed !== true) {
-      this.giveBack(connection);
-      return refuse(envelope.to, shapingDeferral(allowed));
+    const profile = this.deps.shapingProfile(group);
+    const recipients: RecipientResult[] = [];
+    for (const envelope of envelopes) {
+      const sourceIp = this.pickSourceIp();
+      const key: ShapingKey = { sourceIp: sourceIp ?? ANY_SOURCE, group: group.key, profile };
+      const connection = await this.connectionFor(key, sourceIp, hosts, enforce);
+      if ('response' in connection) {
+        recipients.push(...refuse(envelope.to, connection));
+        continue;
+      }
+      const allowed = await this.deps.shaper.sendMessage(key);
+      if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
+      else {
+        this.giveBack(connection);
+        recipients.push(...refuse(envelope.to, shapingDeferral(allowed)));
+      }
     }
-    return this.transact(connection, key, envelope, raw);
+    return recipients;
   }
 
   /** Source addresses in turn, so each carries its share; none configured, the system's choice. */
@@ -219,8 +235,8 @@ export class DirectProvider implements EmailProvider {
     hosts: MxHost[],
     enforce: StsPolicy | null,
   ): Promise<PooledConnection | Deferral> {
-    const pool = this.poolOf(key);
     for (;;) {
+      let pool = this.poolOf(key);
       const at = pool.idle.findIndex(
         (connection) => !enforce || (connection.verified && mxAllowedByPolicy(connection.host, enforce)),
       );
@@ -235,13 +251,12 @@ export class DirectProvider implements EmailProvider {
         await new Promise<void>((resolve) => pool.waiters.push(resolve));
         continue;
       }
-      // Counted from the grant, so lanes arriving while it connects wait for it rather than defer.
+      // Counted from the grant, so lanes arriving while it connects wait for it rather than defer
+      // (the pool asked for again: an empty one is dropped while the Shaper is being asked).
+      pool = this.poolOf(key);
       pool.count += 1;
       const opened = await this.open(pool, key, lease, sourceIp, hosts, enforce);
-      if ('response' in opened) {
-        pool.count -= 1;
-        pool.waiters.splice(0).forEach((wake) => wake());
-      }
+      if ('response' in opened) this.connectionGone(pool);
       return opened;
     }
   }
@@ -250,10 +265,21 @@ export class DirectProvider implements EmailProvider {
     const name = `${key.sourceIp} ${key.group}`;
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = { idle: [], count: 0, waiters: [] };
+      pool = { name, idle: [], count: 0, waiters: [] };
       this.pools.set(name, pool);
     }
     return pool;
+  }
+
+  /**
+   * One connection fewer (closed, or never opened): lanes waiting look again, and a pool left with
+   * none is dropped, so the map holds the groups in use rather than every group ever mailed.
+   */
+  private connectionGone(pool: Pool): void {
+    pool.count -= 1;
+    if (pool.count === 0 && pool.waiters.length === 0 && this.pools.get(pool.name) === pool)
+      this.pools.delete(pool.name);
+    pool.waiters.splice(0).forEach((wake) => wake());
   }
 
   /**
@@ -368,7 +394,7 @@ export class DirectProvider implements EmailProvider {
   private async transact(
     connection: PooledConnection,
     key: ShapingKey,
-    envelope: { from: string; to: string[] },
+    envelope: Envelope,
     raw: Buffer,
   ): Promise<RecipientResult[]> {
     connection.messagesLeft -= 1;
@@ -435,7 +461,7 @@ export class DirectProvider implements EmailProvider {
   /** Back to the pool for the next message, or closed when its lease's messages are used. */
   private giveBack(connection: PooledConnection): void {
     if (!connection.open) return;
-    if (connection.messagesLeft <= 0) return this.retire(connection);
+    if (connection.messagesLeft <= 0 || this.closed) return this.retire(connection);
     const { pool } = connection;
     pool.idle.push(connection);
     connection.idleTimer = setTimeout(() => this.retire(connection), IDLE_MS);
@@ -456,10 +482,9 @@ export class DirectProvider implements EmailProvider {
     const { pool } = connection;
     const at = pool.idle.indexOf(connection);
     if (at >= 0) pool.idle.splice(at, 1);
-    pool.count -= 1;
-    const wake = () => pool.waiters.splice(0).forEach((waiter) => waiter());
     // A lease whose release fails (the database away) is the Shaper's to expire; the lanes go on.
-    connection.lease.release().then(wake, wake);
+    const gone = () => this.connectionGone(pool);
+    connection.lease.release().then(gone, gone);
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
@@ -487,6 +512,7 @@ export class DirectProvider implements EmailProvider {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const pool of this.pools.values()) for (const connection of [...pool.idle]) this.retire(connection);
   }
 }
@@ -499,15 +525,17 @@ export function directSpfRecordValue(config: Pick<DirectConfig, 'source_ips' | '
   return `v=spf1 ${mechanisms.join(' ')} ~all`;
 }
 
-/** Envelope recipients by their domain (lower-case), in the order they come. */
-function byDomain(addresses: string[]): Map<string, string[]> {
-  const by = new Map<string, string[]>();
-  for (const address of addresses) {
-    const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-    const list = by.get(domain);
-    if (list) list.push(address);
-    else by.set(domain, [address]);
-  }
+/** The envelopes split by recipient domain (lower-case): each domain's share of each envelope, in order. */
+function byDomain(envelopes: Envelope[]): Map<string, Envelope[]> {
+  const by = new Map<string, Envelope[]>();
+  for (const { from, to } of envelopes)
+    for (const address of to) {
+      const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+      const shares = by.get(domain) ?? by.set(domain, []).get(domain)!;
+      const share = shares.at(-1);
+      if (share?.from === from) share.to.push(address);
+      else shares.push({ from, to: [address] });
+    }
   return by;
 }
 

@@ -366,6 +366,24 @@ describe('direct delivery to the recipients’ MX hosts', () => {
     expect(validCert.received.at(-1)).toMatchObject({ to: ['grace@valid.direct.test'], secure: true });
   });
 
+  it('gives each VERP return path a transaction of its own, the domain looked up once', async () => {
+    const { direct, shaper } = provider();
+    const to = ['jo@preferred.direct.test', 'kim@preferred.direct.test'];
+    const verp = {
+      ...message(to),
+      returnPaths: Object.fromEntries(to.map((address, i) => [address, `bounces+t${i}@sender.test`])),
+    };
+    const result = await direct.send(verp, AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(result.recipients.map((r) => r.accepted)).toEqual([true, true]);
+    expect(preferred.received.slice(-2)).toMatchObject([
+      { from: 'bounces+t0@sender.test', to: ['jo@preferred.direct.test'] },
+      { from: 'bounces+t1@sender.test', to: ['kim@preferred.direct.test'] },
+    ]);
+    expect(shaper.opened).toBe(1);
+  });
+
   it('carries several messages on one connection, up to the lease’s message count', async () => {
     const { direct, shaper } = provider(new RecordingShaper({ maxConnections: 1, messagesPerConnection: 3 }));
     const messages = Array.from({ length: 6 }, (_, i) => message([`user${i}@reuse.direct.test`]));
