@@ -1,14 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../../../config/index.js';
+import { initOrm } from '../../../../server/db/orm.js';
 import { DnsResolver } from '../../../../server/dns/resolver.js';
 import { createBounceClassifier } from '../../../../server/mail/bounce-classifier.js';
 import type { OutboundMessage } from '../../../../server/mail/outbound-message.js';
 import { DirectProvider } from '../../../../server/providers/direct/direct.provider.js';
-import type { CurrentPolicy } from '../../../../server/providers/direct/mta-sts.js';
+import { currentPolicy, type MtaStsDeps } from '../../../../server/providers/direct/mta-sts.js';
 import { selfSignedCertificate, testCertificateAuthority } from '../../../support/certificate.js';
+import { createTestDatabase } from '../../../support/db.js';
 import { startDnsServer } from '../../../support/dns-server.js';
 import { RecordingShaper } from '../../../support/recording-shaper.js';
 
@@ -101,7 +108,12 @@ const tlsCertificate = selfSignedCertificate('mx.tls.direct.test');
 const wrongCertificate = selfSignedCertificate('mx.wrong.direct.test');
 const authority = testCertificateAuthority();
 const greylisted = new Set<string>();
-const policies = new Map<string, CurrentPolicy>();
+/** MTA-STS policy files by policy host, served over HTTPS with certificates of the test authority. */
+const policyFiles = new Map<string, string>();
+let policyServer: Server;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let orm: MikroORM;
+let mtaSts: MtaStsDeps;
 const classifyReply = createBounceClassifier();
 
 /** Publishes `domain`'s MX records and each host's IPv4 address. */
@@ -130,7 +142,8 @@ function provider(shaper = new RecordingShaper(), sourceIps = ['127.0.0.1']) {
       dns: resolver,
       shaper,
       classifyReply,
-      stsPolicy: async (domain) => policies.get(domain) ?? { kind: 'none', reason: 'no MTA-STS record' },
+      // As createProviders wires it: the policy cache in PostgreSQL, fetched over HTTPS when missing.
+      stsPolicy: (domain) => currentPolicy(mtaSts, domain, new Date()),
       shapingProfile: () => 'default',
       random: () => 0,
     },
@@ -158,16 +171,48 @@ function message(to: string[]): OutboundMessage {
   };
 }
 
-const enforce = (mxPattern: string): CurrentPolicy => ({
-  kind: 'policy',
-  policyId: 'test1',
-  policy: { mode: 'enforce', mx: [mxPattern], maxAge: 86_400 },
-  source: 'cache',
-});
+/** Publishes an `enforce` MTA-STS policy for `domain` naming `mxPattern` (RFC 8461: TXT record and policy file). */
+function enforce(domain: string, mxPattern: string) {
+  dns.set('TXT', `_mta-sts.${domain}`, ['v=STSv1; id=test1;']);
+  dns.set('A', `mta-sts.${domain}`, ['127.0.0.1']);
+  dns.set('AAAA', `mta-sts.${domain}`, []);
+  policyFiles.set(
+    `mta-sts.${domain}`,
+    ['version: STSv1', 'mode: enforce', `mx: ${mxPattern}`, 'max_age: 86400', ''].join('\r\n'),
+  );
+}
 
 beforeAll(async () => {
+  const contexts = new Map<string, ReturnType<typeof createSecureContext>>();
+  policyServer = createServer(
+    {
+      SNICallback: (name, done) => {
+        if (!contexts.has(name)) contexts.set(name, createSecureContext(authority.issue([name])));
+        done(null, contexts.get(name)!);
+      },
+    },
+    (request, response) => {
+      const policy = policyFiles.get((request.headers.host ?? '').replace(/:\d+$/, ''));
+      if (!policy || request.url !== '/.well-known/mta-sts.txt') return response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(policy);
+    },
+  );
+  policyServer.listen(0, '127.0.0.1');
+  await once(policyServer, 'listening');
+  database = await createTestDatabase(inject('templateDatabase'));
+  orm = await initOrm(loadConfig({ POSTLANE_CONFIG: '/nonexistent/postlane.json', DATABASE_URL: database.url }));
   dns = await startDnsServer();
   resolver = new DnsResolver({ POSTLANE_DNS_SERVERS: [dns.address], POSTLANE_DNS_TIMEOUT_MS: 1_000 });
+  mtaSts = {
+    orm,
+    dns: resolver,
+    fetch: {
+      allowedCidrs: ['127.0.0.1/32'],
+      ca: authority.cert,
+      port: (policyServer.address() as AddressInfo).port,
+      timeoutMs: 5_000,
+    },
+  };
   // Every sink listens on the same port (the provider's test-only `port`), each on an address of its own.
   const started = await startOnOnePort({
     preferred: ['127.0.0.2', {}],
@@ -212,15 +257,18 @@ beforeAll(async () => {
   mx('picky.direct.test', [[10, 'mx.picky.direct.test', '127.0.0.4']]);
   mx('tls.direct.test', [[10, 'mx.tls.direct.test', '127.0.0.5']]);
   mx('wrong.direct.test', [[10, 'mx.wrong.direct.test', '127.0.0.6']]);
-  policies.set('wrong.direct.test', enforce('mx.wrong.direct.test'));
+  enforce('wrong.direct.test', 'mx.wrong.direct.test');
   mx('valid.direct.test', [[10, 'mx.valid.direct.test', '127.0.0.7']]);
-  policies.set('valid.direct.test', enforce('mx.valid.direct.test'));
+  enforce('valid.direct.test', 'mx.valid.direct.test');
   mx('reuse.direct.test', [[10, 'mx.reuse.direct.test', '127.0.0.8']]);
   mx('broken-tls.direct.test', [[10, 'mx.broken-tls.direct.test', '127.0.0.10']]);
 });
 
 afterAll(async () => {
   await Promise.all(sinks.map((sink) => sink.close()));
+  await orm.close();
+  await database.drop();
+  policyServer.close();
   await dns.close();
   rmSync(tlsCertificate.dir, { recursive: true, force: true });
   rmSync(wrongCertificate.dir, { recursive: true, force: true });
