@@ -153,10 +153,32 @@ export const SesProviderConfigSchema = v.pipe(
   ),
 );
 
+/** A local address to send from: an IPv4 or IPv6 address of this host. */
+const IpAddress = v.pipe(
+  v.string(),
+  v.check((value) => ipaddr.isValid(value), 'must list IP addresses such as 192.0.2.10'),
+);
+
+/**
+ * Postlane delivers to the recipients' mail servers itself (MX, port 25), with the traffic shaping
+ * of an MTA. Its source addresses' reverse DNS must name `ehlo_name`.
+ */
+export const DirectProviderConfigSchema = v.strictObject({
+  type: v.literal('direct'),
+  regions: RegionList,
+  /** The name given in EHLO: the forward-confirmed reverse DNS name of every source IP. */
+  ehlo_name: HostName,
+  /** Local addresses connections are bound to, used in turn; unset, the system picks one. */
+  source_ips: v.optional(v.pipe(v.array(IpAddress), v.minLength(1))),
+  /** Only paces broadcasts: each destination's own limits are the traffic shaping's. */
+  rate_per_second: v.optional(Integer(1, 10_000), 100),
+});
+
 export const ProviderConfigSchema = v.variant('type', [
   CaptureProviderConfigSchema,
   SmtpProviderConfigSchema,
   SesProviderConfigSchema,
+  DirectProviderConfigSchema,
 ]);
 
 const ProvidersSchema = v.pipe(

@@ -116,6 +116,13 @@ export async function buildMime(
  */
 export const composeRawMime = (message: OutboundMessage) => compose(message, { keepBcc: false, sign: false });
 
+/**
+ * The message as it leaves for the recipients' own servers (direct delivery): signed, without a
+ * Bcc header, built once for every domain it goes to.
+ */
+export const composeSignedMime = async (message: OutboundMessage) =>
+  (await compose(message, { keepBcc: false, sign: true })).raw;
+
 /** `<uuid@domain>`: the domain of the sender, so the id is globally unique and attributable. */
 export function createMessageId(emailId: string, fromAddress: string): string {
   const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1).replace(/>$/, '');

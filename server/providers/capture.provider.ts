@@ -4,7 +4,7 @@ import { newId } from '../db/ids.js';
 import { sqlQuery } from '../db/query.js';
 import { envelopesOf } from '../mail/mime.js';
 import { MimeThreads } from '../mail/mime-threads.js';
-import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
+import { postlaneSignedDomainSetup, spfRecordValue } from './postlane-signed-domain.js';
 import {
   type BatchOutcome,
   type DomainSetup,
@@ -105,7 +105,10 @@ export class CaptureProvider implements EmailProvider {
 
   /** The same records and signing as an SMTP relay, so DNS can be rehearsed before mail leaves. */
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
-    return postlaneSignedDomainSetup(domain.name, this.domainOptions);
+    return postlaneSignedDomainSetup(domain.name, {
+      selector: this.domainOptions.selector,
+      spf: spfRecordValue(this.domainOptions.spfInclude),
+    });
   }
 
   async tearDownDomain(): Promise<void> {}

@@ -1,5 +1,7 @@
 import type { Config } from '../../config/index.js';
 import { CaptureProvider } from './capture.provider.js';
+import { DirectProvider, type DirectProviderDeps } from './direct/direct.provider.js';
+import { currentPolicy, type MtaStsDeps } from './direct/mta-sts.js';
 import type { EmailProvider } from './provider.js';
 import { SesProvider } from './ses.provider.js';
 import { SmtpProvider } from './smtp.provider.js';
@@ -33,7 +35,13 @@ export class ProviderRegistry {
   }
 }
 
-export function createProviders(config: Config): ProviderRegistry {
+/**
+ * What direct delivery needs beyond its configuration: the cluster's traffic shaping, the MTA-STS
+ * policy cache and a clock. A process not given them cannot start with a direct provider configured.
+ */
+export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy'> & { mtaSts: MtaStsDeps; clock: () => Date };
+
+export function createProviders(config: Config, direct?: DirectServices): ProviderRegistry {
   // The provider call must finish well inside the lease, or a second worker could send the same row.
   const timeoutMs = Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.6);
   return new ProviderRegistry(
@@ -42,7 +50,23 @@ export function createProviders(config: Config): ProviderRegistry {
         ? [new CaptureProvider(p.regions, { selector: config.POSTLANE_DKIM_SELECTOR, spfInclude: p.spf_include })]
         : p.type === 'ses'
           ? p.regions.map((region) => new SesProvider(p, region, timeoutMs))
-          : [new SmtpProvider(p, timeoutMs, config.POSTLANE_DKIM_SELECTOR)],
+          : p.type === 'direct'
+            ? [createDirectProvider(p, direct, { timeoutMs, dkimSelector: config.POSTLANE_DKIM_SELECTOR })]
+            : [new SmtpProvider(p, timeoutMs, config.POSTLANE_DKIM_SELECTOR)],
     ),
+  );
+}
+
+function createDirectProvider(
+  config: ConstructorParameters<typeof DirectProvider>[0],
+  services: DirectServices | undefined,
+  options: ConstructorParameters<typeof DirectProvider>[2],
+): DirectProvider {
+  if (!services) throw new Error('The direct provider needs traffic shaping, which this process was not given');
+  const { mtaSts, clock, ...deps } = services;
+  return new DirectProvider(
+    config,
+    { ...deps, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
+    options,
   );
 }

@@ -12,13 +12,14 @@ export const spfRecordValue = (include: string | undefined) =>
   include ? `v=spf1 include:${include} ~all` : 'v=spf1 a ~all';
 
 /**
- * The setup of a provider that relays what Postlane signs (SMTP, and capture so a sysadmin can
- * rehearse): a fresh 2048-bit RSA key per domain, its DKIM TXT record, and SPF for the relay. Mail
- * leaves with the From address as its return path, so SPF sits on the domain itself and no MX is needed.
+ * The setup of a provider that sends what Postlane signs (an SMTP relay, direct delivery, and
+ * capture so a sysadmin can rehearse): a fresh 2048-bit RSA key per domain, its DKIM TXT record,
+ * and `spf`, the SPF record authorising whoever hands the mail over. Mail leaves with the From
+ * address as its return path, so SPF sits on the domain itself and no MX is needed.
  */
 export async function postlaneSignedDomainSetup(
   name: string,
-  options: { selector: string; spfInclude: string | undefined },
+  options: { selector: string; spf: string },
 ): Promise<DomainSetup> {
   const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: 2048,
@@ -33,7 +34,7 @@ export async function postlaneSignedDomainSetup(
         type: 'TXT',
         value: dkimRecordValue(publicKey.toString('base64')),
       },
-      { record: 'SPF', name, type: 'TXT', value: spfRecordValue(options.spfInclude) },
+      { record: 'SPF', name, type: 'TXT', value: options.spf },
     ],
     dkim: { selector: options.selector, privateKeyPem: privateKey },
   };

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { BounceClass } from '../mail/bounce-classifier.js';
 import type { OutboundMessage } from '../mail/outbound-message.js';
 
 /** A DNS record a provider needs published before it sends for a domain. */
@@ -22,6 +23,8 @@ export interface RecipientResult {
   /** For a refused recipient: whether trying again later may work (SMTP 4xx). */
   transient: boolean;
   response: string;
+  /** For a refused recipient, what the reply means (direct delivery classifies every reply it gets). */
+  class?: BounceClass;
 }
 
 export interface SendResult {

@@ -2,7 +2,7 @@ import type { OutboundMessage } from '../mail/outbound-message.js';
 import nodemailer from 'nodemailer';
 import type { ProviderConfig } from '../../config/index.js';
 import { envelopesOf, SAFE_TRANSPORT_OPTIONS, toNodemailerMessage } from '../mail/mime.js';
-import { postlaneSignedDomainSetup } from './postlane-signed-domain.js';
+import { postlaneSignedDomainSetup, spfRecordValue } from './postlane-signed-domain.js';
 import {
   type BatchOutcome,
   type DomainSetup,
@@ -38,7 +38,7 @@ export class SmtpProvider implements EmailProvider {
   readonly takesReturnPath = true;
   readonly regions: readonly string[];
   private readonly transport;
-  private readonly domainOptions: { selector: string; spfInclude: string };
+  private readonly domainOptions: { selector: string; spf: string };
   private readonly maxConnections: number;
   /** What a crash can send twice: messages on the connections, queued for them, or sent and not yet recorded. */
   private readonly unrecorded: Unrecorded;
@@ -48,7 +48,7 @@ export class SmtpProvider implements EmailProvider {
     this.maxConnections = config.max_connections;
     this.unrecorded = new Unrecorded(config.max_connections * UNRECORDED_PER_CONNECTION, config.max_connections * 2);
     const url = new URL(config.url);
-    this.domainOptions = { selector: dkimSelector, spfInclude: config.spf_include ?? url.hostname };
+    this.domainOptions = { selector: dkimSelector, spf: spfRecordValue(config.spf_include ?? url.hostname) };
     this.transport = nodemailer.createTransport({
       pool: true,
       host: url.hostname,

@@ -83,6 +83,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig(ses({ configuration_set: 'has space' }))).toThrow(/configuration set name/);
   });
 
+  it('parses a direct provider: an EHLO name, source IPs that are addresses', () => {
+    const direct = (fields: Record<string, unknown>) => ({
+      ...base,
+      POSTLANE_PROVIDERS: JSON.stringify([{ type: 'direct', regions: ['direct'], ...fields }]),
+    });
+    expect(
+      loadConfig(direct({ ehlo_name: 'out.example.com', source_ips: ['192.0.2.10', '2001:db8::10'] }))
+        .POSTLANE_PROVIDERS,
+    ).toEqual([
+      {
+        type: 'direct',
+        regions: ['direct'],
+        ehlo_name: 'out.example.com',
+        source_ips: ['192.0.2.10', '2001:db8::10'],
+        rate_per_second: 100,
+      },
+    ]);
+    expect(() => loadConfig(direct({}))).toThrow(/ehlo_name/);
+    expect(() => loadConfig(direct({ ehlo_name: 'out.example.com', source_ips: ['out.example.com'] }))).toThrow(
+      /IP addresses/,
+    );
+  });
+
   it('takes SNS topics for the ingestion webhook as ARNs', () => {
     const topics = 'arn:aws:sns:us-east-1:123456789012:ses-events, arn:aws-cn:sns:cn-north-1:123456789012:ses';
     expect(loadConfig({ ...base, POSTLANE_SNS_TOPIC_ARNS: topics }).POSTLANE_SNS_TOPIC_ARNS).toEqual([

@@ -1,0 +1,551 @@
+import { createServer, isIP } from 'node:net';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { ProviderConfig } from '../../../config/index.js';
+import type { DnsResolver } from '../../dns/resolver.js';
+import type { BounceClass, ClassifyReply } from '../../mail/bounce-classifier.js';
+import { composeSignedMime, type Envelope, envelopesOf } from '../../mail/mime.js';
+import type { OutboundMessage } from '../../mail/outbound-message.js';
+import { postlaneSignedDomainSetup } from '../postlane-signed-domain.js';
+import {
+  type BatchOutcome,
+  type DomainSetup,
+  type EmailProvider,
+  mapConcurrently,
+  type OnOutcome,
+  ProviderError,
+  type RecipientResult,
+  type SendResult,
+  Unrecorded,
+} from '../provider.js';
+import { type CurrentPolicy, mxAllowedByPolicy, type StsPolicy } from './mta-sts.js';
+import { type MxGroup, type MxHost, mxGroupKey, resolveRoute } from './mx-route.js';
+import type { ConnectionLease, NotNow, ShapedReply, Shaper, ShapingKey } from './shaper.js';
+
+type DirectConfig = Extract<ProviderConfig, { type: 'direct' }>;
+
+/** Messages in hand at once across batches: each holds at most one connection at a time. */
+const LANES = 20;
+/** As for the SMTP relay: a message on each lane, and a few more sent whose outcome is being written. */
+const UNRECORDED_PER_LANE = 5;
+/**
+ * An idle connection is kept this long for the next message to its group, then closed: its lease
+ * counts against the group's connection limit on every worker host.
+ */
+const IDLE_MS = 5_000;
+/** The shaping key's source address when none is configured and the system picks one. */
+const ANY_SOURCE = '0.0.0.0';
+const SMTP_PORT = 25;
+
+export interface DirectProviderDeps {
+  dns: Pick<DnsResolver, 'query'>;
+  shaper: Shaper;
+  classifyReply: ClassifyReply;
+  /** The MTA-STS policy in force for a recipient domain now (`currentPolicy`). */
+  stsPolicy: (domain: string) => Promise<CurrentPolicy>;
+  /** The shaping profile whose limits apply to an MX group (`default` when none matches). */
+  shapingProfile: (group: MxGroup) => string;
+  /** Orders MX hosts of equal preference; injected so tests are deterministic. */
+  random?: () => number;
+}
+
+export interface DirectProviderOptions {
+  timeoutMs: number;
+  dkimSelector: string;
+  /** Tests only: the port MX hosts listen on, 25 everywhere else (a test's sinks cannot all have port 25). */
+  port?: number;
+  /** Tests only: trusted roots instead of the system's, for MX certificates of a test authority. */
+  ca?: string;
+}
+
+/** What nodemailer's SMTPConnection rejects with: its code, and the server's reply when there was one. */
+interface SmtpFailure extends Error {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  recipient?: string;
+  rejectedErrors?: SmtpFailure[];
+}
+
+/** An open connection to one MX host, for one (source IP, MX group), with the lease it holds. */
+interface PooledConnection {
+  pool: Pool;
+  smtp: SMTPConnection;
+  lease: ConnectionLease;
+  host: string;
+  /** TLS with a certificate validated for `host`: what an MTA-STS `enforce` domain needs. */
+  verified: boolean;
+  messagesLeft: number;
+  open: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+interface Pool {
+  /** `<source IP> <MX group key>`, its key in the provider's map. */
+  name: string;
+  idle: PooledConnection[];
+  /** Connections of this pool: being opened, idle or carrying a message. */
+  count: number;
+  /** Called whenever a connection comes back or closes: a lane waiting for one looks again. */
+  waiters: (() => void)[];
+}
+
+/** TLS on a connection: required with a validated certificate (MTA-STS enforce), used when offered, or not tried. */
+type TlsMode = 'required' | 'opportunistic' | 'off';
+
+/** A failure for a domain's recipients, before or outside an SMTP transaction. */
+interface Deferral {
+  response: string;
+  transient: boolean;
+  class: BounceClass;
+}
+
+/**
+ * Delivers to the recipients' own mail servers (RFC 5321 §5): per recipient domain, its MX hosts in
+ * preference order (the next on a refused connection or a 4xx greeting), STARTTLS whenever offered,
+ * MTA-STS enforced, and every connection and message cleared with the Shaper first.
+ *
+ * Connections are nodemailer's SMTPConnection, pooled here rather than by nodemailer's pool: a
+ * connection's life is the Shaper's lease (opened only when it grants one, closed once its
+ * `messagesLeft` are used), the host is chosen by this provider among the MX hosts, and whether the
+ * connection validated its certificate decides which domains it may carry; nodemailer's pool hides
+ * all three. SMTPConnection pipelines the envelope and DATA when the server offers PIPELINING.
+ */
+export class DirectProvider implements EmailProvider {
+  readonly type = 'direct';
+  readonly takesReturnPath = true;
+  readonly regions: readonly string[];
+  private readonly pools = new Map<string, Pool>();
+  private readonly unrecorded = new Unrecorded(LANES * UNRECORDED_PER_LANE, LANES);
+  private nextSource = 0;
+  /** Set by close(): connections coming back from a message are closed rather than kept. */
+  private closed = false;
+
+  constructor(
+    private readonly config: DirectConfig,
+    private readonly deps: DirectProviderDeps,
+    private readonly options: DirectProviderOptions,
+  ) {
+    this.regions = config.regions;
+  }
+
+  /**
+   * The recipients by domain, each domain's route and policy looked up once, then an SMTP
+   * transaction per envelope (one per VERP return path) to its MX; every recipient gets a verdict
+   * of its own, so those accepted are never sent again.
+   */
+  async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
+    let raw: Buffer;
+    try {
+      raw = await composeSignedMime(message);
+    } catch (err) {
+      throw new ProviderError(`the message could not be built: ${(err as Error).message}`, false);
+    }
+    const recipients: RecipientResult[] = [];
+    for (const [domain, envelopes] of byDomain(envelopesOf(message))) {
+      if (signal.aborted) {
+        const notAttempted = {
+          response: 'not attempted before the send timeout',
+          transient: true,
+          class: 'unknown',
+        } as const;
+        recipients.push(
+          ...refuse(
+            envelopes.flatMap((envelope) => envelope.to),
+            notAttempted,
+          ),
+        );
+        continue;
+      }
+      recipients.push(...(await this.deliver(domain, envelopes, raw)));
+    }
+    return { providerMessageId: message.messageId, recipients };
+  }
+
+  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
+    return mapConcurrently(
+      messages,
+      LANES,
+      (message, laneSignal) => this.send(message, laneSignal),
+      signal,
+      onOutcome,
+      this.unrecorded,
+    );
+  }
+
+  /** One domain's envelopes: its route and policy, then for each a connection and a message the Shaper allows. */
+  private async deliver(domain: string, envelopes: Envelope[], raw: Buffer): Promise<RecipientResult[]> {
+    const everyone = (deferral: Deferral) =>
+      refuse(
+        envelopes.flatMap((envelope) => envelope.to),
+        deferral,
+      );
+    const route = await resolveRoute(this.deps.dns, domain, this.deps.random);
+    if (route.kind === 'refused') return everyone({ response: route.message, transient: false, class: 'dns_failure' });
+    if (route.kind === 'unavailable')
+      return everyone({ response: `${domain}: ${route.reason}`, transient: true, class: 'dns_failure' });
+
+    const sts = await this.deps.stsPolicy(route.domain);
+    const enforce = sts.kind === 'policy' && sts.policy.mode === 'enforce' ? sts.policy : null;
+    const hosts = enforce ? route.hosts.filter((host) => mxAllowedByPolicy(host.name, enforce)) : route.hosts;
+    if (hosts.length === 0)
+      return everyone({
+        response: `no MX host of ${route.domain} is one its MTA-STS policy (enforce) names`,
+        transient: true,
+        class: 'tls_failure',
+      });
+
+    const group = mxGroupKey(route);
+    const profile = this.deps.shapingProfile(group);
+    const recipients: RecipientResult[] = [];
+    for (const envelope of envelopes) {
+      const sourceIp = this.pickSourceIp();
+      const key: ShapingKey = { sourceIp: sourceIp ?? ANY_SOURCE, group: group.key, profile };
+      const connection = await this.connectionFor(key, sourceIp, hosts, enforce);
+      if ('response' in connection) {
+        recipients.push(...refuse(envelope.to, connection));
+        continue;
+      }
+      const allowed = await this.deps.shaper.sendMessage(key);
+      if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
+      else {
+        this.giveBack(connection);
+        recipients.push(...refuse(envelope.to, shapingDeferral(allowed)));
+      }
+    }
+    return recipients;
+  }
+
+  /** Source addresses in turn, so each carries its share; none configured, the system's choice. */
+  private pickSourceIp(): string | undefined {
+    const ips = this.config.source_ips;
+    if (!ips) return undefined;
+    const ip = ips[this.nextSource % ips.length];
+    this.nextSource += 1;
+    return ip;
+  }
+
+  /**
+   * An idle connection of the key that may carry this domain's mail, else a new one if the Shaper
+   * grants it. When it does not and the key has connections carrying messages, the lane waits for
+   * one of them rather than deferring: the limit is on connections, not on messages queued for them.
+   */
+  private async connectionFor(
+    key: ShapingKey,
+    sourceIp: string | undefined,
+    hosts: MxHost[],
+    enforce: StsPolicy | null,
+  ): Promise<PooledConnection | Deferral> {
+    for (;;) {
+      let pool = this.poolOf(key);
+      const at = pool.idle.findIndex(
+        (connection) => !enforce || (connection.verified && mxAllowedByPolicy(connection.host, enforce)),
+      );
+      if (at >= 0) {
+        const [connection] = pool.idle.splice(at, 1);
+        clearTimeout(connection!.idleTimer);
+        return connection!;
+      }
+      const lease = await this.deps.shaper.openConnection(key);
+      if ('retryAt' in lease) {
+        if (pool.count === 0) return shapingDeferral(lease);
+        await new Promise<void>((resolve) => pool.waiters.push(resolve));
+        continue;
+      }
+      // Counted from the grant, so lanes arriving while it connects wait for it rather than defer
+      // (the pool asked for again: an empty one is dropped while the Shaper is being asked).
+      pool = this.poolOf(key);
+      pool.count += 1;
+      const opened = await this.open(pool, key, lease, sourceIp, hosts, enforce);
+      if ('response' in opened) this.connectionGone(pool);
+      return opened;
+    }
+  }
+
+  private poolOf(key: ShapingKey): Pool {
+    const name = `${key.sourceIp} ${key.group}`;
+    let pool = this.pools.get(name);
+    if (!pool) {
+      pool = { name, idle: [], count: 0, waiters: [] };
+      this.pools.set(name, pool);
+    }
+    return pool;
+  }
+
+  /**
+   * One connection fewer (closed, or never opened): lanes waiting look again, and a pool left with
+   * none is dropped, so the map holds the groups in use rather than every group ever mailed.
+   */
+  private connectionGone(pool: Pool): void {
+    pool.count -= 1;
+    if (pool.count === 0 && pool.waiters.length === 0 && this.pools.get(pool.name) === pool)
+      this.pools.delete(pool.name);
+    pool.waiters.splice(0).forEach((wake) => wake());
+  }
+
+  /**
+   * The hosts' addresses in order until one greets and finishes EHLO (and STARTTLS): a refused
+   * connection, a timeout or a 4xx or 5xx greeting moves on to the next (RFC 5321 §5.1), each
+   * reported to the Shaper. Under an `enforce` policy TLS is required and the certificate must be
+   * valid for the MX host's name. Otherwise STARTTLS is used whenever offered, its certificate
+   * unchecked, and a handshake that fails is followed by a plaintext session on the same host, as
+   * opportunistic TLS does (RFC 7435): a broken TLS stack must not stop mail that may go in clear.
+   */
+  private async open(
+    pool: Pool,
+    key: ShapingKey,
+    lease: ConnectionLease,
+    sourceIp: string | undefined,
+    hosts: MxHost[],
+    enforce: StsPolicy | null,
+  ): Promise<PooledConnection | Deferral> {
+    const family = sourceIp ? isIP(sourceIp) : 0;
+    let failure: Deferral = { response: 'no MX address to connect to', transient: true, class: 'unknown' };
+    for (const host of hosts)
+      for (const address of host.addresses.filter((a) => family === 0 || isIP(a) === family)) {
+        const modes: TlsMode[] = enforce ? ['required'] : ['opportunistic', 'off'];
+        for (const mode of modes) {
+          const smtp = this.connection(address, host.name, sourceIp, mode);
+          try {
+            await new Promise<void>((resolve, reject) => {
+              smtp.once('error', reject);
+              smtp.connect((err) => (err ? reject(err) : resolve()));
+            });
+          } catch (err) {
+            const smtpErr = err as SmtpFailure;
+            // STARTTLS refused, or the handshake after it failed (the socket's error then, not ETLS).
+            const tlsFailed = smtpErr.code === 'ETLS' || smtp.upgrading === true;
+            failure = this.connectionFailure(smtpErr, host.name, tlsFailed);
+            await this.deps.shaper.recordReply(key, this.shapedFailure(smtpErr));
+            smtp.close();
+            if (tlsFailed) continue;
+            break;
+          }
+          const connection: PooledConnection = {
+            pool,
+            smtp,
+            lease,
+            host: host.name,
+            verified: mode === 'required' && smtp.secure,
+            messagesLeft: lease.messagesLeft,
+            open: true,
+          };
+          // A server may drop an idle connection at any time: it is then no longer the pool's.
+          smtp.on('error', () => this.dispose(connection));
+          smtp.on('end', () => this.dispose(connection));
+          return connection;
+        }
+      }
+    await lease.release();
+    return failure;
+  }
+
+  /** A connection (not yet open) to one MX address, named by the EHLO name and bound to the source address. */
+  private connection(address: string, host: string, sourceIp: string | undefined, mode: TlsMode): SMTPConnection {
+    const tls = {
+      required: { requireTLS: true },
+      opportunistic: { opportunisticTLS: true },
+      off: { ignoreTLS: true },
+    }[mode];
+    return new SMTPConnection({
+      host: address,
+      port: this.options.port ?? SMTP_PORT,
+      name: this.config.ehlo_name,
+      localAddress: sourceIp,
+      servername: host,
+      ...tls,
+      tls: {
+        servername: host,
+        rejectUnauthorized: mode === 'required',
+        ...(this.options.ca ? { ca: this.options.ca } : {}),
+      },
+      connectionTimeout: Math.min(this.options.timeoutMs, 30_000),
+      greetingTimeout: Math.min(this.options.timeoutMs, 30_000),
+      socketTimeout: this.options.timeoutMs,
+      logger: false,
+    });
+  }
+
+  /** Why no connection could be had: the server's reply when it gave one, classified; else the socket's or TLS's error. */
+  private connectionFailure(err: SmtpFailure, host: string, tlsFailed: boolean): Deferral {
+    if (err.response) return this.verdict(err.responseCode, err.response);
+    return {
+      response: `${host}: ${err.message.trim()}`,
+      transient: true,
+      class: tlsFailed ? 'tls_failure' : this.deps.classifyReply({ text: err.message }).class,
+    };
+  }
+
+  private shapedFailure(err: SmtpFailure): ShapedReply {
+    if (!err.responseCode) return { kind: 'connection_failed', reason: err.message };
+    return this.shapedReply(err.responseCode, err.response ?? err.message);
+  }
+
+  private shapedReply(code: number, text: string): ShapedReply {
+    const classification = this.deps.classifyReply({ code, text });
+    return { kind: 'reply', code, class: classification.class, permanent: classification.permanent };
+  }
+
+  /**
+   * One SMTP transaction: each recipient's verdict from its RCPT reply (or, accepted, from the
+   * reply to the message), every reply reported to the Shaper. A reply refusing the whole
+   * transaction (MAIL FROM, DATA, the message) is every recipient's; a connection lost on the way
+   * leaves them all to a retry.
+   */
+  private async transact(
+    connection: PooledConnection,
+    key: ShapingKey,
+    envelope: Envelope,
+    raw: Buffer,
+  ): Promise<RecipientResult[]> {
+    connection.messagesLeft -= 1;
+    const record = (code: number, text: string) => this.deps.shaper.recordReply(key, this.shapedReply(code, text));
+    try {
+      const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
+        connection.smtp.send(envelope, raw, (err, sent) => (err ? reject(err) : resolve(sent))),
+      );
+      const refused = (info.rejectedErrors ?? []) as SmtpFailure[];
+      await Promise.all([
+        record(replyCode(info.response), info.response),
+        ...refused.map((err) => record(err.responseCode ?? 0, err.response ?? err.message)),
+      ]);
+      this.giveBack(connection);
+      return [
+        ...info.accepted.map((address) => ({
+          address: String(address),
+          accepted: true,
+          transient: false,
+          response: info.response,
+        })),
+        ...refused.map((err) => this.refusal(err)),
+      ];
+    } catch (err) {
+      const smtpErr = err as SmtpFailure;
+      if (smtpErr.rejectedErrors?.length) {
+        await Promise.all(smtpErr.rejectedErrors.map((e) => record(e.responseCode ?? 0, e.response ?? e.message)));
+        await this.afterFailure(connection, smtpErr);
+        return smtpErr.rejectedErrors.map((e) => this.refusal(e));
+      }
+      await this.deps.shaper.recordReply(key, this.shapedFailure(smtpErr));
+      await this.afterFailure(connection, smtpErr);
+      const verdict = smtpErr.response
+        ? this.verdict(smtpErr.responseCode, smtpErr.response)
+        : { response: smtpErr.message, transient: true, class: 'unknown' as const };
+      return refuse(envelope.to, verdict);
+    }
+  }
+
+  private verdict(code: number | undefined, text: string): Deferral {
+    const classification = this.deps.classifyReply({ code, text });
+    return { response: text, transient: !classification.permanent, class: classification.class };
+  }
+
+  private refusal(err: SmtpFailure): RecipientResult {
+    return {
+      address: err.recipient ?? '',
+      accepted: false,
+      ...this.verdict(err.responseCode, err.response ?? err.message),
+    };
+  }
+
+  /**
+   * A transaction that failed on a live connection: RSET, so the next message starts clean, unless
+   * the server said it is closing (421) or the reset fails; then the connection goes.
+   */
+  private async afterFailure(connection: PooledConnection, err: SmtpFailure): Promise<void> {
+    if (!connection.open || err.responseCode === 421) return this.retire(connection);
+    const reset = await new Promise<boolean>((resolve) => connection.smtp.reset((resetErr) => resolve(!resetErr)));
+    if (reset) this.giveBack(connection);
+    else this.retire(connection);
+  }
+
+  /** Back to the pool for the next message, or closed when its lease's messages are used. */
+  private giveBack(connection: PooledConnection): void {
+    if (!connection.open) return;
+    if (connection.messagesLeft <= 0 || this.closed) return this.retire(connection);
+    const { pool } = connection;
+    pool.idle.push(connection);
+    connection.idleTimer = setTimeout(() => this.retire(connection), IDLE_MS);
+    connection.idleTimer.unref();
+    pool.waiters.splice(0).forEach((wake) => wake());
+  }
+
+  private retire(connection: PooledConnection): void {
+    if (connection.open) connection.smtp.quit();
+    this.dispose(connection);
+  }
+
+  /** The connection is gone (closed by us or by the server): its lease goes back and waiting lanes look again. */
+  private dispose(connection: PooledConnection): void {
+    if (!connection.open) return;
+    connection.open = false;
+    clearTimeout(connection.idleTimer);
+    const { pool } = connection;
+    const at = pool.idle.indexOf(connection);
+    if (at >= 0) pool.idle.splice(at, 1);
+    // A lease whose release fails (the database away) is the Shaper's to expire; the lanes go on.
+    const gone = () => this.connectionGone(pool);
+    connection.lease.release().then(gone, gone);
+  }
+
+  setUpDomain(domain: { name: string }): Promise<DomainSetup> {
+    return postlaneSignedDomainSetup(domain.name, {
+      selector: this.options.dkimSelector,
+      spf: directSpfRecordValue(this.config),
+    });
+  }
+
+  async tearDownDomain(): Promise<void> {}
+
+  /**
+   * Whether every source address is one of this host's (it can be bound). Outbound port 25 is not
+   * probed: that needs a remote host to answer, and is `postlane doctor`'s check, not a health check's.
+   */
+  async verify(): Promise<void> {
+    for (const ip of this.config.source_ips ?? [])
+      await new Promise<void>((resolve, reject) => {
+        const probe = createServer();
+        probe.once('error', (err) =>
+          reject(new ProviderError(`source IP ${ip} is not an address of this host: ${err.message}`, true)),
+        );
+        probe.listen(0, ip, () => probe.close(() => resolve()));
+      });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pool of this.pools.values()) for (const connection of [...pool.idle]) this.retire(connection);
+  }
+}
+
+/** SPF for the source addresses, or, with none configured, for the addresses of the EHLO name. */
+export function directSpfRecordValue(config: Pick<DirectConfig, 'source_ips' | 'ehlo_name'>): string {
+  const mechanisms = config.source_ips
+    ? config.source_ips.map((ip) => `${isIP(ip) === 6 ? 'ip6' : 'ip4'}:${ip}`)
+    : [`a:${config.ehlo_name}`];
+  return `v=spf1 ${mechanisms.join(' ')} ~all`;
+}
+
+/** The envelopes split by recipient domain (lower-case): each domain's share of each envelope, in order. */
+function byDomain(envelopes: Envelope[]): Map<string, Envelope[]> {
+  const by = new Map<string, Envelope[]>();
+  for (const { from, to } of envelopes)
+    for (const address of to) {
+      const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+      const shares = by.get(domain) ?? by.set(domain, []).get(domain)!;
+      const share = shares.at(-1);
+      if (share?.from === from) share.to.push(address);
+      else shares.push({ from, to: [address] });
+    }
+  return by;
+}
+
+const refuse = (addresses: string[], deferral: Deferral): RecipientResult[] =>
+  addresses.map((address) => ({ address, accepted: false, ...deferral }));
+
+const shapingDeferral = (notNow: NotNow): Deferral => ({
+  response: `deferred by traffic shaping until ${notNow.retryAt.toISOString()}: ${notNow.reason}`,
+  transient: true,
+  class: 'rate_limited',
+});
+
+const replyCode = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0] ?? 0);
