@@ -6,6 +6,7 @@ import type { JobQueue } from './job-queue.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { jobBacklog } from './services/health/job-backlog.js';
+import { PgShaper } from './providers/direct/pg-shaper.js';
 import { createProviders, type ProviderRegistry } from './providers/index.js';
 import { loadShapingProfiles, type ShapingProfiles } from './providers/direct/shaping-profiles.js';
 import { SecretBox } from './security/secret-box.js';
@@ -69,13 +70,24 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
   // Events written in any transaction wake their webhook workers once it commits.
   orm.em.getEventManager().registerSubscriber(new WebhookWaker(orm, jobs, logger));
   const metrics = new Metrics({ orm, jobBacklog: () => jobBacklog({ orm }) });
+  const clock = () => new Date();
+  const dns = new DnsResolver(config);
+  const classifyReply = createBounceClassifier(config.POSTLANE_BOUNCE_RULES_FILE);
+  const shapingProfiles = loadShapingProfiles(config.POSTLANE_SHAPING_FILE);
   return {
     config,
     orm,
     jobs,
     logger,
-    providers: createProviders(config),
-    clock: () => new Date(),
+    providers: createProviders(config, {
+      dns,
+      classifyReply,
+      shaper: new PgShaper({ orm, clock, profiles: shapingProfiles }),
+      shapingProfile: (group) => shapingProfiles.profileFor(group).name,
+      mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
+      clock,
+    }),
+    clock,
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     // Two statements in flight, not four: each statement's fixed work (plan, trigger, usage and job
     // rows, commit) is shared by more emails, which on a small, busy machine costs the database 20-30%
@@ -86,7 +98,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     secrets: new SecretBox(config),
     apiLogs: new ApiLogWriter(orm, logger, metrics),
     metrics,
-    dns: new DnsResolver(config),
+    dns,
     senderDomains: new SenderDomainCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     webhookAgents: new DeliveryAgents(config),
     webhookSettler: new DeliverySettler(orm),
@@ -95,7 +107,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     mailWork: new MailWork(config),
     receivedEmails: new ReceivedEmailWriter(orm),
     customEvents: new CustomEventWriter(orm, config),
-    classifyReply: createBounceClassifier(config.POSTLANE_BOUNCE_RULES_FILE),
-    shapingProfiles: loadShapingProfiles(config.POSTLANE_SHAPING_FILE),
+    classifyReply,
+    shapingProfiles,
   };
 }

@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { sqlQuery } from '../../db/query.js';
 import type { ConnectionLease, NotNow, ShapedReply, Shaper, ShapingKey } from './shaper.js';
 import type { ShapingProfiles } from './shaping-profiles.js';
+import { maskAddresses } from '../../logger.js';
 
 /**
  * How long a lease outlives the last sign of its connection (its opening, or a message let through
@@ -161,9 +162,10 @@ function replyEffect(reply: ShapedReply): 'slowdown' | 'failure' | 'delivered' |
   return slowDown ? 'slowdown' : null;
 }
 
+/** The code and class of a reply, or why a connection failed: never a reply's text, which may name a recipient. */
 const describeReply = (reply: ShapedReply) =>
   (reply.kind === 'connection_failed'
-    ? `connection failed: ${reply.reason}`
+    ? `connection failed: ${maskAddresses(reply.reason)}`
     : `${reply.code} ${reply.class}${reply.permanent ? '' : ' (temporary)'}`
   ).slice(0, 500);
 

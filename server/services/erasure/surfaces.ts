@@ -350,10 +350,17 @@ export type SurfaceKind = (typeof SURFACES)[number]['kind'];
 export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'email_metrics_hourly.domain': 'the host of a sender address (the team’s own domain), never a recipient’s',
   'broadcast_recipient.bounce_type': 'a bounce kind',
-  'mta_sts_policy.domain': 'a recipient domain’s published MTA-STS policy, shared by every team: a domain, never an address',
+  'mta_sts_policy.domain':
+    'a recipient domain’s published MTA-STS policy, shared by every team: a domain, never an address',
   'mta_sts_policy.policy_id': 'the id the domain publishes for its policy',
   'mta_sts_policy.mode': 'enforce, testing or none',
   'mta_sts_policy.mx': 'the MX host patterns the domain publishes',
+  'shaping_state.source_ip': 'one of the appliance’s own sending addresses',
+  'shaping_state.mx_group': 'the MX host names of a destination group',
+  'shaping_state.profile': 'the name of a shaping profile',
+  'shaping_state.leases': 'connection slots: ids and expiry times',
+  'shaping_state.recent_failures': 'times of recent connection failures',
+  'shaping_state.last_deferral': 'a reply code and class, or why a connection failed, addresses masked',
   'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
   'erasure_request.email': 'set to [erased] when the request completes',
   'erasure_request.receipt': 'counts per kind',
