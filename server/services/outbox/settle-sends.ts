@@ -12,6 +12,7 @@ import {
   type SendResult,
 } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
+import type { BounceClass } from '../../mail/bounce-classifier.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
 import type { ClaimedEmail } from './claimed-email.js';
 import { emitEmailEvents, recordEmailEvent } from '../emails/record-email-event.js';
@@ -43,7 +44,8 @@ interface Settlement {
   sent: boolean;
   failed: { error?: string } | null;
   /** Refused for good (SMTP 5xx): a hard bounce each. */
-  bounced: { address: string; response: string }[];
+  /** Refused for good; `class` when the provider classified the reply (direct delivery). */
+  bounced: { address: string; response: string; class?: BounceClass }[];
   /** Refused for now (SMTP 4xx) and tried again later. */
   delayed: boolean;
 }
@@ -213,13 +215,18 @@ export async function settleSends(
             subType: 'General',
             message: bounce.response,
             diagnosticCode: [bounce.response],
+            ...(bounce.class && { class: bounce.class }),
           },
         });
       }
-      if (s.bounced.length > 0)
+      // A refusal that is about the sender (a policy or reputation block, a rate, authentication)
+      // says nothing of the address: only those the server said do not exist, or unclassified
+      // refusals (a relay's), are suppressed.
+      const suppressed = s.bounced.filter((b) => b.class === undefined || b.class === 'invalid_recipient');
+      if (suppressed.length > 0)
         await addSuppressions(deps, tx, {
           teamId: s.email.team.id,
-          emails: s.bounced.map((b) => b.address),
+          emails: suppressed.map((b) => b.address),
           origin: 'bounce',
           source: null,
           sourceId: s.email.id,
@@ -325,7 +332,7 @@ function decide(
       acceptedNow = true;
       recipients.push({ id: recipient.id, email_id: email.id, status: 'accepted', response });
     } else if (verdict && !verdict.transient) {
-      bounced.push({ address: recipient.address, response: verdict.response });
+      bounced.push({ address: recipient.address, response: verdict.response, class: verdict.class });
       recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
     } else if (lastAttempt) {
       exhausted = true;

@@ -109,6 +109,50 @@ describe('the drain', () => {
     expect(Number(added[0]!.n)).toBe(1);
   });
 
+  it('suppresses a classified refusal only when the recipient does not exist: a policy block bounces without suppression', async () => {
+    const id = await send(['nobody@classified.test', 'blocked@classified.test'], 'classified');
+    const relay = app.deps.providers.forRegion('us-east-1');
+    const classifying: EmailProvider = {
+      type: 'direct',
+      regions: relay.regions,
+      takesReturnPath: true,
+      send: async (message) => ({
+        providerMessageId: message.emailId,
+        recipients: [
+          {
+            address: 'nobody@classified.test',
+            accepted: false,
+            transient: false,
+            response: '550 5.1.1 no such user',
+            class: 'invalid_recipient',
+          },
+          {
+            address: 'blocked@classified.test',
+            accepted: false,
+            transient: false,
+            response: '554 5.7.1 sending IP listed on a blocklist',
+            class: 'policy_block',
+          },
+        ],
+      }),
+      setUpDomain: (d) => relay.setUpDomain(d),
+      tearDownDomain: (d) => relay.tearDownDomain(d),
+      verify: () => relay.verify(),
+      close: async () => {},
+    };
+    await app.run(() => deliverDue({ ...app.deps, providers: new ProviderRegistry([classifying]) }, 'us-east-1', [id]));
+    const events = await app.run(() => app.deps.orm.em.find(Event, { email: id, type: 'email.bounced' }));
+    expect(events.map((e) => (e.payload as { bounce: { class: string } }).bounce.class).sort()).toEqual([
+      'invalid_recipient',
+      'policy_block',
+    ]);
+    const team = (await load(id)).team.id;
+    const suppressed = await app.run(() =>
+      app.deps.orm.em.find(Suppression, { team, email: { $like: '%@classified.test' } }),
+    );
+    expect(suppressed.map((row) => row.email)).toEqual(['nobody@classified.test']);
+  });
+
   it('records each recipient’s verdict when some are refused', async () => {
     const id = await send(['ok@example.com', 'gone2@example.com'], 'mixed');
     await deliver(id);

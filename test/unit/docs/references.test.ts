@@ -8,6 +8,7 @@ import { configReference } from '../../../config/reference.js';
 import { withMetricsReference } from '../../../server/metrics/reference.js';
 import { allRoutes } from '../../../server/http/router.js';
 import { guideTable } from '../../../server/http/public/guide-pages.js';
+import { bounceClassTable, shapingProfileTable } from '../../../server/providers/direct/reference.js';
 import { withSection } from '../../support/generated-section.js';
 import { sdkRouteTable } from '../../support/sdk-routes.js';
 
@@ -31,6 +32,17 @@ describe('generated references', () => {
     const page = withSection(readFileSync(file, 'utf8'), 'guide-pages', guideTable());
     const formatted = await prettier.format(page, { ...(await prettier.resolveConfig(file)), filepath: file });
     await expect(formatted).toMatchFileSnapshot('../../../README.md');
+  });
+
+  it("docs/direct-delivery.md's tables are the shipped shaping profiles and the bounce classes", async () => {
+    const file = fileURLToPath(new URL('../../../docs/direct-delivery.md', import.meta.url));
+    const page = withSection(
+      withSection(readFileSync(file, 'utf8'), 'shaping-profiles', shapingProfileTable()),
+      'bounce-classes',
+      bounceClassTable(),
+    );
+    const formatted = await prettier.format(page, { ...(await prettier.resolveConfig(file)), filepath: file });
+    await expect(formatted).toMatchFileSnapshot('../../../docs/direct-delivery.md');
   });
 
   it("docs/api.md's route table is every route of the SDK against the router", async () => {
