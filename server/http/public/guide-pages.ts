@@ -76,6 +76,13 @@ export const GUIDE_PAGES: readonly {
       'SMTP, Amazon SES, capture: options, SES setup, bounces from SMTP relays, VERP return paths (bounce domain)',
   },
   {
+    slug: 'direct-delivery',
+    title: 'Direct delivery (preview)',
+    group: 'Send',
+    summary:
+      'delivering to recipients’ mail servers without a relay: traffic shaping per IP and MX group, back-off, MTA-STS, bounce classes',
+  },
+  {
     slug: 'audience',
     title: 'Audience: contacts, segments, topics and the preference page',
     group: 'Audience',
