@@ -6,8 +6,7 @@ import type { JobQueue } from './job-queue.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { jobBacklog } from './services/health/job-backlog.js';
-import { PgShaper } from './providers/direct/pg-shaper.js';
-import { createProviders, type ProviderRegistry } from './providers/index.js';
+import { createProviders, directServices, type ProviderRegistry } from './providers/index.js';
 import { loadShapingProfiles, type ShapingProfiles } from './providers/direct/shaping-profiles.js';
 import { SecretBox } from './security/secret-box.js';
 import { AuthCache } from './services/api-keys/auth-cache.js';
@@ -79,14 +78,7 @@ export function createDeps({ config, orm, jobs, logger }: Pick<Deps, 'config' | 
     orm,
     jobs,
     logger,
-    providers: createProviders(config, {
-      dns,
-      classifyReply,
-      shaper: new PgShaper({ orm, clock, profiles: shapingProfiles }),
-      shapingProfile: (group) => shapingProfiles.profileFor(group).name,
-      mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
-      clock,
-    }),
+    providers: createProviders(config, directServices(config, orm, { clock, dns, classifyReply, shapingProfiles })),
     clock,
     authCache: new AuthCache(config.POSTLANE_AUTH_CACHE_SECONDS * 1000),
     // Two statements in flight, not four: each statement's fixed work (plan, trigger, usage and job

@@ -1,7 +1,12 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
+import { DnsResolver } from '../dns/resolver.js';
+import { type ClassifyReply, createBounceClassifier } from '../mail/bounce-classifier.js';
 import { CaptureProvider } from './capture.provider.js';
 import { DirectProvider, type DirectProviderDeps } from './direct/direct.provider.js';
 import { currentPolicy, type MtaStsDeps } from './direct/mta-sts.js';
+import { PgShaper } from './direct/pg-shaper.js';
+import { loadShapingProfiles, type ShapingProfiles } from './direct/shaping-profiles.js';
 import type { EmailProvider } from './provider.js';
 import { SesProvider } from './ses.provider.js';
 import { SmtpProvider } from './smtp.provider.js';
@@ -40,6 +45,35 @@ export class ProviderRegistry {
  * policy cache and a clock. A process not given them cannot start with a direct provider configured.
  */
 export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy'> & { mtaSts: MtaStsDeps; clock: () => Date };
+
+/**
+ * Direct delivery's services for a process with this configuration and database; the parts the
+ * caller already holds (its DNS resolver, classifier, profiles) are shared rather than built again.
+ */
+export function directServices(
+  config: Config,
+  orm: MikroORM,
+  {
+    clock = () => new Date(),
+    dns = new DnsResolver(config),
+    classifyReply = createBounceClassifier(config.POSTLANE_BOUNCE_RULES_FILE),
+    shapingProfiles = loadShapingProfiles(config.POSTLANE_SHAPING_FILE),
+  }: {
+    clock?: () => Date;
+    dns?: DnsResolver;
+    classifyReply?: ClassifyReply;
+    shapingProfiles?: ShapingProfiles;
+  } = {},
+): DirectServices {
+  return {
+    dns,
+    classifyReply,
+    shaper: new PgShaper({ orm, clock, profiles: shapingProfiles }),
+    shapingProfile: (group) => shapingProfiles.profileFor(group).name,
+    mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
+    clock,
+  };
+}
 
 export function createProviders(config: Config, direct?: DirectServices): ProviderRegistry {
   // The provider call must finish well inside the lease, or a second worker could send the same row.

@@ -3,7 +3,7 @@ import { readFile, statfs } from 'node:fs/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { behindPooler, type Config, ConfigError, configFileToRead, loadConfig } from '../../../config/index.js';
 import { initOrm, pendingMigrations, waitForDatabase } from '../../db/orm.js';
-import { createProviders } from '../../providers/index.js';
+import { createProviders, directServices } from '../../providers/index.js';
 import { SecretBox } from '../../security/secret-box.js';
 import { DnsResolver } from '../../dns/resolver.js';
 import { Domain } from '../../entities/index.js';
@@ -255,8 +255,8 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
       name: 'providers',
       title: 'Providers',
       run: () =>
-        needs(orm, async () => {
-          const registry = createProviders(config!);
+        needs(orm, async (o) => {
+          const registry = createProviders(config!, directServices(config!, o));
           try {
             const results = await Promise.all(
               registry.all.map(async (p) => {
@@ -294,7 +294,7 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
           const domains = await o.em.fork().find(Domain, {}, { orderBy: { name: 'asc' } });
           if (domains.length === 0) return ok('no sending domains yet');
           // Capture delivers nothing, so receivers never judge its mail: DNS matters only where a real provider sends.
-          const registry = createProviders(config!);
+          const registry = createProviders(config!, directServices(config!, o));
           const judged = domains.filter(
             (d) => registry.serves(d.region) && registry.forRegion(d.region).type !== 'capture',
           );

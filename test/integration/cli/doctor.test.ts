@@ -105,6 +105,18 @@ describe('postlane doctor', () => {
     expect(byName.providers!.fix).toContain('POSTLANE_PROVIDERS');
   });
 
+  it('checks a direct provider: its source addresses can be bound here, and an address of another host fails', async () => {
+    const direct = (sourceIp: string) =>
+      JSON.stringify([
+        { type: 'direct', ehlo_name: 'mail.example.test', source_ips: [sourceIp], regions: ['us-east-1'] },
+      ]);
+    const bindable = await doctor({ POSTLANE_PROVIDERS: direct('127.0.0.1') });
+    expect(bindable.status.providers).toBe('ok');
+    expect(bindable.byName.providers!.detail).toContain('direct (us-east-1) ok');
+    const foreign = await doctor({ POSTLANE_PROVIDERS: direct('192.0.2.10') });
+    expect(foreign.status.providers).toBe('fail');
+  });
+
   it('judges DNS only where a real provider sends: capture needs none, no answer warns, missing records fail', async () => {
     const { token } = await app.createTeamWithKey();
     expect((await app.request('POST', '/domains', { token, body: { name: 'mail.example.org' } })).status).toBe(201);
