@@ -3,6 +3,7 @@ import { Email, Event, EmailRecipient, Suppression } from '../../../server/entit
 import { type EmailProvider, ProviderRegistry } from '../../../server/providers/index.js';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
 import { deliverDue, drainOutbox, releaseExpiredLeases } from '../../../server/services/outbox/drain-outbox.js';
+import { getEmailDelivery } from '../../../server/services/emails/email-delivery.js';
 import { sweepOutbox } from '../../../server/services/outbox/sweep-outbox.js';
 import { startSmtpSink } from '../../support/smtp-sink.js';
 import { startTestApp, useTestApp } from '../../support/test-app.js';
@@ -151,6 +152,12 @@ describe('the drain', () => {
       app.deps.orm.em.find(Suppression, { team, email: { $like: '%@classified.test' } }),
     );
     expect(suppressed.map((row) => row.email)).toEqual(['nobody@classified.test']);
+    // `postlane emails show` names the class before the reply.
+    const delivery = await app.run(() => getEmailDelivery(app.deps, team, id));
+    expect(delivery.events.map((e) => e.detail).sort()).toEqual([
+      'invalid_recipient: 550 5.1.1 no such user',
+      'policy_block: 554 5.7.1 sending IP listed on a blocklist',
+    ]);
   });
 
   it('records each recipient’s verdict when some are refused', async () => {
