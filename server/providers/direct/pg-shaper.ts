@@ -157,8 +157,9 @@ const RECORD_DELIVERY = `
 function replyEffect(reply: ShapedReply): 'slowdown' | 'failure' | 'delivered' | null {
   if (reply.kind === 'connection_failed') return 'failure';
   if (reply.code >= 200 && reply.code < 300) return 'delivered';
-  const slowDown =
-    reply.class === 'rate_limited' || (reply.class === 'policy_block' && !reply.permanent) || reply.code === 421;
+  // A policy or reputation block, temporary or not, is about the sending IP: the group backs off
+  // (a permanent one also fails its message, but never suppresses the address).
+  const slowDown = reply.class === 'rate_limited' || reply.class === 'policy_block' || reply.code === 421;
   return slowDown ? 'slowdown' : null;
 }
 

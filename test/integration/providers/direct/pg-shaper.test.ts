@@ -274,6 +274,10 @@ describe('back-off', () => {
       },
     ],
     ['a generic 421', { code: 421, text: '421 Service not available, closing transmission channel' }],
+    [
+      'a permanent blocklist refusal',
+      { code: 554, text: '554 5.7.1 Service unavailable; Client host [192.0.2.10] blocked using zen.spamhaus.org' },
+    ],
   ])('suspends on %s throttling', async (name, reply) => {
     const group = key(`mx.${name.replace(/\W/g, '')}.throttle.test`, 'default');
     await shapers[0]!.recordReply(group, replyOf(reply));
