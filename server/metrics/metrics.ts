@@ -74,7 +74,10 @@ export class Metrics {
   constructor(deps: {
     orm: MikroORM;
     jobBacklog: () => Promise<{ name: string; due: number; oldest_due_seconds: number }[]>;
+    /** What "now" is for suspensions and connection leases (injected by tests). */
+    clock?: () => Date;
   }) {
+    const clock = deps.clock ?? (() => new Date());
     collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
     const outbox = new Gauge({
       name: 'postlane_outbox_emails',
@@ -140,7 +143,7 @@ export class Metrics {
     // in-flight answer is shared, and dropped once it settles (the next scrape asks anew).
     let scrape: ReturnType<typeof topGroups> | null = null;
     const groups = () =>
-      (scrape ??= topGroups({ orm: deps.orm, clock: () => new Date() }, MX_GROUPS_SHOWN).finally(() => {
+      (scrape ??= topGroups({ orm: deps.orm, clock }, MX_GROUPS_SHOWN).finally(() => {
         scrape = null;
       }));
     const byGroup = (

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../../config/index.js';
 import { initOrm } from '../../../server/db/orm.js';
 import { DnsResolver } from '../../../server/dns/resolver.js';
+import { Metrics } from '../../../server/metrics/metrics.js';
 import { PgShaper } from '../../../server/providers/direct/pg-shaper.js';
 import type { ShapingKey } from '../../../server/providers/direct/shaper.js';
 import { loadShapingProfiles } from '../../../server/providers/direct/shaping-profiles.js';
@@ -92,6 +93,17 @@ describe('listQueue', () => {
     expect(await topGroups({ orm, clock }, 1)).toEqual([
       { mx_group: GROUP, suspended: 1, connections: 1, deferrals: 1 },
     ]);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('has the per-group gauges from one scrape, each group labelled by its key', async () => {
+    const text = await new Metrics({ orm, clock, jobBacklog: async () => [] }).registry.metrics();
+    expect(text).toContain(`postlane_mx_group_suspended{mx_group="${GROUP}"} 1`);
+    expect(text).toContain(`postlane_mx_group_suspended{mx_group="mx.quiet.test"} 0`);
+    expect(text).toContain(`postlane_mx_group_connections{mx_group="${GROUP}"} 1`);
+    expect(text).toContain(`postlane_mx_group_deferrals{mx_group="${GROUP}"} 1`);
+    expect(text).toContain(`postlane_mx_group_deferrals{mx_group="mx.quiet.test"} 0`);
   });
 });
 
