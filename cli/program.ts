@@ -16,6 +16,7 @@ import { registerKeys } from './commands/keys.js';
 import { registerMaintenance } from './commands/maintenance.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
+import { registerQueue } from './commands/queue.js';
 import { registerServe } from './commands/serve.js';
 import { registerService } from './commands/service.js';
 import { registerStatus } from './commands/status.js';
@@ -49,6 +50,7 @@ export function createProgram(): Command {
   registerDomains(program);
   registerEmails(program);
   registerOutbox(program);
+  registerQueue(program);
   registerMaintenance(program);
   registerUsage(program);
   registerTeams(program);

@@ -1,6 +1,10 @@
 import { dueStepFigures } from '../services/automations/automation-figures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { topGroups } from '../services/queue/top-groups.js';
+
+/** Direct delivery's gauges are labelled by MX group: only this many groups, the suspended and most deferred first. */
+export const MX_GROUPS_SHOWN = 20;
 
 /**
  * What `GET /metrics` shows, in Prometheus' text format. Counters are per process (Prometheus sums
@@ -70,7 +74,10 @@ export class Metrics {
   constructor(deps: {
     orm: MikroORM;
     jobBacklog: () => Promise<{ name: string; due: number; oldest_due_seconds: number }[]>;
+    /** What "now" is for suspensions and connection leases (injected by tests). */
+    clock?: () => Date;
   }) {
+    const clock = deps.clock ?? (() => new Date());
     collectDefaultMetrics({ register: this.registry, prefix: 'postlane_' });
     const outbox = new Gauge({
       name: 'postlane_outbox_emails',
@@ -132,6 +139,44 @@ export class Metrics {
         this.set(oldestSeconds);
       },
     });
+    // One query per scrape for the three gauges: prom-client collects them concurrently, so the
+    // in-flight answer is shared, and dropped once it settles (the next scrape asks anew).
+    let scrape: ReturnType<typeof topGroups> | null = null;
+    const groups = () =>
+      (scrape ??= topGroups({ orm: deps.orm, clock }, MX_GROUPS_SHOWN).finally(() => {
+        scrape = null;
+      }));
+    const byGroup = (
+      name: string,
+      help: string,
+      value: (group: Awaited<ReturnType<typeof topGroups>>[number]) => number,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['mx_group'] as const,
+        registers: [this.registry],
+        async collect() {
+          const rows = await groups();
+          this.reset();
+          for (const group of rows) this.set({ mx_group: group.mx_group }, value(group));
+        },
+      });
+    byGroup(
+      'postlane_mx_group_suspended',
+      `Direct delivery: 1 while an MX group is suspended from any source IP, else 0; only the ${MX_GROUPS_SHOWN} groups most worth watching (suspended first, then most deferrals).`,
+      (group) => group.suspended,
+    );
+    byGroup(
+      'postlane_mx_group_connections',
+      'Direct delivery: connections open to an MX group now, over every worker host and source IP (the same groups).',
+      (group) => group.connections,
+    );
+    byGroup(
+      'postlane_mx_group_deferrals',
+      'Direct delivery: "slow down" replies an MX group has given, in total over source IPs (the same groups).',
+      (group) => group.deferrals,
+    );
     const due = new Gauge({
       name: 'postlane_jobs_due',
       help: 'Due jobs not yet picked up, by job type; `emails`: due emails no drain run has claimed yet.',

@@ -3,6 +3,7 @@ import { healthSection } from './health-section.js';
 import { outboxByDomain, outboxByRegion } from './outbox-sections.js';
 import { pausedSection } from './paused-section.js';
 import { providerErrorsSection } from './provider-errors.js';
+import { suspendedGroupsSection } from './suspended-groups-section.js';
 import type { StatusContext, StatusSection, StatusView } from './status-section.js';
 import { webhookBacklogSection } from './webhook-backlog.js';
 
@@ -18,6 +19,7 @@ export const STATUS_SECTIONS: readonly StatusSection[] = [
   providerErrorsSection,
   webhookBacklogSection,
   pausedSection,
+  suspendedGroupsSection,
   automationsSection,
 ];
 
