@@ -314,6 +314,7 @@ export const ConfigSchema = v.pipe(
     POSTLANE_BOUNCE_DOMAIN: v.optional(v.pipe(HostName, v.toLowerCase())),
     POSTLANE_BOUNCE_RULES_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
     POSTLANE_SHAPING_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
+    POSTLANE_SHAPING_BACKOFF_SECONDS: v.optional(Integer(1, 3600), 60),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
     POSTLANE_INBOUND_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '0.0.0.0'),
     POSTLANE_INBOUND_PORT: v.optional(Integer(0, 65_535)),
@@ -672,6 +673,10 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_SHAPING_FILE: {
     description:
       'A JSON file of traffic shaping profiles for direct delivery, merged over the shipped ones (`config/shaping-profiles.json`, same format) field by field: `{"profiles": {"gmail": {"connections": 3, "messagesPerHour": 20000}, "example": {"mxSuffixes": ["mx.example.net"], "connections": 2, "messagesPerConnection": 50, "messagesPerSecond": 5, "messagesPerHour": null, "connectionsPerMinute": 30, "source": "their postmaster page"}}}`. A profile applies to the MX groups one of whose host names ends in one of its `mxSuffixes` (the longest suffix wins, else `default`); limits hold per source IP across every worker host, a null rate is no limit. Read and checked at start: an invalid file stops the process with the field at fault.',
+  },
+  POSTLANE_SHAPING_BACKOFF_SECONDS: {
+    description:
+      'Direct delivery: how long a source IP stops sending to an MX group after the group answers "slow down" (such as `421 4.7.28`) or a burst of its connections fails. Each further suspension without recovery in between doubles it, up to an hour; mail held back meanwhile is tried again at its next retry.',
   },
   POSTLANE_INGEST_BODY_LIMIT_KB: {
     description:

@@ -68,7 +68,12 @@ export function directServices(
   return {
     dns,
     classifyReply,
-    shaper: new PgShaper({ orm, clock, profiles: shapingProfiles }),
+    shaper: new PgShaper({
+      orm,
+      clock,
+      profiles: shapingProfiles,
+      backoffBaseMs: config.POSTLANE_SHAPING_BACKOFF_SECONDS * 1000,
+    }),
     shapingProfile: (group) => shapingProfiles.profileFor(group).name,
     mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
     clock,

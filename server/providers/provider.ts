@@ -83,6 +83,12 @@ export interface EmailProvider {
    * the capture provider rehearsing one); SES sets its own and reports bounces by SNS.
    */
   readonly takesReturnPath: boolean;
+  /**
+   * Whether a recipient's acceptance is its delivery, announced as `email.delivered` besides
+   * `email.sent`: the recipient's own mail server took the message (direct delivery). A relay's or
+   * SES's acceptance is not; SES reports deliveries later.
+   */
+  readonly acceptanceIsDelivery?: boolean;
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**
    * Many messages at once, an outcome per message (one failing does not fail the others), each

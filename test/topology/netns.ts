@@ -5,6 +5,7 @@
  * API and worker hosts reach the database host, and the workers the SMTP sink (the test process
  * again, through a second veth). A host is partitioned from the back network by taking its cable's
  * bridge port down: its packets vanish, as with a failed switch port, and nothing else changes.
+ * A remote host (createRemoteHost) is simpler: one namespace cabled straight to the root namespace.
  * Nothing leaves these namespaces and loopback.
  */
 import { execFile } from 'node:child_process';
@@ -81,11 +82,57 @@ async function freeSubnets(): Promise<[string, string]> {
   throw new Error('no free 10.213.x.0/24 pair for the test network');
 }
 
-export async function createNetwork(specs: HostSpec[]): Promise<Network> {
+function requireRoot() {
   if (userInfo().uid !== 0)
     throw new TestSetupError(
-      'the multi-host test builds network namespaces (ip netns), which needs root: run the tests as root, as CI does',
+      'the topology tests build network namespaces (ip netns), which needs root: run the tests as root, as CI does',
     );
+}
+
+/** A host on the far side of one cable: its namespace, its addresses, and the test process's end of the cable. */
+export interface RemoteHost {
+  netns: string;
+  /** The addresses in the namespace, each a host of the test's to listen on. */
+  addresses: string[];
+  /** The root namespace's end of the cable: the address the test's processes send from. */
+  local: string;
+  /** Kills what runs in the namespace and deletes it (and with it the cable). */
+  remove(): Promise<void>;
+}
+
+/**
+ * One namespace cabled straight to the root namespace by a veth, with `count` addresses on its
+ * end (a /24 of its own): the outside world's servers as one host with many addresses.
+ */
+export async function createRemoteHost(name: string, count: number): Promise<RemoteHost> {
+  requireRoot();
+  await removeStaleNamespaces();
+  const [subnet] = await freeSubnets();
+  const netns = `${PREFIX}-${process.pid}-${name}`;
+  const local = `${subnet}.1`;
+  const addresses = Array.from({ length: count }, (_, i) => `${subnet}.${i + 2}`);
+  const remove = async () => {
+    await killAll(netns);
+    await ip('netns', 'delete', netns).catch(() => {});
+  };
+  try {
+    await ip('netns', 'add', netns);
+    await ipIn(netns, 'link', 'set', 'lo', 'up');
+    const end = `${PREFIX}${process.pid}${name[0]}`;
+    await ip('link', 'add', end, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns);
+    await ip('addr', 'add', `${local}/24`, 'dev', end);
+    await ip('link', 'set', end, 'up');
+    for (const address of addresses) await ipIn(netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0');
+    await ipIn(netns, 'link', 'set', 'eth0', 'up');
+    return { netns, addresses, local, remove };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
+
+export async function createNetwork(specs: HostSpec[]): Promise<Network> {
+  requireRoot();
   await removeStaleNamespaces();
   const [front, back] = await freeSubnets();
   const ns = (name: string) => `${PREFIX}-${process.pid}-${name}`;

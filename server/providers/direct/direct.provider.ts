@@ -113,6 +113,7 @@ interface Deferral {
 export class DirectProvider implements EmailProvider {
   readonly type = 'direct';
   readonly takesReturnPath = true;
+  readonly acceptanceIsDelivery = true;
   readonly regions: readonly string[];
   private readonly pools = new Map<string, Pool>();
   private readonly unrecorded = new Unrecorded(LANES * UNRECORDED_PER_LANE, LANES);

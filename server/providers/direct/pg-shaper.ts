@@ -11,11 +11,14 @@ import { maskAddresses } from '../../logger.js';
  * connection never loses its lease mid-message, while a dead host's lapse by themselves.
  */
 export const LEASE_MS = 10 * 60_000;
-/** The first suspension; each further one without recovery in between doubles it, up to the cap. */
+/**
+ * The first suspension unless configured (POSTLANE_SHAPING_BACKOFF_SECONDS); each further one
+ * without recovery in between doubles it, up to the cap.
+ */
 export const BACKOFF_BASE_MS = 60_000;
 export const BACKOFF_CAP_MS = 60 * 60_000;
 /** Levels past the one that reaches the cap change nothing. */
-const MAX_BACKOFF_LEVEL = Math.ceil(Math.log2(BACKOFF_CAP_MS / BACKOFF_BASE_MS)) + 1;
+const maxBackoffLevel = (baseMs: number) => Math.ceil(Math.log2(BACKOFF_CAP_MS / baseMs)) + 1;
 /** This many connection failures within the window suspend the group like a "slow down" reply. */
 export const FAILURE_BURST = 3;
 export const FAILURE_WINDOW_MS = 60_000;
@@ -29,6 +32,8 @@ export interface PgShaperDeps {
   orm: MikroORM;
   clock: () => Date;
   profiles: ShapingProfiles;
+  /** The first suspension; BACKOFF_BASE_MS when not given. */
+  backoffBaseMs?: number;
 }
 
 /** The key's row as a refusal explains itself from it; times in epoch milliseconds. */
@@ -112,13 +117,13 @@ const RELEASE = `UPDATE shaping_state SET leases = leases - ?::text WHERE source
 
 const ENSURE_ROW = `INSERT INTO shaping_state (source_ip, mx_group, profile) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`;
 
-/** The suspension a level stands for: the base doubled per level above the first, capped. */
+/** The suspension a level stands for: the base (`p.backoff_base_ms`) doubled per level above the first, capped. */
 const suspensionFor = (level: string) =>
-  `least(${BACKOFF_BASE_MS} * power(2, ${level} - 1), ${BACKOFF_CAP_MS}) * interval '1 millisecond'`;
+  `least(p.backoff_base_ms * power(2, ${level} - 1), ${BACKOFF_CAP_MS}) * interval '1 millisecond'`;
 const RECENT_FAILURES = `((SELECT coalesce(jsonb_agg(t), '[]'::jsonb) FROM jsonb_array_elements(s.recent_failures) t
   WHERE t::bigint > p.now_ms - ${FAILURE_WINDOW_MS}) || to_jsonb(p.now_ms))`;
 const SUSPENDS = `(${NOT_SUSPENDED} AND (p.slowdown OR (p.failure AND jsonb_array_length(${RECENT_FAILURES}) >= ${FAILURE_BURST})))`;
-const RAISED_LEVEL = `least(s.backoff_level + 1, ${MAX_BACKOFF_LEVEL})`;
+const RAISED_LEVEL = 'least(s.backoff_level + 1, p.max_backoff_level)';
 
 /**
  * A "slow down" reply or a connection failure. Not yet suspended, a slow-down (or the failure that
@@ -127,7 +132,8 @@ const RAISED_LEVEL = `least(s.backoff_level + 1, ${MAX_BACKOFF_LEVEL})`;
  */
 const RECORD_DEFERRAL = `
   WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now, ?::bigint AS now_ms,
-    ?::boolean AS slowdown, ?::boolean AS failure, ?::text AS reply)
+    ?::boolean AS slowdown, ?::boolean AS failure, ?::text AS reply, ?::float8 AS backoff_base_ms,
+    ?::int AS max_backoff_level)
   UPDATE shaping_state s SET
     recent_failures = CASE WHEN ${SUSPENDS} THEN '[]'::jsonb WHEN p.failure THEN ${RECENT_FAILURES} ELSE s.recent_failures END,
     backoff_level = CASE WHEN ${SUSPENDS} THEN ${RAISED_LEVEL} ELSE s.backoff_level END,
@@ -147,7 +153,7 @@ const RECORD_DEFERRAL = `
  * group that throttles again soon after resuming is suspended longer than before.
  */
 const RECORD_DELIVERY = `
-  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now)
+  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now, ?::float8 AS backoff_base_ms)
   UPDATE shaping_state s SET backoff_level = s.backoff_level - 1, backoff_changed_at = p.now
   FROM p WHERE ${KEY_MATCHES} AND s.backoff_level > 0 AND ${NOT_SUSPENDED}
     AND s.backoff_changed_at + 2 * ${suspensionFor('s.backoff_level')} <= p.now
@@ -221,9 +227,11 @@ export class PgShaper implements Shaper {
    * deliveries can lower it, so the others' cost no statement.
    */
   private readonly backedOff = new Set<string>();
+  private readonly backoffBaseMs: number;
 
   constructor(private readonly deps: PgShaperDeps) {
     this.em = deps.orm.em.fork({ disableContextResolution: true });
+    this.backoffBaseMs = deps.backoffBaseMs ?? BACKOFF_BASE_MS;
   }
 
   async openConnection(key: ShapingKey): Promise<ConnectionLease | NotNow> {
@@ -294,7 +302,7 @@ export class PgShaper implements Shaper {
       const [lowered] = await sqlQuery<{ backoff_level: number }>(
         this.em,
         RECORD_DELIVERY,
-        [key.sourceIp, key.group, now],
+        [key.sourceIp, key.group, now, this.backoffBaseMs],
         'postlane_shaper_record_delivery',
       );
       if (lowered) this.noteBackoff(key, lowered.backoff_level);
@@ -308,6 +316,8 @@ export class PgShaper implements Shaper {
       effect === 'slowdown',
       effect === 'failure',
       describeReply(reply),
+      this.backoffBaseMs,
+      maxBackoffLevel(this.backoffBaseMs),
     ];
     const [row] = await this.withRow(key, () =>
       sqlQuery<{ backoff_level: number }>(this.em, RECORD_DEFERRAL, params, 'postlane_shaper_record_deferral'),

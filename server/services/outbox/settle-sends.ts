@@ -48,6 +48,8 @@ interface Settlement {
   bounced: { address: string; response: string; class?: BounceClass }[];
   /** Refused for now (SMTP 4xx) and tried again later. */
   delayed: boolean;
+  /** Some recipient accepted the message in this attempt. */
+  acceptedNow: boolean;
 }
 
 /**
@@ -205,8 +207,9 @@ export async function settleSends(
       mine.filter((s) => s.sent).map((s) => s.email),
       now,
     );
-    // Rare, so one at a time, through the same path as any other outcome a provider reports; in
-    // team order, as the deliverability judgement locks each team to the end of the transaction.
+    // Rare (but for direct delivery's deliveries), so one at a time, through the same path as any
+    // other outcome a provider reports; in team order, as the deliverability judgement locks each
+    // team to the end of the transaction.
     for (const s of [...mine].sort((a, b) => a.email.team.id.localeCompare(b.email.team.id))) {
       for (const bounce of s.bounced) {
         await recordEmailEvent(deps, tx, s.email, 'email.bounced', now, {
@@ -232,6 +235,8 @@ export async function settleSends(
           sourceId: s.email.id,
         });
       if (s.delayed) await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now);
+      if (s.acceptedNow && provider.acceptanceIsDelivery)
+        await recordEmailEvent(deps, tx, s.email, 'email.delivered', now);
     }
     return ids;
   });
@@ -293,6 +298,7 @@ function decide(
     failed: null,
     bounced: [],
     delayed: false,
+    acceptedNow: false,
     ...extra,
   });
 
@@ -353,7 +359,7 @@ function decide(
         sent_at: now.toISOString(),
       }
     : {};
-  const extra = { recipients, sent: firstAcceptance, bounced, delayed };
+  const extra = { recipients, sent: firstAcceptance, bounced, delayed, acceptedNow };
   if (anyOwed)
     return settlement(
       'retrying',
