@@ -1,4 +1,5 @@
 import type { SMTPServerDataStream } from 'smtp-server';
+import { LARGE_MESSAGE_BYTES } from './message-limits.js';
 
 /** One message's DATA as read: its bytes count against the budget until `release`. */
 export interface HeldMessage {
@@ -14,12 +15,21 @@ export interface HeldMessage {
 const MESSAGES_IN_MEMORY = 8;
 
 /**
+ * The share of the budget messages of `LARGE_MESSAGE_BYTES` or more may hold between them: the rest
+ * is kept for mail of a few KB, which a flood of large messages, waiting their turn in the mail
+ * worker for large ones, would otherwise turn away with `451`.
+ */
+const LARGE_SHARE = 3 / 4;
+
+/**
  * Bytes of DATA an SMTP listener holds at once, across all its sessions (eight messages of the largest
  * size): whatever the connection count, messages being read and stored never hold more memory than that. A message that finds the
  * budget spent is read to its end and dropped, so the reply still lands after it.
  */
 export class DataBudget {
   private held = 0;
+  /** Of `held`, the bytes of messages that have reached `LARGE_MESSAGE_BYTES`. */
+  private heldLarge = 0;
   private readonly limit: number;
 
   /** `gather` makes one message of its chunks (the inbound listener's lands in shared memory). */
@@ -39,17 +49,22 @@ export class DataBudget {
   async read(stream: SMTPServerDataStream): Promise<HeldMessage> {
     const chunks: Buffer[] = [];
     let bytes = 0;
+    let large = false;
     let overBudget = false;
     const release = () => {
       this.held -= bytes;
+      if (large) this.heldLarge -= bytes;
       bytes = 0;
+      large = false;
       chunks.length = 0;
     };
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         // Past the size limit nothing more is kept (the message is refused); past the budget nothing at all.
         if (stream.sizeExceeded || overBudget) continue;
-        if (this.held + chunk.length > this.limit) {
+        const nowLarge = bytes + chunk.length >= LARGE_MESSAGE_BYTES;
+        const largeAfter = this.heldLarge + chunk.length + (nowLarge && !large ? bytes : 0);
+        if (this.held + chunk.length > this.limit || (nowLarge && largeAfter > this.limit * LARGE_SHARE)) {
           overBudget = true;
           release();
           continue;
@@ -57,6 +72,10 @@ export class DataBudget {
         chunks.push(chunk);
         bytes += chunk.length;
         this.held += chunk.length;
+        if (nowLarge) {
+          this.heldLarge = largeAfter;
+          large = true;
+        }
       }
     } catch (err) {
       release();
