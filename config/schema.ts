@@ -807,7 +807,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_SUBMISSION_AUTH_FAILURES_PER_MINUTE: {
     description:
-      'Failed AUTH attempts one client IP may make per minute. Each failure is answered 535 a little later than the one before (up to 5 s); past the budget the connection is answered 421 and closed, and so is every AUTH from that IP until the minute is over.',
+      'Failed AUTH attempts one client IP may make per minute. Each failure is answered 535 a little later than the one before (up to 5 s); past the budget the connection is answered 421 and closed, and so is every AUTH from that IP until failures come back (the budget refills evenly over a minute).',
   },
   POSTLANE_SUBMISSION_IDLE_TIMEOUT_SECONDS: {
     description: 'A submission connection silent for this long is closed (421).',
