@@ -10,19 +10,26 @@ export interface SinkStats {
   duplicates: number;
   duplicated: { id: string; copies: number; firstAt: number }[];
   lastAt: number;
+  /** Connections open now, and the most open at once since the start or the last reset. */
+  openConnections: number;
+  maxConnections: number;
   ids: string[];
 }
 
 /**
- * Starts the SMTP sink in a process of its own, listening on `host`, and waits for its port; `stats`
- * and `reset` ask it over IPC.
+ * Starts the SMTP sink in a process of its own, listening on `host` and `port` (a free one by
+ * default), and waits for its port; throws when it cannot listen there. `stats` and `reset` ask it
+ * over IPC.
  */
-export async function startSmtpSinkProcess(host = '127.0.0.1') {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [host], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+export async function startSmtpSinkProcess(host = '127.0.0.1', port = 0) {
+  const child: ChildProcess = fork(
+    fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)),
+    [host, String(port)],
+    { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
   const [portLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  if (portLine.startsWith('error '))
+    throw new Error(`the SMTP sink cannot listen on ${host}:${port}: ${portLine.slice('error '.length)}`);
   const ask = <T>(type: 'stats' | 'reset') =>
     new Promise<T>((resolve) => {
       const answer = (message: { type: string }) => {
