@@ -65,7 +65,7 @@ server.on('error', (err: NodeJS.ErrnoException) => {
   process.exit(1);
 });
 
-process.on('message', (message: { type: string }) => {
+process.on('message', (message: { type: string; ids?: boolean }) => {
   if (message.type === 'reset') {
     seen.clear();
     firstAt.clear();
@@ -90,7 +90,7 @@ process.on('message', (message: { type: string }) => {
       lastAt,
       openConnections,
       maxConnections,
-      ids: [...seen.keys()],
+      ids: message.ids === false ? [] : [...seen.keys()],
     });
   }
 });
