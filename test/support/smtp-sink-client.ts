@@ -10,20 +10,27 @@ export interface SinkStats {
   duplicates: number;
   duplicated: { id: string; copies: number; firstAt: number }[];
   lastAt: number;
+  /** Connections open now, and the most open at once since the start or the last reset. */
+  openConnections: number;
+  maxConnections: number;
   ids: string[];
 }
 
 /**
- * Starts the SMTP sink in a process of its own, listening on `host`, and waits for its port; `stats`
- * and `reset` ask it over IPC.
+ * Starts the SMTP sink in a process of its own, listening on `host` and `port` (a free one by
+ * default), and waits for its port; throws when it cannot listen there. `stats` and `reset` ask it
+ * over IPC.
  */
-export async function startSmtpSinkProcess(host = '127.0.0.1') {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)), [host], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+export async function startSmtpSinkProcess(host = '127.0.0.1', port = 0) {
+  const child: ChildProcess = fork(
+    fileURLToPath(new URL('./smtp-sink-process.ts', import.meta.url)),
+    [host, String(port)],
+    { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
   const [portLine] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  const ask = <T>(type: 'stats' | 'reset') =>
+  if (portLine.startsWith('error '))
+    throw new Error(`the SMTP sink cannot listen on ${host}:${port}: ${portLine.slice('error '.length)}`);
+  const ask = <T>(type: 'stats' | 'reset', options: { ids?: boolean } = {}) =>
     new Promise<T>((resolve) => {
       const answer = (message: { type: string }) => {
         if (message.type !== type) return;
@@ -31,12 +38,13 @@ export async function startSmtpSinkProcess(host = '127.0.0.1') {
         resolve(message as T);
       };
       child.on('message', answer);
-      child.send({ type });
+      child.send({ type, ...options });
     });
   return {
     host,
     port: Number(portLine),
-    stats: () => ask<SinkStats>('stats'),
+    /** `ids: false` leaves the Message-IDs out (`ids` is empty): cheap enough to poll while mail arrives. */
+    stats: (options: { ids?: boolean } = {}) => ask<SinkStats>('stats', options),
     reset: () => ask<void>('reset'),
     close: () => child.disconnect(),
   };

@@ -1,11 +1,13 @@
 /**
  * An SMTP sink in a process of its own (the delivery benchmark's, the crash tests'), so receiving
  * mail never shares an event loop with any sender. Accepts everything, keeps how often each Message-ID arrived and
- * when the last message did. Parent messages: `{ type: 'stats' }` (answered with the figures) and
- * `{ type: 'reset' }`. Listens on the address given as its argument (loopback by default) and prints
- * its port on stdout once listening.
+ * when the last message did, and the most connections it had open at once (the direct benchmark
+ * checks a sender's connection limit with it). Parent messages: `{ type: 'stats' }` (answered with
+ * the figures) and `{ type: 'reset' }`. Listens on the address and port given as its arguments
+ * (loopback and a free port by default) and prints its port on stdout once listening, or
+ * `error <code> <message>` when it cannot.
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 const seen = new Map<string, number>();
@@ -13,6 +15,8 @@ const seen = new Map<string, number>();
 const firstAt = new Map<string, number>();
 let received = 0;
 let lastAt = 0;
+let openConnections = 0;
+let maxConnections = 0;
 
 const server = new SMTPServer({
   authOptional: true,
@@ -38,15 +42,36 @@ const server = new SMTPServer({
     });
   },
 });
-// Senders that stop (the benchmark closing its pool) reset their connections: not a failure.
-server.on('error', () => {});
+// Counted at the socket, from accept until the sender closes its side ('end') or the socket closes:
+// what the sender holds open. Not until 'close' alone, which comes a loop phase after 'end': on a
+// busy machine a new connection accepted in between would be counted beside one already let go.
+server.server.on('connection', (socket: Socket) => {
+  openConnections += 1;
+  maxConnections = Math.max(maxConnections, openConnections);
+  let open = true;
+  const closed = () => {
+    if (open) openConnections -= 1;
+    open = false;
+  };
+  socket.once('end', closed);
+  socket.once('close', closed);
+});
+let listening = false;
+// Senders that stop (the benchmark closing its pool) reset their connections: not a failure. Not
+// being able to listen is: the parent is told and the process ends.
+server.on('error', (err: NodeJS.ErrnoException) => {
+  if (listening) return;
+  process.stdout.write(`error ${err.code ?? 'unknown'} ${err.message}\n`);
+  process.exit(1);
+});
 
-process.on('message', (message: { type: string }) => {
+process.on('message', (message: { type: string; ids?: boolean }) => {
   if (message.type === 'reset') {
     seen.clear();
     firstAt.clear();
     received = 0;
     lastAt = 0;
+    maxConnections = openConnections;
     process.send!({ type: 'reset' });
   } else if (message.type === 'stats') {
     let duplicates = 0;
@@ -63,12 +88,15 @@ process.on('message', (message: { type: string }) => {
       duplicates,
       duplicated,
       lastAt,
-      ids: [...seen.keys()],
+      openConnections,
+      maxConnections,
+      ids: message.ids === false ? [] : [...seen.keys()],
     });
   }
 });
 process.on('disconnect', () => process.exit(0));
 
-server.listen(0, process.argv[2] ?? '127.0.0.1', () => {
+server.listen(Number(process.argv[3] ?? 0), process.argv[2] ?? '127.0.0.1', () => {
+  listening = true;
   process.stdout.write(`${(server.server.address() as AddressInfo).port}\n`);
 });

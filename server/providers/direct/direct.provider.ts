@@ -470,22 +470,35 @@ export class DirectProvider implements EmailProvider {
     pool.waiters.splice(0).forEach((wake) => wake());
   }
 
+  /**
+   * Out of the pool at once, but its lease is kept until the server has answered QUIT and the
+   * connection has ended ('end' disposes of it): released at QUIT, the next connection could open
+   * while this one is still open at the server, one more than the limit (the direct benchmark's sinks
+   * saw it).
+   */
   private retire(connection: PooledConnection): void {
-    if (connection.open) connection.smtp.quit();
-    this.dispose(connection);
+    if (!connection.open) return;
+    this.leavePool(connection);
+    connection.smtp.quit();
   }
 
   /** The connection is gone (closed by us or by the server): its lease goes back and waiting lanes look again. */
   private dispose(connection: PooledConnection): void {
     if (!connection.open) return;
     connection.open = false;
-    clearTimeout(connection.idleTimer);
+    this.leavePool(connection);
     const { pool } = connection;
-    const at = pool.idle.indexOf(connection);
-    if (at >= 0) pool.idle.splice(at, 1);
     // A lease whose release fails (the database away) is the Shaper's to expire; the lanes go on.
     const gone = () => this.connectionGone(pool);
     connection.lease.release().then(gone, gone);
+  }
+
+  /** No longer idle in its pool: no lane picks it up again. */
+  private leavePool(connection: PooledConnection): void {
+    clearTimeout(connection.idleTimer);
+    const { idle } = connection.pool;
+    const at = idle.indexOf(connection);
+    if (at >= 0) idle.splice(at, 1);
   }
 
   setUpDomain(domain: { name: string }): Promise<DomainSetup> {
