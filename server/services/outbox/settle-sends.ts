@@ -43,8 +43,7 @@ interface Settlement {
   recipients: { id: string; email_id: string; status: IEmailRecipient['status']; response: string | null }[];
   sent: boolean;
   failed: { error?: string } | null;
-  /** Refused for good (SMTP 5xx): a hard bounce each. */
-  /** Refused for good; `class` when the provider classified the reply (direct delivery). */
+  /** Refused for good (SMTP 5xx): a hard bounce each; `class` when the provider classified the reply (direct delivery). */
   bounced: { address: string; response: string; class?: BounceClass }[];
   /** Refused for now (SMTP 4xx) and tried again later. */
   delayed: boolean;
