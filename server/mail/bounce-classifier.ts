@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import shippedRules from '../../config/bounce-rules.json' with { type: 'json' };
+import { parseOperatorFile, readOperatorFile } from '../operator-file.js';
+
+const RULE_FILE = 'Bounce rule file';
 
 /**
  * The published bounce classes, each with the line the documentation prints for it. The order is
@@ -155,27 +157,7 @@ function compile(rule: v.InferOutput<typeof BounceRuleSchema>): CompiledRule {
 
 /** Parses a rule file's content, or throws naming the file and the first problem with its path. */
 export function parseBounceRules(content: unknown, origin: string): CompiledRule[] {
-  const result = v.safeParse(BounceRulesFileSchema, content);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const path = v.getDotPath(issue);
-    throw new Error(`Bounce rule file ${origin} is invalid: ${path ? `${path}: ` : ''}${issue.message}`);
-  }
-  return result.output.rules.map(compile);
-}
-
-function readRulesFile(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new Error(`Bounce rule file ${path} cannot be read: ${(err as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Error(`Bounce rule file ${path} is not JSON: ${(err as Error).message}`);
-  }
+  return parseOperatorFile(RULE_FILE, BounceRulesFileSchema, content, origin).rules.map(compile);
 }
 
 // A status code stands alone: not a piece of an IP address or a version number.
@@ -189,7 +171,7 @@ const CODE_IN_TEXT = /(?<![\w.-])([245]\d\d)(?=[\s-]|$)/;
  */
 export function createBounceClassifier(operatorFile?: string): ClassifyReply {
   const rules = [
-    ...(operatorFile ? parseBounceRules(readRulesFile(operatorFile), operatorFile) : []),
+    ...(operatorFile ? parseBounceRules(readOperatorFile(RULE_FILE, operatorFile), operatorFile) : []),
     ...parseBounceRules(shippedRules, 'config/bounce-rules.json'),
   ];
   return function classifyReply(reply: SmtpReply): ReplyClassification {

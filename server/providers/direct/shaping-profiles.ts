@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import shippedProfiles from '../../../config/shaping-profiles.json' with { type: 'json' };
+import { parseOperatorFile, readOperatorFile } from '../../operator-file.js';
 import { type MxGroup, normalizeHostName } from './mx-route.js';
 
 /** A rate or count: a whole number in [min, max]. */
@@ -57,28 +57,9 @@ export interface ShapingProfiles {
   byName(name: string): ShapingProfile;
 }
 
-/** Throws naming the file and the first problem, with its path. */
-function parse<T extends v.GenericSchema>(schema: T, content: unknown, origin: string): v.InferOutput<T> {
-  const result = v.safeParse(schema, content);
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const path = v.getDotPath(issue);
-  throw new Error(`Shaping profile file ${origin} is invalid: ${path ? `${path}: ` : ''}${issue.message}`);
-}
-
-function readProfilesFile(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new Error(`Shaping profile file ${path} cannot be read: ${(err as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Error(`Shaping profile file ${path} is not JSON: ${(err as Error).message}`);
-  }
-}
+const PROFILE_FILE = 'Shaping profile file';
+const parse = <T extends v.GenericSchema>(schema: T, content: unknown, origin: string) =>
+  parseOperatorFile(PROFILE_FILE, schema, content, origin);
 
 const endsWithSuffix = (host: string, suffix: string) => host === suffix || host.endsWith(`.${suffix}`);
 
@@ -90,7 +71,7 @@ const endsWithSuffix = (host: string, suffix: string) => host === suffix || host
 export function loadShapingProfiles(operatorFile?: string): ShapingProfiles {
   const shipped = parse(ShapingProfilesFileSchema, shippedProfiles, 'config/shaping-profiles.json').profiles;
   const overrides = operatorFile
-    ? parse(ShapingOverridesFileSchema, readProfilesFile(operatorFile), operatorFile).profiles
+    ? parse(ShapingOverridesFileSchema, readOperatorFile(PROFILE_FILE, operatorFile), operatorFile).profiles
     : {};
   const merged: Record<string, unknown> = { ...shipped };
   for (const [name, fields] of Object.entries(overrides)) merged[name] = { ...shipped[name], ...fields };
