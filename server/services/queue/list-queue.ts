@@ -19,19 +19,12 @@ export interface QueueRow {
   last_reply_at: string | null;
 }
 
-interface StateRow {
-  mx_group: string;
-  source_ip: string;
-  profile: string;
-  connections: number;
-  deferrals: number;
-  connection_failures: number;
-  suspensions: number;
+/** A row as the query reads it: times as dates, the last reply under its column's name. */
+type StateRow = Omit<QueueRow, 'suspended_until' | 'last_reply' | 'last_reply_at'> & {
   suspended_until: Date | null;
-  backoff_level: number;
   last_deferral: string | null;
   last_deferral_at: Date | null;
-}
+};
 
 /**
  * The rows a listing reads, a group's source IPs together: the groups suspended now first (the
