@@ -58,7 +58,7 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
  * report that arrives again (the same Message-ID, or the same bytes without one), whether posted to
  * /ingest/dsn or delivered to a VERP return path, is a duplicate. Per recipient of the email:
  * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
- * are soft, `delayed` is email.delivery_delayed, and `delivered`/`relayed` is email.delivered.
+ * are soft, `delayed` is email.delivery_delayed (with a transient bounce object: the reply and its class), and `delivered`/`relayed` is email.delivered.
  * Only the report's recipients within the scope `find` gives count (the email's recipients, or
  * the one a VERP token names): any other address gets no suppression, and a report naming none
  * of them records nothing at all (no event with text of the reporter's choosing).
@@ -106,8 +106,9 @@ export async function recordDsn(
       );
     if (soft.length > 0)
       await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
-    if (recipients.some((r) => r.action === 'delayed'))
-      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at);
+    const delayed = recipients.filter((r) => r.action === 'delayed');
+    if (delayed.length > 0)
+      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at, { bounce: bounce('Transient', delayed) });
     if (recipients.some((r) => r.action === 'delivered' || r.action === 'relayed'))
       await recordEmailEvent(deps, tx, email, 'email.delivered', at);
     return `${recipients.map((r) => r.action).join(', ')} reported`;
