@@ -105,7 +105,7 @@ function createDirectProvider(
   const { mtaSts, clock, ...deps } = services;
   return new DirectProvider(
     config,
-    { ...deps, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
+    { ...deps, clock, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
     options,
   );
 }

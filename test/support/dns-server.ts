@@ -21,9 +21,10 @@ const chunks = (value: string) => value.match(/[\s\S]{1,255}/g) ?? [''];
 
 /**
  * A real DNS server on loopback (UDP and TCP on one port), answering from a zone the test edits:
- * right or wrong values, nothing (NXDOMAIN / no data), SERVFAIL, or silence (a timeout).
+ * right or wrong values, nothing (NXDOMAIN / no data), SERVFAIL, or silence (a timeout). `host`
+ * puts it on another address of this machine, for hosts of a test network to ask.
  */
-export async function startDnsServer() {
+export async function startDnsServer({ host = '127.0.0.1' }: { host?: string } = {}) {
   const zone = new Map<string, ZoneEntry>();
   const key = (type: RecordType, name: string) => `${type} ${name.toLowerCase().replace(/\.$/, '')}`;
   const answer = (request: dns2.Packet, send: dns2.Send) => {
@@ -54,11 +55,11 @@ export async function startDnsServer() {
     }
     send(response);
   };
-  const { udp, tcp, port } = await bindBoth(answer);
+  const { udp, tcp, port } = await bindBoth(answer, host);
   return {
     port,
     /** The value for POSTLANE_DNS_SERVERS. */
-    address: `127.0.0.1:${port}`,
+    address: `${host}:${port}`,
     set(type: RecordType, name: string, entry: ZoneEntry) {
       zone.set(key(type, name), entry);
     },
@@ -83,13 +84,13 @@ const listenOrFail = (server: dns2.Server, options: dns2.ListenOptions) =>
  * reaches us too. The UDP port may be taken for TCP (an outgoing connection's ephemeral port, with
  * many tests running): then both are tried again on another.
  */
-async function bindBoth(handle: NonNullable<dns2.ServerOptions['handle']>) {
+async function bindBoth(handle: NonNullable<dns2.ServerOptions['handle']>, address: string) {
   for (let attempt = 1; ; attempt += 1) {
     const udp = dns2.createServer({ udp: true, handle });
-    const port = (await listenOrFail(udp, { udp: { port: 0, address: '127.0.0.1', type: 'udp4' } })).udp!.port;
+    const port = (await listenOrFail(udp, { udp: { port: 0, address, type: 'udp4' } })).udp!.port;
     const tcp = dns2.createServer({ tcp: true, handle });
     try {
-      await listenOrFail(tcp, { tcp: { port, address: '127.0.0.1' } });
+      await listenOrFail(tcp, { tcp: { port, address } });
       return { udp, tcp, port };
     } catch (err) {
       await udp.close();

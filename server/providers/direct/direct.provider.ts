@@ -1,4 +1,5 @@
 import { createServer, isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { ProviderConfig } from '../../../config/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
@@ -32,6 +33,14 @@ const UNRECORDED_PER_LANE = 5;
  * counts against the group's connection limit on every worker host.
  */
 const IDLE_MS = 5_000;
+/**
+ * A Shaper refusal that lifts within this long is waited out on the lane rather than deferred: a
+ * message a moment behind its group's rate, or a connection slot another host is about to give
+ * back. A deferral would cost an attempt and the outbox's retry delay (30 s at first).
+ */
+const SHAPING_WAIT_MS = 2_000;
+/** At most this long in all for one message, so a lane never sits for good behind a group that stays full. */
+const SHAPING_PATIENCE_MS = 15_000;
 /** The shaping key's source address when none is configured and the system picks one. */
 const ANY_SOURCE = '0.0.0.0';
 const SMTP_PORT = 25;
@@ -44,6 +53,8 @@ export interface DirectProviderDeps {
   stsPolicy: (domain: string) => Promise<CurrentPolicy>;
   /** The shaping profile whose limits apply to an MX group (`default` when none matches). */
   shapingProfile: (group: MxGroup) => string;
+  /** The Shaper's clock, which its `retryAt` times are read against. */
+  clock?: () => Date;
   /** Orders MX hosts of equal preference; injected so tests are deterministic. */
   random?: () => number;
 }
@@ -157,7 +168,7 @@ export class DirectProvider implements EmailProvider {
         );
         continue;
       }
-      recipients.push(...(await this.deliver(domain, envelopes, raw)));
+      recipients.push(...(await this.deliver(domain, envelopes, raw, signal)));
     }
     return { providerMessageId: message.messageId, recipients };
   }
@@ -174,7 +185,12 @@ export class DirectProvider implements EmailProvider {
   }
 
   /** One domain's envelopes: its route and policy, then for each a connection and a message the Shaper allows. */
-  private async deliver(domain: string, envelopes: Envelope[], raw: Buffer): Promise<RecipientResult[]> {
+  private async deliver(
+    domain: string,
+    envelopes: Envelope[],
+    raw: Buffer,
+    signal: AbortSignal,
+  ): Promise<RecipientResult[]> {
     const everyone = (deferral: Deferral) =>
       refuse(
         envelopes.flatMap((envelope) => envelope.to),
@@ -201,12 +217,14 @@ export class DirectProvider implements EmailProvider {
     for (const envelope of envelopes) {
       const sourceIp = this.pickSourceIp();
       const key: ShapingKey = { sourceIp: sourceIp ?? ANY_SOURCE, group: group.key, profile };
-      const connection = await this.connectionFor(key, sourceIp, hosts, enforce);
+      const waitOut = this.patience(signal);
+      const connection = await this.connectionFor(key, sourceIp, hosts, enforce, waitOut);
       if ('response' in connection) {
         recipients.push(...refuse(envelope.to, connection));
         continue;
       }
-      const allowed = await this.deps.shaper.sendMessage(key);
+      let allowed = await this.deps.shaper.sendMessage(key);
+      while (allowed !== true && (await waitOut(allowed))) allowed = await this.deps.shaper.sendMessage(key);
       if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
       else {
         this.giveBack(connection);
@@ -214,6 +232,21 @@ export class DirectProvider implements EmailProvider {
       }
     }
     return recipients;
+  }
+
+  /**
+   * For one message: waits until a refusal's `retryAt` when that is near (SHAPING_WAIT_MS), within
+   * the message's patience and its send's signal; false when the refusal is to be a deferral.
+   */
+  private patience(signal: AbortSignal): (notNow: NotNow) => Promise<boolean> {
+    const clock = this.deps.clock ?? (() => new Date());
+    const until = Date.now() + SHAPING_PATIENCE_MS;
+    return async (notNow) => {
+      const ms = Math.max(notNow.retryAt.getTime() - clock().getTime(), 1);
+      if (ms > SHAPING_WAIT_MS || Date.now() + ms > until || signal.aborted) return false;
+      await sleep(ms, undefined, { signal }).catch(() => {});
+      return !signal.aborted;
+    };
   }
 
   /** Source addresses in turn, so each carries its share; none configured, the system's choice. */
@@ -229,12 +262,14 @@ export class DirectProvider implements EmailProvider {
    * An idle connection of the key that may carry this domain's mail, else a new one if the Shaper
    * grants it. When it does not and the key has connections carrying messages, the lane waits for
    * one of them rather than deferring: the limit is on connections, not on messages queued for them.
+   * With none here (another host holds the slots), a refusal that lifts soon is waited out.
    */
   private async connectionFor(
     key: ShapingKey,
     sourceIp: string | undefined,
     hosts: MxHost[],
     enforce: StsPolicy | null,
+    waitOut: (notNow: NotNow) => Promise<boolean>,
   ): Promise<PooledConnection | Deferral> {
     for (;;) {
       let pool = this.poolOf(key);
@@ -248,8 +283,8 @@ export class DirectProvider implements EmailProvider {
       }
       const lease = await this.deps.shaper.openConnection(key);
       if ('retryAt' in lease) {
-        if (pool.count === 0) return shapingDeferral(lease);
-        await new Promise<void>((resolve) => pool.waiters.push(resolve));
+        if (pool.count > 0) await new Promise<void>((resolve) => pool.waiters.push(resolve));
+        else if (!(await waitOut(lease))) return shapingDeferral(lease);
         continue;
       }
       // Counted from the grant, so lanes arriving while it connects wait for it rather than defer

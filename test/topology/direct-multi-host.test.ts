@@ -1,0 +1,140 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type ChaosStack, startStack } from '../support/chaos.js';
+import { startDnsServer } from '../support/dns-server.js';
+import { until } from '../support/until.js';
+import { type MxSinks, mostAtOnce, type SinkEvent, startMxSinks } from './mx-sinks.js';
+import { createNetwork, type Network } from './netns.js';
+
+/**
+ * Direct delivery's traffic shaping holds for the cluster, not for each process: two worker hosts
+ * (compiled `postlane serve --role worker`, each in a network namespace of its own) deliver one
+ * domain's mail to its MX host, itself a host of the test network, and the sink there counts what
+ * arrives. Neither worker binds a source address, so both send as the one source the limits are
+ * kept for, as hosts behind one NAT address would. `npm test` builds first; it runs as root.
+ */
+const DOMAIN = 'shaped.test';
+const MX = `mx.${DOMAIN}`;
+const LIMITS = { connections: 3, messagesPerConnection: 10, messagesPerSecond: 50 };
+const EMAILS = 300;
+
+let net: Network;
+let dns: Awaited<ReturnType<typeof startDnsServer>>;
+let sinks: MxSinks;
+let stack: ChaosStack;
+
+beforeAll(async () => {
+  net = await createNetwork([{ name: 'db' }, { name: 'worker1' }, { name: 'worker2' }, { name: 'mx' }]);
+  try {
+    const mx = net.hosts.mx!.back;
+    dns = await startDnsServer({ host: net.root.back });
+    dns.set('MX', DOMAIN, [`10 ${MX}`]);
+    dns.set('A', MX, [mx]);
+    sinks = await startMxSinks(net.hosts.mx!.netns, [{ address: mx }]);
+
+    const shapingFile = join(mkdtempSync(join(tmpdir(), 'postlane-shaping-')), 'shaping.json');
+    writeFileSync(
+      shapingFile,
+      JSON.stringify({
+        profiles: {
+          shaped: {
+            mxSuffixes: [DOMAIN],
+            ...LIMITS,
+            messagesPerHour: null,
+            connectionsPerMinute: 600,
+            source: 'this test',
+          },
+        },
+      }),
+    );
+    stack = await startStack(
+      {
+        POSTLANE_PROVIDERS: JSON.stringify([{ type: 'direct', regions: ['us-east-1'], ehlo_name: 'mta.chaos.test' }]),
+        POSTLANE_DNS_SERVERS: dns.address,
+        POSTLANE_SHAPING_FILE: shapingFile,
+        // The multi-host test's leases: a batch that waits its turn for the group, on a machine the
+        // whole suite loads, still ends well within its claim (the chaos stack's 5 s are for kills).
+        POSTLANE_SEND_LEASE_SECONDS: '20',
+        POSTLANE_JOB_LOCK_LIFETIME_SECONDS: '24',
+      },
+      { database: { netns: net.hosts.db!.netns, host: net.hosts.db!.back }, sinkHost: net.root.back },
+    );
+    await stack.startApi();
+  } catch (err) {
+    sinks?.close();
+    await net.remove();
+    throw err;
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+  sinks?.close();
+  await dns?.close();
+  await net?.remove();
+});
+
+it('two worker hosts together never pass a group’s connections, messages per connection or message rate, and each message arrives once', async () => {
+  const emails = Array.from({ length: EMAILS }, (_, i) => ({
+    from: 'News <news@chaos.test>',
+    to: [`reader${i}@${DOMAIN}`],
+    subject: `Shaped ${i}`,
+    text: 'Hello',
+  }));
+  const ids: string[] = [];
+  // Everything is queued before either worker starts, so both find work at once.
+  for (let at = 0; at < EMAILS; at += 100) {
+    const res = await fetch(`${stack.apiUrl}/emails/batch`, {
+      method: 'POST',
+      headers: stack.headers,
+      body: JSON.stringify(emails.slice(at, at + 100)),
+    });
+    expect(res.status).toBe(200);
+    ids.push(...((await res.json()) as { data: { id: string }[] }).data.map((e) => e.id));
+  }
+  await Promise.all([stack.startWorker(net.hosts.worker1), stack.startWorker(net.hosts.worker2)]);
+
+  const accepted = () =>
+    sinks.events.filter((e): e is Extract<SinkEvent, { messageId: string }> => e.kind === 'accepted');
+  await until(
+    async () => accepted().length >= EMAILS,
+    120_000,
+    () => `${accepted().length} of ${EMAILS} delivered within 120 s`,
+  );
+  const arrivals = accepted().map((e) => e.at);
+  const sessions = new Map<string, { client: string; messages: number }>();
+  for (const event of sinks.events) {
+    if (event.kind === 'open') sessions.set(event.session, { client: event.client, messages: 0 });
+    if (event.kind === 'accepted') sessions.get(event.session)!.messages += 1;
+  }
+  // GCRA lets a second's worth through at once, then one per step: in any second, at most two
+  // seconds' worth (and a little for the time the sink's lines take to reach this process).
+  const busiestSecond = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length));
+  const clients = new Set([...sessions.values()].map((s) => s.client.replace(/^::ffff:/, '')));
+  console.log(
+    `direct multi-host: ${EMAILS} delivered in ${arrivals.at(-1)! - arrivals[0]!} ms over ${sessions.size} connections from ${[...clients].join(', ')}; at most ${mostAtOnce(sinks.events)} at once, ${Math.max(...[...sessions.values()].map((s) => s.messages))} on one, ${busiestSecond} in the busiest second`,
+  );
+
+  expect(mostAtOnce(sinks.events)).toBeLessThanOrEqual(LIMITS.connections);
+  for (const session of sessions.values()) expect(session.messages).toBeLessThanOrEqual(LIMITS.messagesPerConnection);
+  expect(busiestSecond).toBeLessThanOrEqual(2 * LIMITS.messagesPerSecond + 5);
+  // Both hosts carried mail: the limits above were held between them, not by one alone.
+  expect(clients).toEqual(new Set([net.hosts.worker1!.back, net.hosts.worker2!.back]));
+  expect(new Set(accepted().map((e) => e.messageId)).size).toBe(EMAILS);
+  expect(accepted()).toHaveLength(EMAILS);
+  // The outcome is written just after the sink's answer.
+  const outcomes = () =>
+    stack.query<{ status: string; attempts: number; n: number }>(
+      `SELECT status, attempts, count(*)::int AS n FROM email WHERE id = ANY($1) GROUP BY 1, 2`,
+      [ids],
+    );
+  await until(
+    async () => (await outcomes()).every((row) => row.status === 'sent'),
+    30_000,
+    async () => `not all sent: ${JSON.stringify(await outcomes())}`,
+  );
+  // Waiting for the shaper is not a deferral: no attempt was spent on it.
+  expect(await outcomes()).toEqual([{ status: 'sent', attempts: 1, n: EMAILS }]);
+}, 240_000);
