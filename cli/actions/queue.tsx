@@ -2,9 +2,16 @@ import type { Command } from 'commander';
 import { Text } from 'ink';
 import { DnsResolver } from '../../server/dns/resolver.js';
 import { listQueue } from '../../server/services/queue/list-queue.js';
-import type { GroupChange } from '../../server/services/queue/queue-target.js';
+import { RecordingJobQueue } from '../../server/jobs/index.js';
+import { createLogger } from '../../server/logger.js';
+import { purgeQueue } from '../../server/services/queue/purge-queue.js';
+import type { GroupChange, QueueMailDeps } from '../../server/services/queue/queue-target.js';
 import { resumeGroup } from '../../server/services/queue/resume-group.js';
+import { retryQueue } from '../../server/services/queue/retry-queue.js';
 import { suspendGroup } from '../../server/services/queue/suspend-group.js';
+import type { Config } from '../../config/index.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { confirmed } from '../lib/confirm.js';
 import { withDatabase } from '../lib/context.js';
 import { printJson, renderElement, renderTable } from '../lib/render.js';
 
@@ -57,15 +64,63 @@ export async function suspend(target: string, options: { for: number }, cmd: Com
   );
 }
 
+/**
+ * For commands that make mail due: the drain run they book is a job row the workers pick up; this
+ * process wakes none of its own. Logs stay off, so stdout carries only the command's output.
+ */
+const mailDeps = (orm: MikroORM, config: Config): QueueMailDeps => ({
+  orm,
+  dns: new DnsResolver(config),
+  clock,
+  jobs: new RecordingJobQueue(),
+  logger: createLogger('silent'),
+});
+
+const emails = (n: number) => `${n} deferred email${n === 1 ? '' : 's'}`;
+
 export async function resume(target: string, _options: unknown, cmd: Command): Promise<void> {
-  const change = await withDatabase(({ orm, config }) =>
-    resumeGroup({ orm, dns: new DnsResolver(config), clock }, target),
-  );
+  const change = await withDatabase(({ orm, config }) => resumeGroup(mailDeps(orm, config), target));
   if (cmd.optsWithGlobals().json) return printJson(change);
   await renderElement(
     <Text>
       Resumed {change.group}
-      {matchedBy(change)} for {change.source_ips.join(', ')}: suspension lifted, back-off reset.
+      {matchedBy(change)} for {change.source_ips.join(', ')}: suspension lifted, back-off reset, {emails(change.emails)}{' '}
+      due now.
+    </Text>,
+  );
+}
+
+export async function retry(target: string, _options: unknown, cmd: Command): Promise<void> {
+  const retried = await withDatabase(({ orm, config }) => retryQueue(mailDeps(orm, config), target));
+  if (cmd.optsWithGlobals().json) return printJson(retried);
+  const cleared =
+    retried.source_ips.length > 0
+      ? `; suspension and back-off of ${retried.group} cleared for ${retried.source_ips.join(', ')}`
+      : '';
+  await renderElement(
+    <Text>
+      Retrying {emails(retried.emails)} {retried.domain ? `to ${retried.domain}` : `of ${retried.group}`} now{cleared}.
+    </Text>,
+  );
+}
+
+export async function purge(target: string, options: { reason?: string; yes?: boolean }, cmd: Command): Promise<void> {
+  if (
+    !options.yes &&
+    !(await confirmed(
+      `Fail the deferred mail of ${target}, each email announced by email.failed?`,
+      'Purging cannot be undone: pass --yes to confirm (there is no terminal to ask on).',
+    ))
+  ) {
+    process.stderr.write('Nothing purged.\n');
+    process.exitCode = 1;
+    return;
+  }
+  const purged = await withDatabase(({ orm }) => purgeQueue({ orm, clock }, target, options.reason));
+  if (cmd.optsWithGlobals().json) return printJson(purged);
+  await renderElement(
+    <Text>
+      Purged {emails(purged.emails)} of {purged.domain ?? `the MX group ${purged.group}`}: failed, "{purged.reason}".
     </Text>,
   );
 }

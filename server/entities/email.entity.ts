@@ -59,6 +59,8 @@ export const Email = defineEntity({
     tags: p.json<{ name: string; value: string }[]>().defaultRaw(`'[]'`),
     // `raw_mime` (bytea, null for API sends), the message as submitted over SMTP, is not mapped: only
     // the outbox writer and the drain's claim read and write it, in SQL, so no entity load carries it.
+    // Nor are `deferred_domains` and `deferred_groups` (text[], null unless queued after a deferral):
+    // where the mail waits to go, written by settling and read by the queue commands, in SQL.
     /** The subscription topic the email belongs to: it scopes the unsubscribe link and the opt-out check. */
     topicId: p.uuid().nullable(),
     /** The broadcast this email is one recipient's copy of. */

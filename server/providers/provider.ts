@@ -25,6 +25,11 @@ export interface RecipientResult {
   response: string;
   /** For a refused recipient, what the reply means (direct delivery classifies every reply it gets). */
   class?: BounceClass;
+  /**
+   * For a recipient refused for now, the MX group its domain was routed to (direct delivery): the
+   * outbox records it, so the group's deferred mail is found, and waits out the group's suspension.
+   */
+  group?: string;
 }
 
 export interface SendResult {

@@ -147,7 +147,7 @@ it('a Gmail-like group answering 421 4.7.28 is suspended and its mail delivered 
     'the throttled email was not queued for a retry',
   );
 
-  // After the back-off (and the outbox's first retry delay, 30 s), the retry is delivered.
+  // After the back-off (the retry is due when the suspension ends), the retry is delivered.
   await until(
     async () => arrived(throttled, 'accepted').length === 1,
     90_000,

@@ -231,6 +231,7 @@ export class DirectProvider implements EmailProvider {
         recipients.push(...refuse(envelope.to, shapingDeferral(allowed)));
       }
     }
+    for (const recipient of recipients) if (!recipient.accepted && recipient.transient) recipient.group = group.key;
     return recipients;
   }
 

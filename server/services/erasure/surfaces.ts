@@ -370,6 +370,8 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'email.region': 'a region name',
   'email.status': 'a state',
   'email.last_event': 'an event name',
+  'email.deferred_domains': 'recipient domains refused for now at the last attempt, never an address',
+  'email.deferred_groups': 'the MX host names of destination groups',
   'email_attachment.content_type': 'a MIME type',
   'captured_message.message_id': 'generated',
   'captured_message.region': 'a region name',

@@ -163,22 +163,7 @@ export async function releaseExpiredLeases(
       region,
     ]);
     const ended = rows.filter((row) => row.status === 'failed');
-    const at = deps.clock();
-    await emitEmailEvents(
-      tx,
-      ended.map((row) => ({
-        email: {
-          ...row,
-          team: { id: row.team_id },
-          createdAt: new Date(row.created_at),
-          messageId: row.message_id,
-          broadcastId: row.broadcast_id,
-        },
-        type: 'email.failed',
-        at,
-        extra: { error },
-      })),
-    );
+    await emitFailed(tx, ended, deps.clock(), error);
     for (const row of ended) {
       deps.metrics.sendAttempts.inc({ region, outcome: 'failed' });
       deps.logger.warn(
@@ -207,14 +192,40 @@ const RELEASE_EXPIRED = `
   )
   SELECT * FROM released`;
 
-interface ReleasedRow extends Pick<
+/** An outbox row a statement failed, with what its `email.failed` event says of it. */
+export interface FailedRow extends Pick<
   QueuedEmailRow,
   'id' | 'team_id' | 'from' | 'to' | 'subject' | 'tags' | 'region' | 'message_id'
 > {
-  status: 'queued' | 'failed';
-  attempts: number;
   created_at: Date | string;
   broadcast_id: string | null;
+}
+
+interface ReleasedRow extends FailedRow {
+  status: 'queued' | 'failed';
+  attempts: number;
+}
+
+/**
+ * `email.failed` for rows failed by a statement of their own rather than by settling an attempt,
+ * in that statement's transaction, as settling announces one: the reason as `error`.
+ */
+export function emitFailed(tx: EntityManager, rows: readonly FailedRow[], at: Date, error: string) {
+  return emitEmailEvents(
+    tx,
+    rows.map((row) => ({
+      email: {
+        ...row,
+        team: { id: row.team_id },
+        createdAt: new Date(row.created_at),
+        messageId: row.message_id,
+        broadcastId: row.broadcast_id,
+      },
+      type: 'email.failed',
+      at,
+      extra: { error },
+    })),
+  );
 }
 
 /**

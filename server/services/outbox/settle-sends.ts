@@ -13,6 +13,7 @@ import {
 } from '../../providers/index.js';
 import { countAccepted } from '../deliverability/deliverability-counters.js';
 import type { BounceClass } from '../../mail/bounce-classifier.js';
+import { domainOfAddress } from '../domains/domain-name.js';
 import { addSuppressions } from '../suppressions/add-suppression.js';
 import type { ClaimedEmail } from './claimed-email.js';
 import { emitEmailEvents, recordEmailEvent } from '../emails/record-email-event.js';
@@ -39,6 +40,9 @@ interface Settlement {
     last_event_at: string | null;
     provider_message_id: string | null;
     sent_at: string | null;
+    /** Where it waits to go, when recipients were refused for now: their domains, and MX groups when the provider named them. */
+    deferred_domains: string[] | null;
+    deferred_groups: string[] | null;
   };
   recipients: { id: string; email_id: string; status: IEmailRecipient['status']; response: string | null }[];
   sent: boolean;
@@ -52,19 +56,35 @@ interface Settlement {
 }
 
 /**
+ * A deferred email whose MX group is suspended (back-off, or the operator's) waits for the end of
+ * the suspension instead of the retry delay: sooner is refused by the shaper, later leaves the
+ * group idle. Several groups: the latest end, so none is tried early. A jitter of up to a tenth
+ * of the wait (at most half a minute) keeps a group's backlog from all coming due in one instant.
+ */
+export const RESUME_JITTER_MAX_MS = 30_000;
+
+/**
  * Outcomes of one claimed batch in one transaction: one statement settles every email
  * still held by this claim (same status and attempt) and its recipients, then the events of
  * those emails are written together. A run that outlived its lease writes nothing for the rows
- * another run has taken over.
+ * another run has taken over. Only a deferral with MX groups looks at the shaping state (the
+ * CASE evaluates the subquery for those rows alone).
  */
 const SETTLE = `
   WITH input AS (
-    SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(
+    SELECT r.*, CASE WHEN r.deferred_groups IS NOT NULL THEN (
+             SELECT max(s.suspended_until) FROM shaping_state s
+              WHERE s.mx_group = ANY(r.deferred_groups) AND s.suspended_until > ?::timestamptz) END AS suspended_until
+      FROM jsonb_to_recordset(?::jsonb) AS r(
       id uuid, attempts int, refund int, status text, send_after timestamptz, last_error text, last_event text, last_event_at timestamptz,
-      provider_message_id text, sent_at timestamptz)
+      provider_message_id text, sent_at timestamptz, deferred_domains text[], deferred_groups text[])
   ), settled AS (
     UPDATE email e
-       SET status = i.status, lease_expires_at = NULL, send_after = coalesce(i.send_after, e.send_after), last_error = i.last_error,
+       SET status = i.status, lease_expires_at = NULL, last_error = i.last_error,
+           send_after = coalesce(
+             i.suspended_until + random() * least(interval '${RESUME_JITTER_MAX_MS} milliseconds', (i.suspended_until - ?::timestamptz) / 10),
+             i.send_after, e.send_after),
+           deferred_domains = i.deferred_domains, deferred_groups = i.deferred_groups,
            attempts = e.attempts - i.refund,
            last_event = coalesce(i.last_event, e.last_event), last_event_at = coalesce(i.last_event_at, e.last_event_at),
            provider_message_id = coalesce(i.provider_message_id, e.provider_message_id), sent_at = coalesce(e.sent_at, i.sent_at),
@@ -186,7 +206,12 @@ export async function settleSends(
     const rows = await sqlQuery<{ id: string }>(
       tx,
       SETTLE,
-      [JSON.stringify(settlements.map((s) => s.row)), JSON.stringify(settlements.flatMap((s) => s.recipients))],
+      [
+        now,
+        JSON.stringify(settlements.map((s) => s.row)),
+        now,
+        JSON.stringify(settlements.flatMap((s) => s.recipients)),
+      ],
       'postlane_settle_emails',
     );
     const ids = new Set(rows.map((row) => row.id));
@@ -293,6 +318,8 @@ function decide(
     last_event_at: null,
     provider_message_id: null,
     sent_at: null,
+    deferred_domains: null,
+    deferred_groups: null,
   };
   const settlement = (
     state: AttemptState,
@@ -340,6 +367,8 @@ function decide(
   let exhausted = false;
   let acceptedNow = false;
   let delayed: Settlement['delayed'] = null;
+  const deferredDomains = new Set<string>();
+  const deferredGroups = new Set<string>();
   for (const recipient of email.owed) {
     const verdict = verdicts.get(recipient.address.toLowerCase());
     const response = verdict?.response ?? recipient.response ?? null;
@@ -355,7 +384,11 @@ function decide(
     } else {
       if (!anyOwed) stillOwed = response;
       anyOwed = true;
-      if (verdict) delayed ??= { response: verdict.response, class: verdict.class };
+      if (verdict) {
+        delayed ??= { response: verdict.response, class: verdict.class };
+        deferredDomains.add(domainOfAddress(recipient.address));
+        if (verdict.group) deferredGroups.add(verdict.group);
+      }
       recipients.push({ id: recipient.id, email_id: email.id, status: 'pending', response });
     }
   }
@@ -372,7 +405,14 @@ function decide(
   if (anyOwed)
     return settlement(
       'retrying',
-      { status: 'queued', send_after: retryAt, last_error: stillOwed ?? null, ...acceptance },
+      {
+        status: 'queued',
+        send_after: retryAt,
+        last_error: stillOwed ?? null,
+        ...acceptance,
+        deferred_domains: deferredDomains.size > 0 ? [...deferredDomains] : null,
+        deferred_groups: deferredGroups.size > 0 ? [...deferredGroups] : null,
+      },
       extra,
     );
   if (acceptedNow || email.sentAt != null)

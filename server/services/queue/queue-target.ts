@@ -1,9 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Deps } from '../../deps.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { ApiError } from '../../errors.js';
 import { mxGroupKey, resolveRoute } from '../../providers/direct/mx-route.js';
 
 export type QueueDeps = { orm: MikroORM; dns: Pick<DnsResolver, 'query'>; clock: () => Date };
+/** What a command that also moves deferred mail needs: a drain run is booked for mail made due. */
+export type QueueMailDeps = QueueDeps & Pick<Deps, 'jobs' | 'logger'>;
 
 /** The MX group a command acts on, and how the operator's word was read. */
 export interface QueueTarget {
@@ -11,6 +14,18 @@ export interface QueueTarget {
   /** `group`: the word was a group key the shaper knows; `domain`: a recipient domain, looked up in DNS. */
   matched: 'group' | 'domain';
   domain: string | null;
+}
+
+/** The operator's word as groups and domains are stored: lower case, without surrounding space. */
+export const queueWord = (target: string) => target.trim().toLowerCase();
+
+/** Whether the shaper has state for a group of this key, from any source IP. */
+export async function isKnownGroup(deps: { orm: MikroORM }, word: string): Promise<boolean> {
+  const known = await deps.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ n: number }[]>('SELECT count(*)::int AS n FROM shaping_state WHERE mx_group = ?', [word]);
+  return (known[0]?.n ?? 0) > 0;
 }
 
 /**
@@ -22,12 +37,8 @@ export async function resolveQueueTarget(
   deps: { orm: MikroORM; dns: Pick<DnsResolver, 'query'> },
   target: string,
 ): Promise<QueueTarget> {
-  const word = target.trim().toLowerCase();
-  const known = await deps.orm.em
-    .fork()
-    .getConnection()
-    .execute<{ n: number }[]>('SELECT count(*)::int AS n FROM shaping_state WHERE mx_group = ?', [word]);
-  if ((known[0]?.n ?? 0) > 0) return { group: word, matched: 'group', domain: null };
+  const word = queueWord(target);
+  if (await isKnownGroup(deps, word)) return { group: word, matched: 'group', domain: null };
   // Equal preferences are shuffled for delivery; the group is their sorted set, so any order does.
   const route = await resolveRoute(deps.dns, word, () => 0);
   if (route.kind === 'route') return { group: mxGroupKey(route).key, matched: 'domain', domain: route.domain };

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../../config/index.js';
 import { initOrm } from '../../../server/db/orm.js';
 import { DnsResolver } from '../../../server/dns/resolver.js';
+import { RecordingJobQueue } from '../../../server/jobs/index.js';
+import { createLogger } from '../../../server/logger.js';
 import { Metrics } from '../../../server/metrics/metrics.js';
 import { PgShaper } from '../../../server/providers/direct/pg-shaper.js';
 import type { ShapingKey } from '../../../server/providers/direct/shaper.js';
@@ -25,6 +27,8 @@ const deps = () => ({
   orm,
   clock,
   dns: new DnsResolver({ POSTLANE_DNS_SERVERS: [dns.address], POSTLANE_DNS_TIMEOUT_MS: 300 }),
+  jobs: new RecordingJobQueue(),
+  logger: createLogger('silent'),
 });
 
 /** The group shop.example's MX records name (sorted host names), as direct delivery keys it. */
