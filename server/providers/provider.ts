@@ -30,6 +30,11 @@ export interface RecipientResult {
    * outbox records it, so the group's deferred mail is found, and waits out the group's suspension.
    */
   group?: string;
+  /**
+   * Held back by the provider's own traffic shaping before any server was asked: not an attempt,
+   * so the outbox gives it back (a busy or suspended group never uses an email's attempts up).
+   */
+  shaped?: boolean;
 }
 
 export interface SendResult {

@@ -108,6 +108,7 @@ interface Deferral {
   response: string;
   transient: boolean;
   class: BounceClass;
+  shaped?: boolean;
 }
 
 /**
@@ -596,6 +597,7 @@ const shapingDeferral = (notNow: NotNow): Deferral => ({
   response: `deferred by traffic shaping until ${notNow.retryAt.toISOString()}: ${notNow.reason}`,
   transient: true,
   class: 'rate_limited',
+  shaped: true,
 });
 
 const replyCode = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0] ?? 0);

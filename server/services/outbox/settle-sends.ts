@@ -367,6 +367,7 @@ function decide(
   let exhausted = false;
   let acceptedNow = false;
   let delayed: Settlement['delayed'] = null;
+  let onlyShaped = true;
   const deferredDomains = new Set<string>();
   const deferredGroups = new Set<string>();
   for (const recipient of email.owed) {
@@ -378,12 +379,13 @@ function decide(
     } else if (verdict && !verdict.transient) {
       bounced.push({ address: recipient.address, response: verdict.response, class: verdict.class });
       recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
-    } else if (lastAttempt) {
+    } else if (lastAttempt && verdict?.shaped !== true) {
       exhausted = true;
       recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
     } else {
       if (!anyOwed) stillOwed = response;
       anyOwed = true;
+      onlyShaped &&= verdict?.shaped === true;
       if (verdict) {
         delayed ??= { response: verdict.response, class: verdict.class };
         deferredDomains.add(domainOfAddress(recipient.address));
@@ -401,7 +403,10 @@ function decide(
         sent_at: now.toISOString(),
       }
     : {};
-  const extra = { recipients, sent: firstAcceptance, bounced, delayed, acceptedNow };
+  // Held back by our own shaping alone (no server asked, none accepted or refused for good): the
+  // attempt is given back and nothing is announced; the mail waits its turn.
+  const heldBack = anyOwed && onlyShaped && !acceptedNow && bounced.length === 0 && !exhausted;
+  const extra = { recipients, sent: firstAcceptance, bounced, delayed: heldBack ? null : delayed, acceptedNow };
   if (anyOwed)
     return settlement(
       'retrying',
@@ -409,6 +414,7 @@ function decide(
         status: 'queued',
         send_after: retryAt,
         last_error: stillOwed ?? null,
+        refund: heldBack ? 1 : 0,
         ...acceptance,
         deferred_domains: deferredDomains.size > 0 ? [...deferredDomains] : null,
         deferred_groups: deferredGroups.size > 0 ? [...deferredGroups] : null,

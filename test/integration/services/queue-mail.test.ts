@@ -66,8 +66,9 @@ const eventsOf = (id: string) =>
 let acceptAll = false;
 
 /**
- * A provider as direct delivery answers: every recipient at `accept.example` accepted, every other
- * one refused for now (421), with its domain's MX group when the domain was routed.
+ * A provider as direct delivery answers: every recipient at `accept.example` accepted, those at
+ * `held.example` held back by its own traffic shaping, every other one refused for now (421), with
+ * its domain's MX group when the domain was routed.
  */
 function deferring(): EmailProvider {
   const capture = app.deps.providers.forRegion('us-east-1');
@@ -76,6 +77,8 @@ function deferring(): EmailProvider {
     if (acceptAll || domain === 'accept.example')
       return { address, accepted: true, transient: false, response: '250 ok' };
     const group = GROUPS[domain];
+    if (domain === 'held.example')
+      return { address, accepted: false, transient: true, response: 'deferred by traffic shaping', shaped: true };
     return {
       address,
       accepted: false,
@@ -151,6 +154,23 @@ describe('a deferred email', () => {
     acceptAll = true;
     await attempt(id).finally(() => (acceptAll = false));
     expect(await row(id)).toMatchObject({ status: 'sent', deferred_domains: null, deferred_groups: null });
+  });
+
+  it('held back by traffic shaping alone keeps its attempts and announces nothing, even at its last attempt', async () => {
+    const res = await app.request('POST', '/emails', {
+      token: app.token,
+      body: { from: 'news@acme.test', to: ['gil@held.example'], subject: 'held', text: 'body' },
+    });
+    const id = res.body.id as string;
+    for (let i = 0; i < app.deps.config.POSTLANE_SEND_MAX_ATTEMPTS + 1; i += 1) {
+      await sql('UPDATE email SET send_after = now() WHERE id = ?', [id]);
+      expect(await attempt(id)).toBe(1);
+    }
+    const [held] = await sql<{ status: string; attempts: number }>('SELECT status, attempts FROM email WHERE id = ?', [
+      id,
+    ]);
+    expect(held).toEqual({ status: 'queued', attempts: 0 });
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual([]);
   });
 
   it('whose group is suspended is retried when the suspension ends, not after the 30 s delay, within a little jitter', async () => {
