@@ -45,8 +45,8 @@ interface Settlement {
   failed: { error?: string } | null;
   /** Refused for good (SMTP 5xx): a hard bounce each; `class` when the provider classified the reply (direct delivery). */
   bounced: { address: string; response: string; class?: BounceClass }[];
-  /** Refused for now (SMTP 4xx) and tried again later. */
-  delayed: boolean;
+  /** Refused for now (SMTP 4xx) and tried again later: the first such reply, classified when the provider did (direct delivery). */
+  delayed: { response: string; class?: BounceClass } | null;
   /** Some recipient accepted the message in this attempt. */
   acceptedNow: boolean;
 }
@@ -233,7 +233,10 @@ export async function settleSends(
           source: null,
           sourceId: s.email.id,
         });
-      if (s.delayed) await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now);
+      if (s.delayed)
+        await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now, {
+          delay: { message: s.delayed.response, ...(s.delayed.class && { class: s.delayed.class }) },
+        });
       if (s.acceptedNow && provider.acceptanceIsDelivery)
         await recordEmailEvent(deps, tx, s.email, 'email.delivered', now);
     }
@@ -296,7 +299,7 @@ function decide(
     sent: false,
     failed: null,
     bounced: [],
-    delayed: false,
+    delayed: null,
     acceptedNow: false,
     ...extra,
   });
@@ -329,7 +332,7 @@ function decide(
   let anyOwed = false;
   let exhausted = false;
   let acceptedNow = false;
-  let delayed = false;
+  let delayed: Settlement['delayed'] = null;
   for (const recipient of email.owed) {
     const verdict = verdicts.get(recipient.address.toLowerCase());
     const response = verdict?.response ?? recipient.response ?? null;
@@ -345,7 +348,7 @@ function decide(
     } else {
       if (!anyOwed) stillOwed = response;
       anyOwed = true;
-      delayed ||= Boolean(verdict);
+      if (verdict) delayed ??= { response: verdict.response, ...(verdict.class && { class: verdict.class }) };
       recipients.push({ id: recipient.id, email_id: email.id, status: 'pending', response });
     }
   }
