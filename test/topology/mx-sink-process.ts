@@ -26,6 +26,8 @@ export interface MxSpec {
   tls?: { key: string; cert: string };
   /** MAIL FROM before STARTTLS is answered `530 5.7.0`. */
   requireTls?: boolean;
+  /** How long the server takes over a message before it answers: a slow server keeps messages in flight. */
+  replyDelayMs?: number;
 }
 
 /** An HTTPS server answering `/.well-known/mta-sts.txt` with `policy` (RFC 8461 §3.3). */
@@ -97,7 +99,7 @@ function mxServer(spec: MxSpec): SMTPServer {
       callback();
     },
     onData(stream, session, callback) {
-      readMessageId(stream, (messageId) => {
+      const answer = (messageId: string) => {
         const message = (verdict: 'accepted' | 'throttled' | 'burst') =>
           report({ kind: 'message', address, verdict, messageId, secure: session.secure, connection: session.id });
         const now = Date.now();
@@ -119,7 +121,8 @@ function mxServer(spec: MxSpec): SMTPServer {
         }
         message('accepted');
         callback();
-      });
+      };
+      readMessageId(stream, (messageId) => setTimeout(answer, spec.replyDelayMs ?? 0, messageId));
     },
   });
   countConnections(server, (open) => report({ kind: 'connections', address, open }));
