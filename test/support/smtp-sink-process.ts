@@ -7,8 +7,9 @@
  * (loopback and a free port by default) and prints its port on stdout once listening, or
  * `error <code> <message>` when it cannot.
  */
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { countConnections, readMessageId, SINK_OPTIONS } from './smtp-sink-server.js';
 
 const seen = new Map<string, number>();
 /** When each Message-ID first arrived: the chaos benchmark blames a duplicate on the first fault after it. */
@@ -19,21 +20,10 @@ let openConnections = 0;
 let maxConnections = 0;
 
 const server = new SMTPServer({
-  authOptional: true,
+  ...SINK_OPTIONS,
   disabledCommands: ['STARTTLS'],
-  logger: false,
-  // No reverse DNS lookup of each client: the figure is the senders', not the resolver's.
-  disableReverseLookup: true,
-  // Pooled senders keep their connections; the default of 100 would refuse a second pool.
-  maxClients: 1_000,
   onData(stream, _session, callback) {
-    let head = '';
-    stream.on('data', (chunk: Buffer) => {
-      // The Message-ID is in the header block, near the top.
-      if (head.length < 16_384) head += chunk.toString('latin1');
-    });
-    stream.on('end', () => {
-      const id = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1] ?? '(none)';
+    readMessageId(stream, (id) => {
       seen.set(id, (seen.get(id) ?? 0) + 1);
       if (!firstAt.has(id)) firstAt.set(id, Date.now());
       received += 1;
@@ -42,19 +32,9 @@ const server = new SMTPServer({
     });
   },
 });
-// Counted at the socket, from accept until the sender closes its side ('end') or the socket closes:
-// what the sender holds open. Not until 'close' alone, which comes a loop phase after 'end': on a
-// busy machine a new connection accepted in between would be counted beside one already let go.
-server.server.on('connection', (socket: Socket) => {
-  openConnections += 1;
-  maxConnections = Math.max(maxConnections, openConnections);
-  let open = true;
-  const closed = () => {
-    if (open) openConnections -= 1;
-    open = false;
-  };
-  socket.once('end', closed);
-  socket.once('close', closed);
+countConnections(server, (open) => {
+  openConnections = open;
+  maxConnections = Math.max(maxConnections, open);
 });
 let listening = false;
 // Senders that stop (the benchmark closing its pool) reset their connections: not a failure. Not

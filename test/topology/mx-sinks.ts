@@ -1,44 +1,27 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { inNetns } from '../support/throwaway-cluster.js';
-
-/** What one sink server saw, in the order it happened; `at` is when the test read it. */
-export type SinkEvent =
-  | { kind: 'open'; address: string; session: string; client: string; at: number }
-  | { kind: 'closed'; address: string; session: string; at: number }
-  | { kind: 'accepted' | 'throttled'; address: string; messageId: string; session: string; at: number };
-
-export interface MxSinkSpec {
-  address: string;
-  /** The first this many messages are answered `421 4.7.28`, then everything is accepted. */
-  throttle?: number;
-}
+import type { SinkEvent, SinkSpecs } from './mx-sink-process.js';
 
 export interface MxSinks {
+  /** What the sinks reported, in order. */
   events: SinkEvent[];
   close(): void;
 }
 
 /**
- * The recipients' mail servers of a topology test: mx-sink-process.ts inside the namespace whose
- * addresses the specs name, each on port 25. Resolves once all listen.
+ * The recipients' mail servers of a topology test (mx-sink-process.ts) in a process of its own,
+ * inside the namespace whose addresses the specs name. Resolves once every server listens.
  */
-export async function startMxSinks(netns: string, specs: MxSinkSpec[]): Promise<MxSinks> {
+export async function startMxSinks(netns: string, specs: SinkSpecs): Promise<MxSinks> {
   const script = fileURLToPath(new URL('./mx-sink-process.ts', import.meta.url));
   const [file, ...args] = [...inNetns(netns), process.execPath, '--import', 'tsx', script, JSON.stringify(specs)];
-  const child: ChildProcess = spawn(file!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const events: SinkEvent[] = [];
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const listening = new Promise<void>((resolve) =>
-    lines.on('line', (line) => {
-      if (line === 'listening') return resolve();
-      const [address, kind, a, b] = line.split(' ') as [string, SinkEvent['kind'], string, string];
-      const at = Date.now();
-      if (kind === 'open') events.push({ kind, address, session: a, client: b, at });
-      else if (kind === 'closed') events.push({ kind, address, session: a, at });
-      else events.push({ kind, address, messageId: a, session: b, at });
-    }),
+    lines.on('line', (line) => (line === 'listening' ? resolve() : events.push(JSON.parse(line) as SinkEvent))),
   );
   const close = () => void child.kill('SIGKILL');
   try {
@@ -53,13 +36,18 @@ export async function startMxSinks(netns: string, specs: MxSinkSpec[]): Promise<
   return { events, close };
 }
 
-/** The most connections open at once at any point of `events`. */
-export function mostAtOnce(events: readonly SinkEvent[]): number {
-  let open = 0;
+/** The most connections open at once among one sink's events. */
+export function mostOpen(events: readonly SinkEvent[]): number {
+  return Math.max(0, ...events.map((e) => (e.kind === 'connections' ? e.open : 0)));
+}
+
+/** The most messages one sink's events show within any one second. */
+export function mostInOneSecond(events: readonly SinkEvent[]): number {
+  const times = events.filter((e) => e.kind === 'message').map((e) => e.at);
   let most = 0;
-  for (const event of events) {
-    if (event.kind === 'open') most = Math.max(most, (open += 1));
-    else if (event.kind === 'closed') open -= 1;
+  for (let first = 0, last = 0; last < times.length; last += 1) {
+    while (times[last]! - times[first]! >= 1000) first += 1;
+    most = Math.max(most, last - first + 1);
   }
   return most;
 }

@@ -75,8 +75,8 @@ export async function findEmail(deps: Pick<Deps, 'orm'>, teamId: string, idOrMes
 /** What the bounce, complaint or failure event says, in a line. */
 function eventDetail(payload: Record<string, unknown>): string | null {
   const data = (payload.data ?? payload) as Record<string, unknown>;
-  const bounce = data.bounce as { message?: string; class?: string } | undefined;
-  // The bounce class, where the reply was classified (direct delivery, bounce reports), before the reply itself.
+  const bounce = (data.bounce ?? data.delay) as { message?: string; class?: string } | undefined;
+  // The bounce or deferral class, where the reply was classified (direct delivery, bounce reports), before the reply itself.
   if (bounce?.message) return bounce.class ? `${bounce.class}: ${bounce.message}` : bounce.message;
   if (typeof data.error === 'string') return data.error;
   return null;

@@ -58,7 +58,7 @@ export async function ingestDsn(deps: Deps, raw: string): Promise<string> {
  * report that arrives again (the same Message-ID, or the same bytes without one), whether posted to
  * /ingest/dsn or delivered to a VERP return path, is a duplicate. Per recipient of the email:
  * `failed` with a 5.x.x status is a hard bounce (email.bounced and a suppression), other failures
- * are soft, `delayed` is email.delivery_delayed (with a transient bounce object: the reply and its class), and `delivered`/`relayed` is email.delivered.
+ * are soft, `delayed` is email.delivery_delayed (its first recipient's reply and class as `delay`), and `delivered`/`relayed` is email.delivered.
  * Only the report's recipients within the scope `find` gives count (the email's recipients, or
  * the one a VERP token names): any other address gets no suppression, and a report naming none
  * of them records nothing at all (no event with text of the reporter's choosing).
@@ -81,6 +81,8 @@ export async function recordDsn(
     const failed = recipients.filter((r) => r.action === 'failed');
     const hard = failed.filter((r) => r.status.startsWith('5.'));
     const soft = failed.filter((r) => !r.status.startsWith('5.'));
+    const classOf = (r: (typeof recipients)[number]) =>
+      deps.classifyReply({ enhanced: r.status, text: r.diagnosticCode ?? '' }).class;
     // Beside SES's fields, the bounce class of its first recipient, as `message` is its first reply.
     const bounce = (type: string, list: typeof failed) => ({
       ...bounceData({
@@ -92,7 +94,7 @@ export async function recordDsn(
           diagnosticCode: r.diagnosticCode ?? undefined,
         })),
       }),
-      class: deps.classifyReply({ enhanced: list[0]!.status, text: list[0]!.diagnosticCode ?? '' }).class,
+      class: classOf(list[0]!),
     });
     if (hard.length > 0)
       await recordProviderOutcome(
@@ -108,7 +110,9 @@ export async function recordDsn(
       await recordEmailEvent(deps, tx, email, SOFT_BOUNCE_EVENT, at, { bounce: bounce('Transient', soft) });
     const delayed = recipients.filter((r) => r.action === 'delayed');
     if (delayed.length > 0)
-      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at, { bounce: bounce('Transient', delayed) });
+      await recordEmailEvent(deps, tx, email, 'email.delivery_delayed', at, {
+        delay: { message: delayed[0]!.diagnosticCode ?? delayed[0]!.status, class: classOf(delayed[0]!) },
+      });
     if (recipients.some((r) => r.action === 'delivered' || r.action === 'relayed'))
       await recordEmailEvent(deps, tx, email, 'email.delivered', at);
     return `${recipients.map((r) => r.action).join(', ')} reported`;

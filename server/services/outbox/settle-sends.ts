@@ -49,7 +49,7 @@ interface Settlement {
   failed: { error?: string } | null;
   /** Refused for good (SMTP 5xx): a hard bounce each; `class` when the provider classified the reply (direct delivery). */
   bounced: { address: string; response: string; class?: BounceClass }[];
-  /** Refused for now (SMTP 4xx) and tried again later: the first such reply, with its class when the provider classified it. */
+  /** Refused for now (SMTP 4xx) and tried again later: the first such reply, classified when the provider did (direct delivery). */
   delayed: { response: string; class?: BounceClass } | null;
   /** Some recipient accepted the message in this attempt. */
   acceptedNow: boolean;
@@ -258,16 +258,9 @@ export async function settleSends(
           source: null,
           sourceId: s.email.id,
         });
-      // As SES reports a delay: a transient bounce object, here with the reply and its class.
       if (s.delayed)
         await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now, {
-          bounce: {
-            type: 'Transient',
-            subType: 'General',
-            message: s.delayed.response,
-            diagnosticCode: [s.delayed.response],
-            ...(s.delayed.class && { class: s.delayed.class }),
-          },
+          delay: { message: s.delayed.response, ...(s.delayed.class && { class: s.delayed.class }) },
         });
       if (s.acceptedNow && provider.acceptanceIsDelivery)
         await recordEmailEvent(deps, tx, s.email, 'email.delivered', now);
@@ -387,7 +380,7 @@ function decide(
       anyOwed = true;
       onlyShaped &&= verdict?.shaped === true;
       if (verdict) {
-        delayed ??= { response: verdict.response, class: verdict.class };
+        delayed ??= { response: verdict.response, ...(verdict.class && { class: verdict.class }) };
         deferredDomains.add(domainOfAddress(recipient.address));
         if (verdict.group) deferredGroups.add(verdict.group);
       }

@@ -109,12 +109,12 @@ describe('POST /ingest/dsn', () => {
         .status,
     ).toBe(200);
     expect(await eventsOf(email.id)).toEqual(['email.sent', 'email.delivery_delayed', 'email.soft_bounced']);
-    const [delayed] = await queryDatabase<{ payload: { bounce: unknown } }>(
+    const [delayed] = await queryDatabase<{ payload: { delay: unknown } }>(
       app.databaseUrl,
       `SELECT payload FROM event WHERE email_id = $1 AND type = 'email.delivery_delayed'`,
       [email.id],
     );
-    expect(delayed!.payload.bounce).toMatchObject({ type: 'Transient', class: expect.any(String) });
+    expect(delayed!.payload.delay).toEqual({ message: '4.4.1', class: expect.any(String) });
     const suppressions = await app.request('GET', '/suppressions', { token: app.token });
     expect(suppressions.body.data.map((s: { email: string }) => s.email)).not.toContain('slow@example.com');
   });
