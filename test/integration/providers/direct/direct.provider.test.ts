@@ -460,6 +460,7 @@ describe('direct delivery to the recipients’ MX hosts', () => {
         transient: true,
         response: 'deferred by traffic shaping until 2030-01-01T00:05:00.000Z: group suspended after 421 4.7.28',
         class: 'rate_limited',
+        shaped: true,
         group: 'mx1.preferred.direct.test,mx2.preferred.direct.test',
       },
     ]);
