@@ -13,6 +13,7 @@ import { outboxSummary, outboxTotals } from '../status/outbox-summary.js';
 import { jobBacklog } from '../health/job-backlog.js';
 import { probeHealth } from '../health/probe-health.js';
 import { probeSessions } from './pooler-probe.js';
+import { checkPort25, checkReverseDns, checkSpf, directSources } from './direct-identity.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
 
@@ -33,6 +34,9 @@ const ok = (detail: string): CheckResult => ({ status: 'ok', detail });
 const warn = (detail: string, fix: string): CheckResult => ({ status: 'warn', detail, fix });
 const fail = (detail: string, fix: string): CheckResult => ({ status: 'fail', detail, fix });
 const skipped: CheckResult = { status: 'skipped', detail: 'needs the checks above' };
+
+/** How long the port 25 probe waits for each connection. */
+const PORT25_TIMEOUT_MS = 5_000;
 
 /** fetch and sockets hide the useful part (ECONNREFUSED) in `cause`. */
 const reason = (err: unknown) => (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
@@ -319,6 +323,45 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
           // No answer is not a wrong record: a warning, however many domains it hides.
           if (unanswered === wrong.length) return warn(`DNS did not answer: ${wrong.join('; ')}`, fix);
           return (wrong.length === judged.length ? fail : warn)(wrong.join('; '), fix);
+        }),
+    },
+    {
+      name: 'source_ip_rdns',
+      title: 'Source IP reverse DNS',
+      run: () =>
+        needs(config, async (c) => {
+          const { sources, unlisted } = directSources(c);
+          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
+          return checkReverseDns(new DnsResolver(c), sources, unlisted);
+        }),
+    },
+    {
+      name: 'source_ip_spf',
+      title: 'Source IP SPF',
+      run: () =>
+        needs(orm, async (o) => {
+          const { sources, unlisted } = directSources(config!);
+          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
+          const verified = await o.em
+            .fork()
+            .find(Domain, { status: 'verified' }, { fields: ['name', 'region'], orderBy: { name: 'asc' } });
+          // Return paths (MAIL FROM, what SPF judges) are on the bounce domain when one is set.
+          const bounce = config!.POSTLANE_BOUNCE_DOMAIN;
+          const domains = [
+            ...verified.map((d) => ({ name: d.name, region: d.region })),
+            ...(bounce ? [{ name: bounce, region: null }] : []),
+          ];
+          return checkSpf(new DnsResolver(config!), sources, domains, unlisted);
+        }),
+    },
+    {
+      name: 'port_25',
+      title: 'Port 25 outbound',
+      run: () =>
+        needs(config, async (c) => {
+          const { sources, unlisted } = directSources(c);
+          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
+          return checkPort25(new DnsResolver(c), sources, c.POSTLANE_PORT25_PROBE, PORT25_TIMEOUT_MS);
         }),
     },
     {
