@@ -45,7 +45,10 @@ export class ProviderRegistry {
  * What direct delivery needs beyond its configuration: the cluster's traffic shaping, the MTA-STS
  * policy cache and a clock. A process not given them cannot start with a direct provider configured.
  */
-export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy' | 'relay'> & { mtaSts: MtaStsDeps; clock: () => Date };
+export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy' | 'relay'> & {
+  mtaSts: MtaStsDeps;
+  clock: () => Date;
+};
 
 /**
  * Direct delivery's services for a process with this configuration and database; the parts the

@@ -82,8 +82,10 @@ export async function checkReverseDns(dns: Dns, sources: DirectSource[], unliste
   const findings = await Promise.all(
     sources.map(async ({ ip, ehloName }): Promise<Finding> => {
       const ptr = await dns.query(reverseName(ip), 'PTR');
-      if (ptr.kind === 'unavailable') return { level: 'warn', text: `${ip}: the PTR query got no answer (${ptr.reason})` };
-      if (ptr.kind === 'missing') return { level: 'fail', text: `${ip} has no PTR record (its EHLO name is ${ehloName})` };
+      if (ptr.kind === 'unavailable')
+        return { level: 'warn', text: `${ip}: the PTR query got no answer (${ptr.reason})` };
+      if (ptr.kind === 'missing')
+        return { level: 'fail', text: `${ip} has no PTR record (its EHLO name is ${ehloName})` };
       if (!ptr.values.includes(ehloName.toLowerCase()))
         return { level: 'fail', text: `${ip}: PTR names ${ptr.values.join(', ')}, not its EHLO name ${ehloName}` };
       const forward = await dns.query(ehloName, ipaddr.parse(ip).kind() === 'ipv6' ? 'AAAA' : 'A');
@@ -117,9 +119,12 @@ export async function checkSpf(
   unlisted: string[],
 ): Promise<CheckResult> {
   const pairs = sources.flatMap((source) =>
-    domains.filter((d) => d.region === null || source.regions.includes(d.region)).map((d) => ({ source, domain: d.name })),
+    domains
+      .filter((d) => d.region === null || source.regions.includes(d.region))
+      .map((d) => ({ source, domain: d.name })),
   );
-  if (pairs.length === 0) return withUnlisted({ status: 'ok', detail: 'no verified sending domain in a direct region yet' }, unlisted);
+  if (pairs.length === 0)
+    return withUnlisted({ status: 'ok', detail: 'no verified sending domain in a direct region yet' }, unlisted);
   const resolver = ((name: string, type: string) => dns.resolve(name, type)) as DNSResolver;
   const findings = await Promise.all(
     pairs.map(async ({ source, domain }): Promise<Finding> => {
