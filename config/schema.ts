@@ -163,7 +163,11 @@ const IpAddress = v.pipe(
 const Day = v.pipe(
   v.string(),
   v.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day such as 2027-01-15'),
-  v.check((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)), 'must be a real day'),
+  // Date.parse rolls 2027-02-30 over into March: a real day reads back as itself.
+  v.check((day) => {
+    const date = new Date(`${day}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(day);
+  }, 'must be a real day'),
 );
 
 /** A source address with the name it gives in EHLO and, when new, the day its warm-up starts. */
