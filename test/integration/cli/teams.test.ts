@@ -143,7 +143,7 @@ describe('postlane teams', () => {
     expect(JSON.parse((await pool('vip')).stdout)).toMatchObject({ id: app.teamId, ip_pool: 'vip' });
     expect((await runPostlane(['teams', 'show', app.teamId], env)).stdout).toContain('Source IP pool: vip');
     expect(JSON.parse((await pool('default')).stdout)).toMatchObject({ ip_pool: null });
-  });
+  }, 120_000);
 
   it('refuses an owner that is not a bare address, or an unknown plan', async () => {
     const owner = await cli(['teams', 'create', '--name', 'X', '--owner', 'Ann <ann@acme.test>']);
