@@ -38,6 +38,16 @@ const skipped: CheckResult = { status: 'skipped', detail: 'needs the checks abov
 /** How long the port 25 probe waits for each connection. */
 const PORT25_TIMEOUT_MS = 5_000;
 
+/** A check of direct delivery's source IPs; nothing to look at without a direct provider. */
+function forDirect(
+  config: Config,
+  run: (found: ReturnType<typeof directSources>) => Promise<CheckResult>,
+): Promise<CheckResult> {
+  const found = directSources(config);
+  if (found.sources.length === 0 && found.unlisted.length === 0) return Promise.resolve(ok('no direct provider'));
+  return run(found);
+}
+
 /** fetch and sockets hide the useful part (ECONNREFUSED) in `cause`. */
 const reason = (err: unknown) => (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
 
@@ -329,40 +339,38 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
       name: 'source_ip_rdns',
       title: 'Source IP reverse DNS',
       run: () =>
-        needs(config, async (c) => {
-          const { sources, unlisted } = directSources(c);
-          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
-          return checkReverseDns(new DnsResolver(c), sources, unlisted);
-        }),
+        needs(config, (c) =>
+          forDirect(c, ({ sources, unlisted }) => checkReverseDns(new DnsResolver(c), sources, unlisted)),
+        ),
     },
     {
       name: 'source_ip_spf',
       title: 'Source IP SPF',
       run: () =>
-        needs(orm, async (o) => {
-          const { sources, unlisted } = directSources(config!);
-          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
-          const verified = await o.em
-            .fork()
-            .find(Domain, { status: 'verified' }, { fields: ['name', 'region'], orderBy: { name: 'asc' } });
-          // Return paths (MAIL FROM, what SPF judges) are on the bounce domain when one is set.
-          const bounce = config!.POSTLANE_BOUNCE_DOMAIN;
-          const domains = [
-            ...verified.map((d) => ({ name: d.name, region: d.region })),
-            ...(bounce ? [{ name: bounce, region: null }] : []),
-          ];
-          return checkSpf(new DnsResolver(config!), sources, domains, unlisted);
-        }),
+        needs(orm, (o) =>
+          forDirect(config!, async ({ sources, unlisted }) => {
+            const verified = await o.em
+              .fork()
+              .find(Domain, { status: 'verified' }, { fields: ['name', 'region'], orderBy: { name: 'asc' } });
+            // Return paths (MAIL FROM, what SPF judges) are on the bounce domain when one is set.
+            const bounce = config!.POSTLANE_BOUNCE_DOMAIN;
+            const domains = [
+              ...verified.map((d) => ({ name: d.name, region: d.region })),
+              ...(bounce ? [{ name: bounce, region: null }] : []),
+            ];
+            return checkSpf(new DnsResolver(config!), sources, domains, unlisted);
+          }),
+        ),
     },
     {
       name: 'port_25',
       title: 'Port 25 outbound',
       run: () =>
-        needs(config, async (c) => {
-          const { sources, unlisted } = directSources(c);
-          if (sources.length === 0 && unlisted.length === 0) return ok('no direct provider');
-          return checkPort25(new DnsResolver(c), sources, c.POSTLANE_PORT25_PROBE, PORT25_TIMEOUT_MS);
-        }),
+        needs(config, (c) =>
+          forDirect(c, ({ sources }) =>
+            checkPort25(new DnsResolver(c), sources, c.POSTLANE_PORT25_PROBE, PORT25_TIMEOUT_MS),
+          ),
+        ),
     },
     {
       name: 'bounce_domain',
