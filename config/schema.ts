@@ -159,20 +159,72 @@ const IpAddress = v.pipe(
   v.check((value) => ipaddr.isValid(value), 'must list IP addresses such as 192.0.2.10'),
 );
 
+/** A calendar day, `YYYY-MM-DD` (UTC). */
+const Day = v.pipe(
+  v.string(),
+  v.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day such as 2027-01-15'),
+  // Date.parse rolls 2027-02-30 over into March: a real day reads back as itself.
+  v.check((day) => {
+    const date = new Date(`${day}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(day);
+  }, 'must be a real day'),
+);
+
+/** A source address with the name it gives in EHLO and, when new, the day its warm-up starts. */
+const SourceIpSchema = v.union(
+  [
+    IpAddress,
+    v.strictObject({
+      ip: IpAddress,
+      /** Its PTR name; the provider's `ehlo_name` when not given. */
+      ehlo_name: v.optional(HostName),
+      /** A new address: from this day on, its mail to each mailbox provider follows the warm-up schedule. */
+      warmup_from: v.optional(Day),
+    }),
+  ],
+  'must list IP addresses such as 192.0.2.10, or objects {"ip", "ehlo_name", "warmup_from"}',
+);
+
+const PoolName = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9-]+$/, 'pool names are lower-case words'),
+  v.check((name) => name !== 'default', 'default is the pool of the addresses in no named pool'),
+);
+
+const ipOf = (entry: string | { ip: string }) => (typeof entry === 'string' ? entry : entry.ip);
+
 /**
  * Postlane delivers to the recipients' mail servers itself (MX, port 25), with the traffic shaping
- * of an MTA. Its source addresses' reverse DNS must name `ehlo_name`.
+ * of an MTA. Its source addresses' reverse DNS must name their EHLO names.
  */
-export const DirectProviderConfigSchema = v.strictObject({
-  type: v.literal('direct'),
-  regions: RegionList,
-  /** The name given in EHLO: the forward-confirmed reverse DNS name of every source IP. */
-  ehlo_name: HostName,
-  /** Local addresses connections are bound to, used in turn; unset, the system picks one. */
-  source_ips: v.optional(v.pipe(v.array(IpAddress), v.minLength(1))),
-  /** Only paces broadcasts: each destination's own limits are the traffic shaping's. */
-  rate_per_second: v.optional(Integer(1, 10_000), 100),
-});
+export const DirectProviderConfigSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('direct'),
+    regions: RegionList,
+    /** The name given in EHLO: the forward-confirmed reverse DNS name of every source IP without a name of its own. */
+    ehlo_name: HostName,
+    /** Local addresses connections are bound to, used in turn; unset, the system picks one. */
+    source_ips: v.optional(v.pipe(v.array(SourceIpSchema), v.minLength(1))),
+    /** Named sets of source IPs a team can be pinned to (`postlane teams update --ip-pool`); the rest are the default pool. */
+    pools: v.optional(v.record(PoolName, v.pipe(v.array(IpAddress), v.minLength(1)))),
+    /** A region served by another provider (a relay) that takes the mail no warming source IP has room for today. */
+    warmup_fallback: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'must be a region name'))),
+    /** Only paces broadcasts: each destination's own limits are the traffic shaping's. */
+    rate_per_second: v.optional(Integer(1, 10_000), 100),
+  }),
+  v.check((c) => {
+    const ips = (c.source_ips ?? []).map(ipOf);
+    return new Set(ips).size === ips.length;
+  }, 'source_ips lists an address twice'),
+  v.check((c) => {
+    const ips = new Set((c.source_ips ?? []).map(ipOf));
+    return Object.values(c.pools ?? {}).every((pool) => pool.every((ip) => ips.has(ip)));
+  }, 'pools may only name addresses of source_ips'),
+  v.check((c) => {
+    const pooled = new Set(Object.values(c.pools ?? {}).flat());
+    return !c.pools || (c.source_ips ?? []).some((entry) => !pooled.has(ipOf(entry)));
+  }, 'with pools, at least one of source_ips must be in no pool: the default pool of the teams not pinned to one'),
+);
 
 export const ProviderConfigSchema = v.variant('type', [
   CaptureProviderConfigSchema,
@@ -192,6 +244,18 @@ const ProvidersSchema = v.pipe(
     const regions = providers.flatMap((p) => p.regions);
     return new Set(regions).size === regions.length;
   }, 'each region may be served by one provider only'),
+  v.check(
+    (providers) =>
+      providers.every(
+        (p) =>
+          p.type !== 'direct' ||
+          p.warmup_fallback === undefined ||
+          providers.some(
+            (relay) => (relay.type === 'smtp' || relay.type === 'ses') && relay.regions.includes(p.warmup_fallback!),
+          ),
+      ),
+    'warmup_fallback must name a region an smtp or ses provider serves',
+  ),
 );
 
 const Flag = v.pipe(
@@ -315,6 +379,12 @@ export const ConfigSchema = v.pipe(
     POSTLANE_BOUNCE_RULES_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
     POSTLANE_SHAPING_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
     POSTLANE_SHAPING_BACKOFF_SECONDS: v.optional(Integer(1, 3600), 60),
+    POSTLANE_PORT25_PROBE: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i, 'must be a host, host:port or [IPv6]:port'),
+      ),
+    ),
     POSTLANE_STATEMENT_TIMEOUT_SECONDS: v.optional(Integer(0, 3600), 30),
     POSTLANE_INBOUND_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '0.0.0.0'),
     POSTLANE_INBOUND_PORT: v.optional(Integer(0, 65_535)),
@@ -672,11 +742,15 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_SHAPING_FILE: {
     description:
-      'A JSON file of traffic shaping profiles for direct delivery, merged over the shipped ones (`config/shaping-profiles.json`, same format) field by field: `{"profiles": {"gmail": {"connections": 3, "messagesPerHour": 20000}, "example": {"mxSuffixes": ["mx.example.net"], "connections": 2, "messagesPerConnection": 50, "messagesPerSecond": 5, "messagesPerHour": null, "connectionsPerMinute": 30, "source": "their postmaster page"}}}`. A profile applies to the MX groups one of whose host names ends in one of its `mxSuffixes` (the longest suffix wins, else `default`); limits hold per source IP across every worker host, a null rate is no limit. Read and checked at start: an invalid file stops the process with the field at fault.',
+      'A JSON file of traffic shaping profiles for direct delivery, merged over the shipped ones (`config/shaping-profiles.json`, same format) field by field: `{"profiles": {"gmail": {"connections": 3, "messagesPerHour": 20000}, "example": {"mxSuffixes": ["mx.example.net"], "connections": 2, "messagesPerConnection": 50, "messagesPerSecond": 5, "messagesPerHour": null, "connectionsPerMinute": 30, "source": "their postmaster page"}}}`. A profile applies to the MX groups one of whose host names ends in one of its `mxSuffixes` (the longest suffix wins, else `default`); limits hold per source IP across every worker host, a null rate is no limit. `{"warmup": {"schedules": {"gmail": [20, 40, 80]}}}` in the same file replaces the warm-up schedule of that name (the daily caps of an IP with `warmup_from`, day 1 first; `default` for profiles without one). Read and checked at start: an invalid file stops the process with the field at fault.',
   },
   POSTLANE_SHAPING_BACKOFF_SECONDS: {
     description:
       'Direct delivery: how long a source IP stops sending to an MX group after the group answers "slow down" (such as `421 4.7.28`) or a burst of its connections fails. Each further suspension without recovery in between doubles it, up to an hour; mail held back meanwhile is tried again at its next retry.',
+  },
+  POSTLANE_PORT25_PROBE: {
+    description:
+      'Where `postlane doctor` checks that port 25 is open outbound for direct delivery: a mail server (`host`, `host:port` or `[IPv6]:port`, port 25 when not given) it connects to from each source IP. Unset, the first MX host of gmail.com, looked up when the check runs; set it when your firewall lets only some destinations through, or to a mail server you run elsewhere.',
   },
   POSTLANE_INGEST_BODY_LIMIT_KB: {
     description:

@@ -73,6 +73,7 @@ function presentTeam(team: Awaited<ReturnType<typeof describeTeam>>) {
     plan: team.team.plan ?? null,
     overage_enabled: team.team.overageEnabled,
     owner_emails: team.team.ownerEmails,
+    ip_pool: team.team.ipPool ?? null,
     created_at: team.team.createdAt.toISOString(),
     api_keys: team.apiKeys,
     domains: team.domains,
@@ -144,6 +145,7 @@ export async function show(id: string | undefined, _options: object, cmd: Comman
         Owners:{' '}
         {team.owner_emails.join(', ') || 'none: owner notices go only to the log (add one with teams update --owner)'}
       </Text>
+      {team.ip_pool ? <Text>Source IP pool: {team.ip_pool} (direct delivery)</Text> : null}
       <Text>
         API keys: {team.api_keys} Domains: {team.domains} Contacts: {team.contacts} Accepted today:{' '}
         {team.accepted_today}
@@ -172,16 +174,17 @@ export async function unpause(id: string | undefined, options: { hours: string }
 
 export async function update(
   id: string | undefined,
-  options: { name?: string; owner?: string[]; plan?: PlanName; overage?: 'on' | 'off' },
+  options: { name?: string; owner?: string[]; plan?: PlanName; overage?: 'on' | 'off'; ipPool?: string },
   cmd: Command,
 ): Promise<void> {
   checkOwners(options.owner);
-  const team = await withDatabase(async ({ orm }) =>
-    updateTeam({ orm }, (await resolveTeam(orm, id)).id, {
+  const team = await withDatabase(async ({ orm, config }) =>
+    updateTeam({ orm, config }, (await resolveTeam(orm, id)).id, {
       name: options.name,
       ownerEmails: options.owner,
       plan: options.plan,
       overageEnabled: options.overage === undefined ? undefined : options.overage === 'on',
+      ipPool: options.ipPool,
     }),
   );
   if (cmd.optsWithGlobals().json)
@@ -191,6 +194,7 @@ export async function update(
       plan: team.plan ?? null,
       overage_enabled: team.overageEnabled,
       owner_emails: team.ownerEmails,
+      ip_pool: team.ipPool ?? null,
     });
   await renderElement(
     <Text>

@@ -49,7 +49,7 @@ export function registerTeams(program: Command): void {
 
   teams
     .command('update')
-    .description("change a team's name, owners or plan")
+    .description("change a team's name, owners, plan or source IP pool")
     .argument('[team]', 'team id or name (default: the only team)')
     .option('--name <name>', 'a new name')
     .option('--owner <email>', 'replace the owners with these (repeat for more)', collectOwner)
@@ -59,6 +59,10 @@ export function registerTeams(program: Command): void {
         'on',
         'off',
       ]),
+    )
+    .option(
+      '--ip-pool <pool>',
+      "direct delivery: send the team's mail only from this pool of source IPs (a `pools` name of the direct provider); default unpins it",
     )
     .action(action('update'));
 

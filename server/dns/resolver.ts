@@ -5,7 +5,7 @@ import type { Config } from '../../config/index.js';
 export type DnsAnswer =
   { kind: 'found'; values: string[] } | { kind: 'missing' } | { kind: 'unavailable'; reason: string };
 
-export type DnsRecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA';
+export type DnsRecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA' | 'PTR';
 
 /** Answers that mean "nothing published here", as opposed to "could not ask". */
 const MISSING_CODES = new Set(['ENOTFOUND', 'ENODATA']);
@@ -73,6 +73,8 @@ export class DnsResolver {
         return resolver.resolve4(name);
       case 'AAAA':
         return resolver.resolve6(name);
+      case 'PTR':
+        return (await resolver.resolvePtr(name)).map((target) => target.replace(/\.$/, '').toLowerCase());
     }
   }
 }

@@ -19,6 +19,8 @@ export const Team = defineEntity({
     sendingPausedAt: timestamp().nullable(),
     /** Most contacts the team may hold; null means no cap (the self-hosted default). */
     contactLimit: p.integer().nullable(),
+    /** Direct delivery: the named pool of source IPs the team's mail leaves from; null, the default pool. */
+    ipPool: p.text().nullable(),
     /** Who hears about trouble with the team's webhooks (and other owner notices). */
     ownerEmails: p.array().columnType('text[]').defaultRaw(`'{}'`),
   },

@@ -31,6 +31,8 @@ export interface OutboundMessage {
    * `submittedMime`), signed like any other, instead of one composed from the fields above.
    */
   raw?: Buffer;
+  /** The source IP pool the team is pinned to (direct delivery with pools); unset, the provider's default pool. */
+  ipPool?: string;
   /** Set when Postlane signs for the sending domain (providers that do not sign themselves). */
   dkim?: DkimKey;
 }

@@ -7,6 +7,7 @@ import { DirectProvider, type DirectProviderDeps } from './direct/direct.provide
 import { currentPolicy, type MtaStsDeps } from './direct/mta-sts.js';
 import { PgShaper } from './direct/pg-shaper.js';
 import { loadShapingProfiles, type ShapingProfiles } from './direct/shaping-profiles.js';
+import { PgWarmup } from './direct/warmup.js';
 import type { EmailProvider } from './provider.js';
 import { SesProvider } from './ses.provider.js';
 import { SmtpProvider } from './smtp.provider.js';
@@ -44,7 +45,10 @@ export class ProviderRegistry {
  * What direct delivery needs beyond its configuration: the cluster's traffic shaping, the MTA-STS
  * policy cache and a clock. A process not given them cannot start with a direct provider configured.
  */
-export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy'> & { mtaSts: MtaStsDeps; clock: () => Date };
+export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy' | 'relay'> & {
+  mtaSts: MtaStsDeps;
+  clock: () => Date;
+};
 
 /**
  * Direct delivery's services for a process with this configuration and database; the parts the
@@ -75,6 +79,7 @@ export function directServices(
       backoffBaseMs: config.POSTLANE_SHAPING_BACKOFF_SECONDS * 1000,
     }),
     shapingProfile: (group) => shapingProfiles.profileFor(group).name,
+    warmup: new PgWarmup({ orm, clock, profiles: shapingProfiles }),
     mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
     clock,
   };
@@ -83,29 +88,33 @@ export function directServices(
 export function createProviders(config: Config, direct?: DirectServices): ProviderRegistry {
   // The provider call must finish well inside the lease, or a second worker could send the same row.
   const timeoutMs = Math.floor(config.POSTLANE_SEND_LEASE_SECONDS * 1000 * 0.6);
-  return new ProviderRegistry(
+  // A direct provider's warm-up fallback is another provider of this registry, looked up when used.
+  const relay = (region: string) => registry.forRegion(region);
+  const registry = new ProviderRegistry(
     config.POSTLANE_PROVIDERS.flatMap((p): EmailProvider[] =>
       p.type === 'capture'
         ? [new CaptureProvider(p.regions, { selector: config.POSTLANE_DKIM_SELECTOR, spfInclude: p.spf_include })]
         : p.type === 'ses'
           ? p.regions.map((region) => new SesProvider(p, region, timeoutMs))
           : p.type === 'direct'
-            ? [createDirectProvider(p, direct, { timeoutMs, dkimSelector: config.POSTLANE_DKIM_SELECTOR })]
+            ? [createDirectProvider(p, direct, relay, { timeoutMs, dkimSelector: config.POSTLANE_DKIM_SELECTOR })]
             : [new SmtpProvider(p, timeoutMs, config.POSTLANE_DKIM_SELECTOR)],
     ),
   );
+  return registry;
 }
 
 function createDirectProvider(
   config: ConstructorParameters<typeof DirectProvider>[0],
   services: DirectServices | undefined,
+  relay: DirectProviderDeps['relay'],
   options: ConstructorParameters<typeof DirectProvider>[2],
 ): DirectProvider {
   if (!services) throw new Error('The direct provider needs traffic shaping, which this process was not given');
   const { mtaSts, clock, ...deps } = services;
   return new DirectProvider(
     config,
-    { ...deps, clock, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
+    { ...deps, clock, relay, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
     options,
   );
 }

@@ -99,6 +99,8 @@ export interface EmailProvider {
    * SES's acceptance is not; SES reports deliveries later.
    */
   readonly acceptanceIsDelivery?: boolean;
+  /** Whether messages leave from their team's pool of source IPs (`OutboundMessage.ipPool`): direct delivery with pools. */
+  readonly usesIpPools?: boolean;
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**
    * Many messages at once, an outcome per message (one failing does not fail the others), each

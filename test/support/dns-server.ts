@@ -2,7 +2,7 @@ import dns2 from 'dns2';
 
 const { Packet } = dns2;
 
-type RecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA';
+type RecordType = 'TXT' | 'CNAME' | 'MX' | 'A' | 'AAAA' | 'PTR';
 /** What a name answers for one type: values, or a scripted fault. */
 export type ZoneEntry = string[] | { fault: 'timeout' | 'servfail' };
 
@@ -12,6 +12,7 @@ const TYPES: Record<RecordType, number> = {
   MX: Packet.TYPE.MX,
   A: Packet.TYPE.A,
   AAAA: Packet.TYPE.AAAA,
+  PTR: Packet.TYPE.PTR,
 };
 const RCODE_SERVFAIL = 2;
 const RCODE_NXDOMAIN = 3;
@@ -46,7 +47,7 @@ export async function startDnsServer({ host = '127.0.0.1' }: { host?: string } =
     for (const value of entry) {
       const base = { name: question.name, type: TYPES[type!], class: Packet.CLASS.IN, ttl: 60 };
       if (type === 'TXT') response.answers.push({ ...base, data: chunks(value) });
-      else if (type === 'CNAME') response.answers.push({ ...base, domain: value });
+      else if (type === 'CNAME' || type === 'PTR') response.answers.push({ ...base, domain: value });
       else if (type === 'A' || type === 'AAAA') response.answers.push({ ...base, address: value });
       else {
         const [priority, exchange] = value.split(' ');

@@ -34,6 +34,7 @@ import { Migration20270106000000_received_lz4 } from './Migration20270106000000_
 import { Migration20270106004000_mta_sts_policy } from './Migration20270106004000_mta_sts_policy.js';
 import { Migration20270107000000_shaping_state } from './Migration20270107000000_shaping_state.js';
 import { Migration20270110000000_deferred_destinations } from './Migration20270110000000_deferred_destinations.js';
+import { Migration20270111000000_ip_pools_warmup } from './Migration20270111000000_ip_pools_warmup.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -79,6 +80,7 @@ export const migrationsList = [
   { name: 'Migration20270106004000_mta_sts_policy', class: Migration20270106004000_mta_sts_policy },
   { name: 'Migration20270107000000_shaping_state', class: Migration20270107000000_shaping_state },
   { name: 'Migration20270110000000_deferred_destinations', class: Migration20270110000000_deferred_destinations },
+  { name: 'Migration20270111000000_ip_pools_warmup', class: Migration20270111000000_ip_pools_warmup },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

@@ -21,6 +21,8 @@ import {
 import { type CurrentPolicy, mxAllowedByPolicy, type StsPolicy } from './mta-sts.js';
 import { type MxGroup, type MxHost, mxGroupKey, resolveRoute } from './mx-route.js';
 import type { ConnectionLease, NotNow, ShapedReply, Shaper, ShapingKey } from './shaper.js';
+import { DEFAULT_POOL, type SourceIdentity, sourceIdentities, sourcePools } from './source-ips.js';
+import type { Warmup, WarmupTicket } from './warmup.js';
 
 type DirectConfig = Extract<ProviderConfig, { type: 'direct' }>;
 
@@ -57,6 +59,10 @@ export interface DirectProviderDeps {
   clock?: () => Date;
   /** Orders MX hosts of equal preference; injected so tests are deterministic. */
   random?: () => number;
+  /** Daily caps of warming source IPs; without it, none. */
+  warmup?: Warmup;
+  /** The provider serving a region: `warmup_fallback`'s relay. */
+  relay?: (region: string) => EmailProvider;
 }
 
 export interface DirectProviderOptions {
@@ -100,6 +106,9 @@ interface Pool {
   waiters: (() => void)[];
 }
 
+/** Where a message leaves from: a source IP (and the warm-up room it took), or the system's choice. */
+type Source = { identity?: SourceIdentity; ticket?: WarmupTicket };
+
 /** TLS on a connection: required with a validated certificate (MTA-STS enforce), used when offered, or not tried. */
 type TlsMode = 'required' | 'opportunistic' | 'off';
 
@@ -127,6 +136,9 @@ export class DirectProvider implements EmailProvider {
   readonly takesReturnPath = true;
   readonly acceptanceIsDelivery = true;
   readonly regions: readonly string[];
+  readonly usesIpPools: boolean;
+  private readonly sourcePools: Map<string, SourceIdentity[]>;
+  private readonly ehloNames: Map<string, string>;
   private readonly pools = new Map<string, Pool>();
   private readonly unrecorded = new Unrecorded(LANES * UNRECORDED_PER_LANE, LANES);
   private nextSource = 0;
@@ -139,6 +151,10 @@ export class DirectProvider implements EmailProvider {
     private readonly options: DirectProviderOptions,
   ) {
     this.regions = config.regions;
+    this.usesIpPools = config.pools !== undefined;
+    const identities = sourceIdentities(config);
+    this.sourcePools = sourcePools(identities);
+    this.ehloNames = new Map(identities.map((identity) => [identity.ip, identity.ehloName]));
   }
 
   /**
@@ -169,7 +185,7 @@ export class DirectProvider implements EmailProvider {
         );
         continue;
       }
-      recipients.push(...(await this.deliver(domain, envelopes, raw, signal)));
+      recipients.push(...(await this.deliver(domain, envelopes, raw, message, signal)));
     }
     return { providerMessageId: message.messageId, recipients };
   }
@@ -185,11 +201,15 @@ export class DirectProvider implements EmailProvider {
     );
   }
 
-  /** One domain's envelopes: its route and policy, then for each a connection and a message the Shaper allows. */
+  /**
+   * One domain's envelopes: its route and policy, then for each a source IP with warm-up room, a
+   * connection and a message the Shaper allows; those no source IP has room for go to the relay.
+   */
   private async deliver(
     domain: string,
     envelopes: Envelope[],
     raw: Buffer,
+    message: OutboundMessage,
     signal: AbortSignal,
   ): Promise<RecipientResult[]> {
     const everyone = (deferral: Deferral) =>
@@ -215,12 +235,20 @@ export class DirectProvider implements EmailProvider {
     const group = mxGroupKey(route);
     const profile = this.deps.shapingProfile(group);
     const recipients: RecipientResult[] = [];
+    const overflow: string[] = [];
     for (const envelope of envelopes) {
-      const sourceIp = this.pickSourceIp();
+      const source = await this.pickSource(message.ipPool, profile, envelope.to.length);
+      if (source === 'full') {
+        if (this.config.warmup_fallback) overflow.push(...envelope.to);
+        else recipients.push(...refuse(envelope.to, warmupDeferral(profile)));
+        continue;
+      }
+      const sourceIp = source.identity?.ip;
       const key: ShapingKey = { sourceIp: sourceIp ?? ANY_SOURCE, group: group.key, profile };
       const waitOut = this.patience(signal);
       const connection = await this.connectionFor(key, sourceIp, hosts, enforce, waitOut);
       if ('response' in connection) {
+        await source.ticket?.giveBack();
         recipients.push(...refuse(envelope.to, connection));
         continue;
       }
@@ -229,10 +257,12 @@ export class DirectProvider implements EmailProvider {
       if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
       else {
         this.giveBack(connection);
+        await source.ticket?.giveBack();
         recipients.push(...refuse(envelope.to, shapingDeferral(allowed)));
       }
     }
     for (const recipient of recipients) if (!recipient.accepted && recipient.transient) recipient.group = group.key;
+    if (overflow.length > 0) recipients.push(...(await this.relay(message, overflow, signal)));
     return recipients;
   }
 
@@ -251,13 +281,39 @@ export class DirectProvider implements EmailProvider {
     };
   }
 
-  /** Source addresses in turn, so each carries its share; none configured, the system's choice. */
-  private pickSourceIp(): string | undefined {
-    const ips = this.config.source_ips;
-    if (!ips) return undefined;
-    const ip = ips[this.nextSource % ips.length];
+  /**
+   * The source IP for a message to `count` recipients: the IPs of the team's pool (or the default
+   * pool) in turn, so each carries its share, passing over a warming IP whose cap for the profile
+   * is spent today, so its excess goes to the others; 'full' when every one is. No source IPs
+   * configured: the system's choice.
+   */
+  private async pickSource(pool: string | undefined, profile: string, count: number): Promise<Source | 'full'> {
+    const members = this.sourcePools.get(pool ?? DEFAULT_POOL) ?? this.sourcePools.get(DEFAULT_POOL);
+    if (!members) return {};
+    const first = this.nextSource;
     this.nextSource += 1;
-    return ip;
+    for (let i = 0; i < members.length; i += 1) {
+      const identity = members[(first + i) % members.length]!;
+      if (!this.deps.warmup) return { identity };
+      const ticket = await this.deps.warmup.take(identity, profile, count);
+      if (ticket) return { identity, ticket };
+    }
+    return 'full';
+  }
+
+  /** Recipients no source IP had warm-up room for, through the `warmup_fallback` region's relay. */
+  private async relay(message: OutboundMessage, to: string[], signal: AbortSignal): Promise<RecipientResult[]> {
+    try {
+      const relay = this.deps.relay!(this.config.warmup_fallback!);
+      return (await relay.send({ ...message, envelopeTo: to }, signal)).recipients;
+    } catch (err) {
+      const failure = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
+      return refuse(to, {
+        response: `the warm-up fallback relay failed: ${failure.message}`,
+        transient: failure.transient,
+        class: 'unknown',
+      });
+    }
   }
 
   /**
@@ -387,7 +443,7 @@ export class DirectProvider implements EmailProvider {
     return new SMTPConnection({
       host: address,
       port: this.options.port ?? SMTP_PORT,
-      name: this.config.ehlo_name,
+      name: (sourceIp && this.ehloNames.get(sourceIp)) ?? this.config.ehlo_name,
       localAddress: sourceIp,
       servername: host,
       ...tls,
@@ -552,7 +608,7 @@ export class DirectProvider implements EmailProvider {
    * probed: that needs a remote host to answer, and is `postlane doctor`'s check, not a health check's.
    */
   async verify(): Promise<void> {
-    for (const ip of this.config.source_ips ?? [])
+    for (const ip of this.ehloNames.keys())
       await new Promise<void>((resolve, reject) => {
         const probe = createServer();
         probe.once('error', (err) =>
@@ -571,7 +627,7 @@ export class DirectProvider implements EmailProvider {
 /** SPF for the source addresses, or, with none configured, for the addresses of the EHLO name. */
 export function directSpfRecordValue(config: Pick<DirectConfig, 'source_ips' | 'ehlo_name'>): string {
   const mechanisms = config.source_ips
-    ? config.source_ips.map((ip) => `${isIP(ip) === 6 ? 'ip6' : 'ip4'}:${ip}`)
+    ? sourceIdentities(config).map(({ ip }) => `${isIP(ip) === 6 ? 'ip6' : 'ip4'}:${ip}`)
     : [`a:${config.ehlo_name}`];
   return `v=spf1 ${mechanisms.join(' ')} ~all`;
 }
@@ -592,6 +648,13 @@ function byDomain(envelopes: Envelope[]): Map<string, Envelope[]> {
 
 const refuse = (addresses: string[], deferral: Deferral): RecipientResult[] =>
   addresses.map((address) => ({ address, accepted: false, ...deferral }));
+
+const warmupDeferral = (profile: string): Deferral => ({
+  response: `deferred by IP warm-up: every source IP of the pool has sent today's cap to ${profile} (caps renew at midnight UTC)`,
+  transient: true,
+  class: 'rate_limited',
+  shaped: true,
+});
 
 const shapingDeferral = (notNow: NotNow): Deferral => ({
   response: `deferred by traffic shaping until ${notNow.retryAt.toISOString()}: ${notNow.reason}`,

@@ -30,8 +30,21 @@ const profileFields = {
 };
 
 export const ShapingProfileSchema = v.strictObject(profileFields);
+
+/** Daily caps of a warming IP for one profile, day 1 first; its length is the warm-up's. */
+const WarmupScheduleSchema = v.pipe(v.array(Count(1, 100_000_000)), v.minLength(1, 'must have at least one day'));
+const warmupSchedules = v.record(v.string(), WarmupScheduleSchema);
+
 export const ShapingProfilesFileSchema = v.strictObject({
   description: v.optional(v.string()),
+  warmup: v.strictObject({
+    description: v.optional(v.string()),
+    source: v.optional(v.string()),
+    schedules: v.pipe(
+      warmupSchedules,
+      v.check((schedules) => 'default' in schedules, 'must have a schedule named default'),
+    ),
+  }),
   profiles: v.pipe(
     v.record(v.string(), ShapingProfileSchema),
     v.check((profiles) => 'default' in profiles, 'must have a profile named default'),
@@ -40,6 +53,8 @@ export const ShapingProfilesFileSchema = v.strictObject({
 /** An operator's file: a shipped profile's fields replaced one by one, or a new profile in full. */
 const ShapingOverridesFileSchema = v.strictObject({
   description: v.optional(v.string()),
+  /** Schedules by profile name, each replacing the shipped one of that name whole. */
+  warmup: v.optional(v.strictObject({ schedules: warmupSchedules })),
   profiles: v.record(v.string(), v.partial(v.strictObject(profileFields))),
 });
 
@@ -55,6 +70,11 @@ export interface ShapingProfiles {
   profileFor(group: Pick<MxGroup, 'hosts'>): ShapingProfile;
   /** The profile a ShapingKey names; `default` for a name no longer configured (a key made before a restart). */
   byName(name: string): ShapingProfile;
+  /**
+   * A warming IP's cap for the profile on day `day` of its warm-up (1 the first): messages that
+   * day to the profile's MX groups. Null past the schedule's end: the IP has graduated.
+   */
+  warmupCap(profile: string, day: number): number | null;
 }
 
 const PROFILE_FILE = 'Shaping profile file';
@@ -69,17 +89,18 @@ const endsWithSuffix = (host: string, suffix: string) => host === suffix || host
  * profile incomplete is refused too. Read and checked once, at start: an invalid file throws.
  */
 export function loadShapingProfiles(operatorFile?: string): ShapingProfiles {
-  const shipped = parse(ShapingProfilesFileSchema, shippedProfiles, 'config/shaping-profiles.json').profiles;
+  const shipped = parse(ShapingProfilesFileSchema, shippedProfiles, 'config/shaping-profiles.json');
   const overrides = operatorFile
-    ? parse(ShapingOverridesFileSchema, readOperatorFile(PROFILE_FILE, operatorFile), operatorFile).profiles
-    : {};
-  const merged: Record<string, unknown> = { ...shipped };
-  for (const [name, fields] of Object.entries(overrides)) merged[name] = { ...shipped[name], ...fields };
-  const profiles = parse(
+    ? parse(ShapingOverridesFileSchema, readOperatorFile(PROFILE_FILE, operatorFile), operatorFile)
+    : { profiles: {} };
+  const merged: Record<string, unknown> = { ...shipped.profiles };
+  for (const [name, fields] of Object.entries(overrides.profiles))
+    merged[name] = { ...shipped.profiles[name], ...fields };
+  const { profiles, warmup } = parse(
     ShapingProfilesFileSchema,
-    { profiles: merged },
+    { warmup: { schedules: { ...shipped.warmup.schedules, ...overrides.warmup?.schedules } }, profiles: merged },
     operatorFile ? `${operatorFile} (merged over the shipped profiles)` : 'config/shaping-profiles.json',
-  ).profiles;
+  );
 
   const all = new Map(Object.entries(profiles).map(([name, profile]) => [name, { name, ...profile }]));
   const fallback = all.get('default')!;
@@ -94,5 +115,9 @@ export function loadShapingProfiles(operatorFile?: string): ShapingProfiles {
       return best?.profile ?? fallback;
     },
     byName: (name) => all.get(name) ?? fallback,
+    warmupCap(profile, day) {
+      const schedule = warmup.schedules[profile] ?? warmup.schedules.default!;
+      return day > schedule.length ? null : schedule[Math.max(day, 1) - 1]!;
+    },
   };
 }

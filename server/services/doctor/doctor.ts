@@ -13,6 +13,7 @@ import { outboxSummary, outboxTotals } from '../status/outbox-summary.js';
 import { jobBacklog } from '../health/job-backlog.js';
 import { probeHealth } from '../health/probe-health.js';
 import { probeSessions } from './pooler-probe.js';
+import { checkPort25, checkReverseDns, checkSpf, directSources } from './direct-identity.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
 
@@ -33,6 +34,19 @@ const ok = (detail: string): CheckResult => ({ status: 'ok', detail });
 const warn = (detail: string, fix: string): CheckResult => ({ status: 'warn', detail, fix });
 const fail = (detail: string, fix: string): CheckResult => ({ status: 'fail', detail, fix });
 const skipped: CheckResult = { status: 'skipped', detail: 'needs the checks above' };
+
+/** How long the port 25 probe waits for each connection. */
+const PORT25_TIMEOUT_MS = 5_000;
+
+/** A check of direct delivery's source IPs; nothing to look at without a direct provider. */
+function forDirect(
+  config: Config,
+  run: (found: ReturnType<typeof directSources>) => Promise<CheckResult>,
+): Promise<CheckResult> {
+  const found = directSources(config);
+  if (found.sources.length === 0 && found.unlisted.length === 0) return Promise.resolve(ok('no direct provider'));
+  return run(found);
+}
 
 /** fetch and sockets hide the useful part (ECONNREFUSED) in `cause`. */
 const reason = (err: unknown) => (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
@@ -320,6 +334,43 @@ export function doctorChecks(env: NodeJS.ProcessEnv = process.env): {
           if (unanswered === wrong.length) return warn(`DNS did not answer: ${wrong.join('; ')}`, fix);
           return (wrong.length === judged.length ? fail : warn)(wrong.join('; '), fix);
         }),
+    },
+    {
+      name: 'source_ip_rdns',
+      title: 'Source IP reverse DNS',
+      run: () =>
+        needs(config, (c) =>
+          forDirect(c, ({ sources, unlisted }) => checkReverseDns(new DnsResolver(c), sources, unlisted)),
+        ),
+    },
+    {
+      name: 'source_ip_spf',
+      title: 'Source IP SPF',
+      run: () =>
+        needs(orm, (o) =>
+          forDirect(config!, async ({ sources, unlisted }) => {
+            const verified = await o.em
+              .fork()
+              .find(Domain, { status: 'verified' }, { fields: ['name', 'region'], orderBy: { name: 'asc' } });
+            // Return paths (MAIL FROM, what SPF judges) are on the bounce domain when one is set.
+            const bounce = config!.POSTLANE_BOUNCE_DOMAIN;
+            const domains = [
+              ...verified.map((d) => ({ name: d.name, region: d.region })),
+              ...(bounce ? [{ name: bounce, region: null }] : []),
+            ];
+            return checkSpf(new DnsResolver(config!), sources, domains, unlisted);
+          }),
+        ),
+    },
+    {
+      name: 'port_25',
+      title: 'Port 25 outbound',
+      run: () =>
+        needs(config, (c) =>
+          forDirect(c, ({ sources }) =>
+            checkPort25(new DnsResolver(c), sources, c.POSTLANE_PORT25_PROBE, PORT25_TIMEOUT_MS),
+          ),
+        ),
     },
     {
       name: 'bounce_domain',

@@ -361,6 +361,8 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'shaping_state.leases': 'connection slots: ids and expiry times',
   'shaping_state.recent_failures': 'times of recent connection failures',
   'shaping_state.last_deferral': 'a reply code and class, or why a connection failed, addresses masked',
+  'warmup_count.source_ip': 'one of the appliance’s own sending addresses',
+  'warmup_count.profile': 'the name of a shaping profile',
   'contact.email': 'the address’s contacts are deleted before the surfaces are scrubbed',
   'erasure_request.email': 'set to [erased] when the request completes',
   'erasure_request.receipt': 'counts per kind',

@@ -240,12 +240,13 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
   const claim = claimStatement(config, region, only);
   const rows = await sqlQuery<ClaimedRow>(em, claim.sql, claim.bindings, only ? undefined : 'postlane_claim_emails');
   if (rows.length === 0) return 0;
-  const [attachments, senders] = await Promise.all([
+  const [attachments, senders, pools] = await Promise.all([
     attachmentsOf(em, rows),
     senderDomainsForEmails(
       deps,
       rows.map((row) => ({ team: { id: row.team_id }, from: row.from })),
     ),
+    provider.usesIpPools ? teamIpPools(em, rows) : new Map<string, string>(),
   ]);
   const emails = rows.map((row) => toClaimedEmail(row, attachments.get(row.id) ?? []));
 
@@ -254,7 +255,7 @@ export async function deliverDue(deps: Deps, region: string, only?: readonly str
 
   // Each outcome is written a few milliseconds after the provider gives it, not at the end of the batch.
   const settle = new SettleQueue(deps, em, provider);
-  await sendClaimed(deps, provider, emails, senders, signal, (at, outcome) => settle.add(emails[at]!, outcome));
+  await sendClaimed(deps, provider, emails, senders, pools, signal, (at, outcome) => settle.add(emails[at]!, outcome));
   await settle.close();
   return rows.length;
 }
@@ -309,6 +310,17 @@ async function attachmentsOf(em: EntityManager, rows: ClaimedRow[]): Promise<Map
   return by;
 }
 
+/** The IP pool of each team of the batch pinned to one, by team id: asked only of a provider with pools. */
+async function teamIpPools(em: EntityManager, rows: ClaimedRow[]): Promise<Map<string, string>> {
+  const teams = [...new Set(rows.map((row) => row.team_id))];
+  const pinned = await sqlQuery<{ id: string; ip_pool: string }>(
+    em,
+    'SELECT id, ip_pool FROM team WHERE id = ANY(?::uuid[]) AND ip_pool IS NOT NULL',
+    [`{${teams.join(',')}}`],
+  );
+  return new Map(pinned.map((team) => [team.id, team.ip_pool]));
+}
+
 /**
  * Builds each message and hands those with recipients owed to the provider as one batch, reporting
  * each email's outcome as soon as it is known. An email with nobody owed (all settled by an earlier
@@ -320,6 +332,7 @@ async function sendClaimed(
   provider: EmailProvider,
   emails: ClaimedEmail[],
   senders: FromDomainSettings[],
+  pools: ReadonlyMap<string, string>,
   signal: AbortSignal,
   onOutcome: OnOutcome,
 ): Promise<void> {
@@ -348,6 +361,7 @@ async function sendClaimed(
           email.owed.map((r) => r.address),
         ),
         dkim: sender.dkim,
+        ipPool: pools.get(email.team.id),
         returnPaths: returnPaths
           ? Object.fromEntries(email.owed.map((r) => [r.address, returnPaths.forRecipient(r.id)]))
           : undefined,

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKey, SecretBox } from '../../../server/security/secret-box.js';
 import { selfSignedCertificate } from '../../support/certificate.js';
@@ -27,6 +27,8 @@ const doctor = async (env: Record<string, string>) => {
 };
 
 const app = useTestApp();
+/** DNS and port 25 on loopback ports where nothing answers: no check reaches past this machine. */
+const deadEnds = { POSTLANE_DNS_SERVERS: '127.0.0.1:9', POSTLANE_DNS_TIMEOUT_MS: '300' };
 beforeAll(async () => {
   // A worker's heartbeat: the minutely sweep finished just now.
   await app.deps.orm.em
@@ -110,12 +112,90 @@ describe('postlane doctor', () => {
       JSON.stringify([
         { type: 'direct', ehlo_name: 'mail.example.test', source_ips: [sourceIp], regions: ['us-east-1'] },
       ]);
-    const bindable = await doctor({ POSTLANE_PROVIDERS: direct('127.0.0.1') });
+    // Its identity checks ask no DNS server and no mail server but these dead ones on loopback.
+    const local = { ...deadEnds, POSTLANE_PORT25_PROBE: '127.0.0.1:9' };
+    const bindable = await doctor({ POSTLANE_PROVIDERS: direct('127.0.0.1'), ...local });
     expect(bindable.status.providers).toBe('ok');
     expect(bindable.byName.providers!.detail).toContain('direct (us-east-1) ok');
-    const foreign = await doctor({ POSTLANE_PROVIDERS: direct('192.0.2.10') });
+    const foreign = await doctor({ POSTLANE_PROVIDERS: direct('192.0.2.10'), ...local });
     expect(foreign.status.providers).toBe('fail');
   });
+
+  it("checks each direct source IP: reverse DNS against its EHLO name, the sending domains' SPF, port 25 outbound", async () => {
+    const dns = await startDnsServer();
+    // The probe closes at once: a reset is what the listener sees, not an error of the test.
+    const mx = createNetServer((socket) => socket.on('error', () => {}).end('220 probe ready\r\n'));
+    mx.listen(0, '127.0.0.1');
+    await once(mx, 'listening');
+    const { token } = await app.createTeamWithKey();
+    const created = await app.request('POST', '/domains', { token, body: { name: 'spf.example.org' } });
+    const sql = (query: string, params: unknown[] = []) =>
+      app.run(() => app.deps.orm.em.getConnection().execute(query, params));
+    await sql(`UPDATE domain SET status = 'verified' WHERE id = ?`, [created.body.id]);
+    const verified = (await sql(`SELECT name FROM domain WHERE status = 'verified'`)) as { name: string }[];
+    const spf = (value: string) => verified.forEach(({ name }) => dns.set('TXT', name, [value]));
+    const env = {
+      POSTLANE_PROVIDERS: JSON.stringify([
+        {
+          type: 'direct',
+          ehlo_name: 'mail.example.test',
+          source_ips: [{ ip: '127.0.0.1', ehlo_name: 'out1.example.test' }, '127.0.0.2'],
+          regions: ['us-east-1'],
+        },
+      ]),
+      POSTLANE_DNS_SERVERS: dns.address,
+      POSTLANE_PORT25_PROBE: `127.0.0.1:${(mx.address() as AddressInfo).port}`,
+    };
+    try {
+      dns.set('PTR', '1.0.0.127.in-addr.arpa', ['out1.example.test']);
+      dns.set('A', 'out1.example.test', ['127.0.0.1']);
+      dns.set('PTR', '2.0.0.127.in-addr.arpa', ['mail.example.test']);
+      dns.set('A', 'mail.example.test', ['127.0.0.2']);
+      spf('v=spf1 ip4:127.0.0.0/24 -all');
+      const good = await doctor(env);
+      expect(good.byName.source_ip_rdns).toMatchObject({
+        status: 'ok',
+        detail: '127.0.0.1 ↔ out1.example.test; 127.0.0.2 ↔ mail.example.test',
+      });
+      expect(good.byName.source_ip_spf).toMatchObject({
+        status: 'ok',
+        detail: expect.stringContaining('spf.example.org authorizes 127.0.0.2'),
+      });
+      expect(good.byName.port_25).toMatchObject({
+        status: 'ok',
+        detail: expect.stringMatching(/^127\.0\.0\.1 reaches 127\.0\.0\.1:\d+; 127\.0\.0\.2 reaches/),
+      });
+
+      // A PTR naming another host than the EHLO name, a name that does not resolve back, SPF
+      // leaving the IPs out, and nothing listening for the probe.
+      dns.set('PTR', '1.0.0.127.in-addr.arpa', ['mail.example.test']);
+      dns.set('A', 'mail.example.test', ['127.0.0.3']);
+      spf('v=spf1 ip4:192.0.2.1 -all');
+      mx.close();
+      const bad = await doctor(env);
+      expect(bad.code).toBe(1);
+      expect(bad.byName.source_ip_rdns).toMatchObject({
+        status: 'fail',
+        detail:
+          '127.0.0.1: PTR names mail.example.test, not its EHLO name out1.example.test; 127.0.0.2: PTR names mail.example.test, but mail.example.test resolves to 127.0.0.3, not back to 127.0.0.2',
+        fix: expect.stringContaining('PTR record name its EHLO name'),
+      });
+      expect(bad.byName.source_ip_spf).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('spf.example.org does not authorize 127.0.0.1 (SPF fail)'),
+        fix: expect.stringContaining("each domain's SPF record"),
+      });
+      expect(bad.byName.port_25).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/^127\.0\.0\.1 cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/),
+        fix: expect.stringContaining('Open outbound TCP port 25'),
+      });
+    } finally {
+      mx.close();
+      await dns.close();
+      await sql('DELETE FROM domain WHERE id = ?', [created.body.id]);
+    }
+  }, 90_000);
 
   it('judges DNS only where a real provider sends: capture needs none, no answer warns, missing records fail', async () => {
     const { token } = await app.createTeamWithKey();

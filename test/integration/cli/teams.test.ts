@@ -122,6 +122,29 @@ describe('postlane teams', () => {
     // Five CLI processes, each a Node start-up on a shared machine.
   }, 120_000);
 
+  it('update --ip-pool pins a team to a pool a direct provider names, refuses another name, and default unpins it', async () => {
+    const env = {
+      DATABASE_URL: app.databaseUrl,
+      POSTLANE_PROVIDERS: JSON.stringify([
+        { type: 'capture', regions: ['us-east-1'] },
+        {
+          type: 'direct',
+          regions: ['direct'],
+          ehlo_name: 'out.example.test',
+          source_ips: ['192.0.2.1', '192.0.2.2'],
+          pools: { vip: ['192.0.2.2'] },
+        },
+      ]),
+    };
+    const pool = (name: string) => runPostlane(['teams', 'update', app.teamId, '--ip-pool', name, '--json'], env);
+    const unknown = await pool('gold');
+    expect(unknown.code).toBe(1);
+    expect(unknown.output).toContain('no direct provider in POSTLANE_PROVIDERS has a pool named gold (pools: vip)');
+    expect(JSON.parse((await pool('vip')).stdout)).toMatchObject({ id: app.teamId, ip_pool: 'vip' });
+    expect((await runPostlane(['teams', 'show', app.teamId], env)).stdout).toContain('Source IP pool: vip');
+    expect(JSON.parse((await pool('default')).stdout)).toMatchObject({ ip_pool: null });
+  }, 120_000);
+
   it('refuses an owner that is not a bare address, or an unknown plan', async () => {
     const owner = await cli(['teams', 'create', '--name', 'X', '--owner', 'Ann <ann@acme.test>']);
     expect(owner.code).toBe(1);

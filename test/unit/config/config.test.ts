@@ -106,6 +106,38 @@ describe('loadConfig', () => {
     );
   });
 
+  it('parses direct source IPs with their own EHLO names and warm-up days, pools of them and a warm-up relay', () => {
+    const providers = (direct: Record<string, unknown>, others: unknown[] = []) => ({
+      ...base,
+      POSTLANE_PROVIDERS: JSON.stringify([
+        { type: 'direct', regions: ['direct'], ehlo_name: 'out.example.com', ...direct },
+        ...others,
+      ]),
+    });
+    const relay = { type: 'smtp', regions: ['relay'], url: 'smtp://relay.example.com' };
+    const sourceIps = ['192.0.2.10', { ip: '192.0.2.11', ehlo_name: 'b.example.com', warmup_from: '2027-02-01' }];
+    expect(
+      loadConfig(
+        providers({ source_ips: sourceIps, pools: { vip: ['192.0.2.11'] }, warmup_fallback: 'relay' }, [relay]),
+      ).POSTLANE_PROVIDERS[0],
+    ).toMatchObject({ source_ips: sourceIps, pools: { vip: ['192.0.2.11'] }, warmup_fallback: 'relay' });
+    const refused = (direct: Record<string, unknown>, message: RegExp, others: unknown[] = []) =>
+      expect(() => loadConfig(providers(direct, others))).toThrow(message);
+    refused({ source_ips: [{ ip: '192.0.2.10', warmup_from: '2027-02-30' }] }, /must be a real day/);
+    refused({ source_ips: [{ ip: '192.0.2.10', warmup_from: '2027-13-01' }] }, /must be a real day/);
+    refused({ source_ips: ['192.0.2.10', { ip: '192.0.2.10' }] }, /lists an address twice/);
+    refused(
+      { source_ips: ['192.0.2.10'], pools: { vip: ['192.0.2.99'] } },
+      /pools may only name addresses of source_ips/,
+    );
+    refused(
+      { source_ips: ['192.0.2.10'], pools: { vip: ['192.0.2.10'] } },
+      /at least one of source_ips must be in no pool/,
+    );
+    refused({ source_ips: ['192.0.2.10', '192.0.2.11'], pools: { default: ['192.0.2.10'] } }, /default is the pool/);
+    refused({ warmup_fallback: 'relay' }, /warmup_fallback must name a region an smtp or ses provider serves/);
+  });
+
   it('takes SNS topics for the ingestion webhook as ARNs', () => {
     const topics = 'arn:aws:sns:us-east-1:123456789012:ses-events, arn:aws-cn:sns:cn-north-1:123456789012:ses';
     expect(loadConfig({ ...base, POSTLANE_SNS_TOPIC_ARNS: topics }).POSTLANE_SNS_TOPIC_ARNS).toEqual([
