@@ -160,18 +160,8 @@ async function exchange(
 
 /** The answer to `question`, else a timeout; answers with another id or question (spoofed, stale) are ignored. */
 function overUdp(server: Server, question: packet.Packet, timeoutMs: number): Promise<packet.DecodedPacket> {
-  return new Promise((resolve, reject) => {
+  return settledOnce(timeoutMs, `timeout asking ${server.address}`, (done) => {
     const socket = createSocket(isIP(server.address) === 6 ? 'udp6' : 'udp4');
-    let settled = false;
-    const done = (err: Error | null, answer?: packet.DecodedPacket) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.close();
-      if (err) reject(err);
-      else resolve(answer!);
-    };
-    const timer = setTimeout(() => done(new Error(`timeout asking ${server.address}`)), timeoutMs);
     socket.on('error', (err) => done(err));
     socket.on('message', (message) => {
       let answer: packet.DecodedPacket;
@@ -183,23 +173,14 @@ function overUdp(server: Server, question: packet.Packet, timeoutMs: number): Pr
       if (answersQuestion(answer, question)) done(null, answer);
     });
     socket.send(packet.encode(question), server.port, server.address);
+    return () => socket.close();
   });
 }
 
 function overTcp(server: Server, question: packet.Packet, timeoutMs: number): Promise<packet.DecodedPacket> {
-  return new Promise((resolve, reject) => {
+  return settledOnce(timeoutMs, `timeout asking ${server.address} over TCP`, (done) => {
     const socket = connect({ host: server.address, port: server.port });
     const chunks: Buffer[] = [];
-    let settled = false;
-    const done = (err: Error | null, answer?: packet.DecodedPacket) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      if (err) reject(err);
-      else resolve(answer!);
-    };
-    const timer = setTimeout(() => done(new Error(`timeout asking ${server.address} over TCP`)), timeoutMs);
     socket.on('error', (err) => done(err));
     socket.on('connect', () => socket.write(packet.streamEncode(question)));
     socket.on('data', (chunk: Buffer) => {
@@ -215,6 +196,34 @@ function overTcp(server: Server, question: packet.Packet, timeoutMs: number): Pr
       }
     });
     socket.on('end', () => done(new Error(`${server.address} closed the TCP connection without an answer`)));
+    return () => socket.destroy();
+  });
+}
+
+/**
+ * What `start` reports first through `done`, or a timeout after `timeoutMs`; the cleanup `start`
+ * returns (closing its socket) runs either way, once.
+ */
+function settledOnce<T>(
+  timeoutMs: number,
+  timedOut: string,
+  start: (done: (err: Error | null, value?: T) => void) => () => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let cleanup: (() => void) | undefined;
+    const done = (err: Error | null, value?: T) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      cleanup?.();
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const timer = setTimeout(() => done(new Error(timedOut)), timeoutMs);
+    cleanup = start(done);
+    // Settled while starting: the cleanup was not there yet.
+    if (settled) cleanup();
   });
 }
 

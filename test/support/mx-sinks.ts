@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import type { OutboundMessage } from '../../server/mail/outbound-message.js';
 
 // Mail servers for the direct provider's tests, each on a loopback address of its own.
 
@@ -81,4 +83,24 @@ export async function startOnOnePort<Name extends string>(
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw err;
     }
   }
+}
+
+/** A plain text message from news@sender.test to `to`, as the outbox hands the direct provider one. */
+export function message(to: string[]): OutboundMessage {
+  const id = randomUUID();
+  return {
+    emailId: id,
+    messageId: `<${id}@sender.test>`,
+    from: { name: null, address: 'news@sender.test' },
+    to: to.map((address) => ({ name: null, address })),
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    envelopeTo: to,
+    subject: 'Direct',
+    html: null,
+    text: 'Hello from the direct provider.',
+    headers: {},
+    attachments: [],
+  };
 }

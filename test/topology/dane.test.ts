@@ -1,15 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnssecResolver } from '../../server/dns/dnssec-resolver.js';
 import { DnsResolver } from '../../server/dns/resolver.js';
 import { createBounceClassifier } from '../../server/mail/bounce-classifier.js';
-import type { OutboundMessage } from '../../server/mail/outbound-message.js';
 import { daneLookup } from '../../server/providers/direct/dane.js';
 import { DirectProvider } from '../../server/providers/direct/direct.provider.js';
 import { selfSignedCertificate } from '../support/certificate.js';
 import { tlsaFor, tlsaText } from '../support/dane.js';
-import { type Mx, startOnOnePort } from '../support/mx-sinks.js';
+import { message, type Mx, startOnOnePort } from '../support/mx-sinks.js';
 import { RecordingShaper } from '../support/recording-shaper.js';
 import { startValidatingResolver, type ValidatingResolver } from '../support/validating-resolver.js';
 
@@ -90,25 +88,6 @@ function provider() {
   );
 }
 
-function message(to: string): OutboundMessage {
-  const id = randomUUID();
-  return {
-    emailId: id,
-    messageId: `<${id}@sender.test>`,
-    from: { name: null, address: 'news@sender.test' },
-    to: [{ name: null, address: to }],
-    cc: [],
-    bcc: [],
-    replyTo: [],
-    envelopeTo: [to],
-    subject: 'DANE',
-    html: null,
-    text: 'Hello over DANE.',
-    headers: {},
-    attachments: [],
-  };
-}
-
 describe('DANE with Unbound validating a signed zone', () => {
   it('sees the signed zone as secure and the unsigned one as not, through the AD bit', async () => {
     const dnssec = new DnssecResolver({ POSTLANE_DNS_SERVERS: [resolver.address], POSTLANE_DNS_TIMEOUT_MS: 3_000 });
@@ -124,7 +103,7 @@ describe('DANE with Unbound validating a signed zone', () => {
 
   it('delivers over STARTTLS to the server whose certificate the signed TLSA record names', async () => {
     const direct = provider();
-    const result = await direct.send(message('ada@good.dane.test'), AbortSignal.timeout(15_000));
+    const result = await direct.send(message(['ada@good.dane.test']), AbortSignal.timeout(15_000));
     await direct.close();
 
     expect(result.recipients[0]).toMatchObject({ accepted: true });
@@ -133,8 +112,8 @@ describe('DANE with Unbound validating a signed zone', () => {
 
   it('defers (tls_failure) a server whose certificate the record does not name, and (bogus TLSA) one it cannot trust', async () => {
     const direct = provider();
-    const wrong = await direct.send(message('bob@wrong.dane.test'), AbortSignal.timeout(15_000));
-    const bogus = await direct.send(message('cyd@bogus.dane.test'), AbortSignal.timeout(15_000));
+    const wrong = await direct.send(message(['bob@wrong.dane.test']), AbortSignal.timeout(15_000));
+    const bogus = await direct.send(message(['cyd@bogus.dane.test']), AbortSignal.timeout(15_000));
     await direct.close();
 
     expect(wrong.recipients[0]).toMatchObject({ accepted: false, transient: true, class: 'tls_failure' });
@@ -150,8 +129,8 @@ describe('DANE with Unbound validating a signed zone', () => {
 
   it('goes on as before where DANE does not apply: no TLSA record in a signed zone, or an unsigned zone', async () => {
     const direct = provider();
-    const nodane = await direct.send(message('dee@nodane.dane.test'), AbortSignal.timeout(15_000));
-    const open = await direct.send(message('eve@open.plain.test'), AbortSignal.timeout(15_000));
+    const nodane = await direct.send(message(['dee@nodane.dane.test']), AbortSignal.timeout(15_000));
+    const open = await direct.send(message(['eve@open.plain.test']), AbortSignal.timeout(15_000));
     await direct.close();
 
     expect(nodane.recipients[0]).toMatchObject({ accepted: true });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -10,7 +9,6 @@ import { loadConfig } from '../../../../config/index.js';
 import { initOrm } from '../../../../server/db/orm.js';
 import { DnsResolver } from '../../../../server/dns/resolver.js';
 import { createBounceClassifier } from '../../../../server/mail/bounce-classifier.js';
-import type { OutboundMessage } from '../../../../server/mail/outbound-message.js';
 import { type DaneLookup, daneLookup, type TlsaRecord } from '../../../../server/providers/direct/dane.js';
 import { DirectProvider } from '../../../../server/providers/direct/direct.provider.js';
 import { currentPolicy, type MtaStsDeps } from '../../../../server/providers/direct/mta-sts.js';
@@ -18,7 +16,7 @@ import { selfSignedCertificate, testCertificateAuthority } from '../../../suppor
 import { stubSecureResolver, tlsaFor } from '../../../support/dane.js';
 import { createTestDatabase } from '../../../support/db.js';
 import { startDnsServer } from '../../../support/dns-server.js';
-import { type Mx, startOnOnePort } from '../../../support/mx-sinks.js';
+import { message, type Mx, startOnOnePort } from '../../../support/mx-sinks.js';
 import { RecordingShaper } from '../../../support/recording-shaper.js';
 
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
@@ -78,25 +76,6 @@ function provider(shaper = new RecordingShaper(), sourceIps = ['127.0.0.1'], dan
     { timeoutMs: 5_000, dkimSelector: 'postlane', port, ca: authority.cert },
   );
   return { direct, shaper };
-}
-
-function message(to: string[]): OutboundMessage {
-  const id = randomUUID();
-  return {
-    emailId: id,
-    messageId: `<${id}@sender.test>`,
-    from: { name: null, address: 'news@sender.test' },
-    to: to.map((address) => ({ name: null, address })),
-    cc: [],
-    bcc: [],
-    replyTo: [],
-    envelopeTo: to,
-    subject: 'Direct',
-    html: null,
-    text: 'Hello from the direct provider.',
-    headers: {},
-    attachments: [],
-  };
 }
 
 /** Publishes an `enforce` MTA-STS policy for `domain` naming `mxPattern` (RFC 8461: TXT record and policy file). */
