@@ -46,12 +46,14 @@ type Entry = { expiresAt: number; answer: SecureAnswer };
  * signature itself, it believes a loopback resolver's AD bit and nobody else's.
  *
  * Answers are kept for their TTL (at most MAX_TTL_SECONDS), at most `maxEntries` of them, oldest
- * dropped first; a failure to ask is never kept.
+ * dropped first; a failure to ask is never kept. A question already on the wire is not asked again:
+ * the lanes starting on one domain's mail at once share its answers.
  */
 export class DnssecResolver {
   private readonly servers: Server[];
   private readonly timeoutMs: number;
   private readonly entries = new Map<string, Entry>();
+  private readonly asking = new Map<string, Promise<SecureAnswer>>();
 
   constructor(
     config: Pick<Config, 'POSTLANE_DNS_SERVERS' | 'POSTLANE_DNS_TIMEOUT_MS'>,
@@ -69,17 +71,24 @@ export class DnssecResolver {
     return this.servers.some((server) => server.loopback);
   }
 
-  async query(name: string, type: SecureRecordType): Promise<SecureAnswer> {
+  query(name: string, type: SecureRecordType): Promise<SecureAnswer> {
     const key = `${type} ${name.toLowerCase()}`;
     const now = this.clock();
     const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > now) return entry.answer;
-    const { answer, ttl } = await this.ask(name, type);
-    if (answer.kind !== 'unavailable' && ttl > 0) {
-      this.entries.delete(key);
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, { expiresAt: now + Math.min(ttl, MAX_TTL_SECONDS) * 1000, answer });
-    }
+    if (entry && entry.expiresAt > now) return Promise.resolve(entry.answer);
+    const pending = this.asking.get(key);
+    if (pending) return pending;
+    const answer = this.ask(name, type).then(({ answer, ttl }) => {
+      if (answer.kind !== 'unavailable' && ttl > 0) {
+        this.entries.delete(key);
+        if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+        this.entries.set(key, { expiresAt: now + Math.min(ttl, MAX_TTL_SECONDS) * 1000, answer });
+      }
+      return answer;
+    });
+    this.asking.set(key, answer);
+    const forget = () => this.asking.delete(key);
+    answer.then(forget, forget);
     return answer;
   }
 
@@ -211,19 +220,20 @@ function settledOnce<T>(
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    let cleanup: (() => void) | undefined;
+    // Empty until `start` returns: settled while starting, the cleanup runs right after.
+    const cleanups: (() => void)[] = [];
     const done = (err: Error | null, value?: T) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      cleanup?.();
+      cleanups.splice(0).forEach((cleanup) => cleanup());
       if (err) reject(err);
       else resolve(value!);
     };
     const timer = setTimeout(() => done(new Error(timedOut)), timeoutMs);
-    cleanup = start(done);
-    // Settled while starting: the cleanup was not there yet.
+    const cleanup = start(done);
     if (settled) cleanup();
+    else cleanups.push(cleanup);
   });
 }
 

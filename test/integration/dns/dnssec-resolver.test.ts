@@ -80,10 +80,11 @@ describe('DnssecResolver', () => {
   });
 });
 
-describe('DnssecResolver over TCP', () => {
+describe('DnssecResolver against a server that truncates every UDP answer', () => {
   let udp: Socket;
   let tcp: Server;
   let port: number;
+  let udpQuestions = 0;
 
   beforeAll(async () => {
     // A server that answers every UDP question truncated, and the whole answer, AD set, over TCP.
@@ -107,7 +108,10 @@ describe('DnssecResolver over TCP', () => {
     await once(tcp, 'listening');
     port = (tcp.address() as { port: number }).port;
     udp = createSocket('udp4');
-    udp.on('message', (data, from) => udp.send(answer(packet.decode(data), true), from.port, from.address));
+    udp.on('message', (data, from) => {
+      udpQuestions += 1;
+      udp.send(answer(packet.decode(data), true), from.port, from.address);
+    });
     udp.bind(port, '127.0.0.1');
     await once(udp, 'listening');
   });
@@ -124,5 +128,14 @@ describe('DnssecResolver over TCP', () => {
       secure: true,
       records: [{ type: 'A', data: '192.0.2.9' }],
     });
+  });
+
+  it('asks a question once while it is on the wire, however many ask it', async () => {
+    const dnssec = new DnssecResolver({ POSTLANE_DNS_SERVERS: [`127.0.0.1:${port}`], POSTLANE_DNS_TIMEOUT_MS: 1_000 });
+    const before = udpQuestions;
+    const answers = await Promise.all([1, 2, 3].map(() => dnssec.query('shared.dnssec.test', 'A')));
+
+    expect(answers.map((answer) => answer.kind)).toEqual(['found', 'found', 'found']);
+    expect(udpQuestions - before).toBe(1);
   });
 });
