@@ -422,6 +422,7 @@ describe('DANE (RFC 7672), with a stub resolver answering AD', () => {
         transient: true,
         response: 'mx.dane-wrong.direct.test: DANE: no TLSA record matches the certificate',
         class: 'tls_failure',
+        group: 'mx.dane-wrong.direct.test',
       },
     ]);
     expect(plain.recipients).toEqual([
@@ -446,6 +447,7 @@ describe('DANE (RFC 7672), with a stub resolver answering AD', () => {
         transient: true,
         response: 'mx.dane-bogus.direct.test: TLSA lookup of _25._tcp.mx.dane-bogus.direct.test: SERVFAIL',
         class: 'dns_failure',
+        group: 'mx.dane-bogus.direct.test',
       },
     ]);
     expect(preferred.connections()).toBe(connections);
