@@ -646,7 +646,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   POSTLANE_DNS_SERVERS: {
     default: "the system's resolvers",
     description:
-      'DNS servers that domain verification asks, comma-separated IPs with an optional port (`127.0.0.1:5353,[::1]:53`). Point it at a resolver that does not cache for long, so a record just published is seen.',
+      "DNS servers Postlane asks (domain verification, received mail's checks, direct delivery), comma-separated IPs with an optional port (`127.0.0.1:5353,[::1]:53`). Point it at a resolver that does not cache for long, so a record just published is seen. For DANE in direct delivery, a DNSSEC-validating resolver on loopback such as Unbound: only a loopback resolver's word that an answer is signed is believed ([Direct delivery](direct-delivery.md#dane)).",
   },
   POSTLANE_DNS_TIMEOUT_MS: {
     description: 'How long one DNS query may take; a query that times out reads `temporary_failure`, never "missing".',

@@ -1,8 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
+import { DnssecResolver } from '../dns/dnssec-resolver.js';
 import { DnsResolver } from '../dns/resolver.js';
 import { type ClassifyReply, createBounceClassifier } from '../mail/bounce-classifier.js';
 import { CaptureProvider } from './capture.provider.js';
+import { daneLookup } from './direct/dane.js';
 import { DirectProvider, type DirectProviderDeps } from './direct/direct.provider.js';
 import { currentPolicy, type MtaStsDeps } from './direct/mta-sts.js';
 import { PgShaper } from './direct/pg-shaper.js';
@@ -43,7 +45,7 @@ export class ProviderRegistry {
 
 /**
  * What direct delivery needs beyond its configuration: the cluster's traffic shaping, the MTA-STS
- * policy cache and a clock. A process not given them cannot start with a direct provider configured.
+ * policy cache, DANE's DNSSEC lookups and a clock. A process not given them cannot start with a direct provider configured.
  */
 export type DirectServices = Omit<DirectProviderDeps, 'stsPolicy' | 'relay'> & {
   mtaSts: MtaStsDeps;
@@ -81,6 +83,7 @@ export function directServices(
     shapingProfile: (group) => shapingProfiles.profileFor(group).name,
     warmup: new PgWarmup({ orm, clock, profiles: shapingProfiles }),
     mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
+    dane: daneLookup(new DnssecResolver(config)),
     clock,
   };
 }

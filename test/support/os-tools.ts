@@ -43,7 +43,8 @@ export function aptInstall(packages: string[], what: string): void {
  * journey test types into a real terminal), pg_dump (the erasure test searches a full dump),
  * PgBouncer (test/topology/pgbouncer.test.ts, and POSTLANE_TEST_PGBOUNCER=1 runs), etcd, Patroni
  * and HAProxy (the failover topology, test/topology/patroni.ts), ip (the multi-host test builds
- * its hosts from network namespaces), openssl (a certificate for the inbound listener's STARTTLS), swaks, msmtp and
+ * its hosts from network namespaces), Unbound, NSD and ldnsutils (a DNSSEC-validating resolver for
+ * test/topology/dane.test.ts), openssl (a certificate for the inbound listener's STARTTLS), swaks, msmtp and
  * python3 (SMTP clients of the submission listener), logrotate, nginx, Caddy and pgBackRest (the shipped deployment
  * files), promtool (the alerting rules in docs/alerts.yml).
  * Missing ones are installed when possible; a test is never skipped for want of them.
@@ -58,6 +59,13 @@ export function ensureTestTools(project: 'integration' | 'system'): void {
     { present: () => existsSync('/usr/bin/patroni'), pkg: 'patroni', what: 'Patroni (/usr/bin/patroni)' },
     { present: () => existsSync('/usr/sbin/haproxy'), pkg: 'haproxy', what: 'HAProxy (/usr/sbin/haproxy)' },
     { present: () => onPath('ip'), pkg: 'iproute2', what: 'ip (iproute2)' },
+    {
+      present: () => existsSync('/usr/sbin/unbound'),
+      pkg: 'unbound',
+      what: 'Unbound (the validating resolver DANE needs)',
+    },
+    { present: () => existsSync('/usr/sbin/nsd'), pkg: 'nsd', what: 'NSD (serves the DANE test zones)' },
+    { present: () => onPath('ldns-signzone'), pkg: 'ldnsutils', what: 'ldns-signzone (signs the DANE test zones)' },
     {
       present: () => existsSync('/usr/sbin/logrotate'),
       pkg: 'logrotate',

@@ -1,5 +1,6 @@
 import { createServer, isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { ProviderConfig } from '../../../config/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
@@ -18,6 +19,7 @@ import {
   type SendResult,
   Unrecorded,
 } from '../provider.js';
+import { type DaneLookup, type HostDane, matchTlsa, presentedChain, type TlsaRecord } from './dane.js';
 import { type CurrentPolicy, mxAllowedByPolicy, type StsPolicy } from './mta-sts.js';
 import { type MxGroup, type MxHost, mxGroupKey, resolveRoute } from './mx-route.js';
 import type { ConnectionLease, NotNow, ShapedReply, Shaper, ShapingKey } from './shaper.js';
@@ -55,7 +57,9 @@ export interface DirectProviderDeps {
   stsPolicy: (domain: string) => Promise<CurrentPolicy>;
   /** The shaping profile whose limits apply to an MX group (`default` when none matches). */
   shapingProfile: (group: MxGroup) => string;
-  /** The Shaper's clock, which its `retryAt` times are read against. */
+  /** DANE (RFC 7672) for a route's MX hosts; without it, DANE never applies. */
+  dane?: DaneLookup;
+  /** The Shaper's clock, which its `retryAt` times are read against; DANE-TA chains are checked at its time too. */
   clock?: () => Date;
   /** Orders MX hosts of equal preference; injected so tests are deterministic. */
   random?: () => number;
@@ -91,6 +95,8 @@ interface PooledConnection {
   host: string;
   /** TLS with a certificate validated for `host`: what an MTA-STS `enforce` domain needs. */
   verified: boolean;
+  /** TLS with a certificate that matched the host's TLSA records: what a DANE host needs. */
+  dane: boolean;
   messagesLeft: number;
   open: boolean;
   idleTimer?: NodeJS.Timeout;
@@ -109,8 +115,15 @@ interface Pool {
 /** Where a message leaves from: a source IP (and the warm-up room it took), or the system's choice. */
 type Source = { identity?: SourceIdentity; ticket?: WarmupTicket };
 
-/** TLS on a connection: required with a validated certificate (MTA-STS enforce), used when offered, or not tried. */
-type TlsMode = 'required' | 'opportunistic' | 'off';
+/**
+ * TLS on a connection: required with a certificate matching the host's TLSA records (DANE), required
+ * with a validated certificate (MTA-STS enforce), required unauthenticated (DANE with no usable
+ * record), used when offered, or not tried.
+ */
+type TlsMode = 'dane' | 'required' | 'encrypted' | 'opportunistic' | 'off';
+
+/** What a host's connection must be, tried in order (opportunistic, then plaintext), or why the host is not used now. */
+type HostTls = { modes: TlsMode[]; tlsa?: TlsaRecord[] } | Deferral;
 
 /** A failure for a domain's recipients, before or outside an SMTP transaction. */
 interface Deferral {
@@ -222,9 +235,16 @@ export class DirectProvider implements EmailProvider {
     if (route.kind === 'unavailable')
       return everyone({ response: `${domain}: ${route.reason}`, transient: true, class: 'dns_failure' });
 
-    const sts = await this.deps.stsPolicy(route.domain);
+    const [sts, dane] = await Promise.all([
+      this.deps.stsPolicy(route.domain),
+      this.deps.dane ? this.deps.dane(route) : () => ({ kind: 'none' }) as const,
+    ]);
     const enforce = sts.kind === 'policy' && sts.policy.mode === 'enforce' ? sts.policy : null;
-    const hosts = enforce ? route.hosts.filter((host) => mxAllowedByPolicy(host.name, enforce)) : route.hosts;
+    const tlsFor = (host: string) => hostTls(host, dane(host), enforce);
+    // A DANE host need not be named by the MTA-STS policy: DANE takes precedence (RFC 8461 §2).
+    const hosts = enforce
+      ? route.hosts.filter((host) => dane(host.name).kind === 'tlsa' || mxAllowedByPolicy(host.name, enforce))
+      : route.hosts;
     if (hosts.length === 0)
       return everyone({
         response: `no MX host of ${route.domain} is one its MTA-STS policy (enforce) names`,
@@ -246,7 +266,7 @@ export class DirectProvider implements EmailProvider {
       const sourceIp = source.identity?.ip;
       const key: ShapingKey = { sourceIp: sourceIp ?? ANY_SOURCE, group: group.key, profile };
       const waitOut = this.patience(signal);
-      const connection = await this.connectionFor(key, sourceIp, hosts, enforce, waitOut);
+      const connection = await this.connectionFor(key, sourceIp, hosts, tlsFor, waitOut);
       if ('response' in connection) {
         await source.ticket?.giveBack();
         recipients.push(...refuse(envelope.to, connection));
@@ -326,14 +346,12 @@ export class DirectProvider implements EmailProvider {
     key: ShapingKey,
     sourceIp: string | undefined,
     hosts: MxHost[],
-    enforce: StsPolicy | null,
+    tlsFor: (host: string) => HostTls,
     waitOut: (notNow: NotNow) => Promise<boolean>,
   ): Promise<PooledConnection | Deferral> {
     for (;;) {
       let pool = this.poolOf(key);
-      const at = pool.idle.findIndex(
-        (connection) => !enforce || (connection.verified && mxAllowedByPolicy(connection.host, enforce)),
-      );
+      const at = pool.idle.findIndex((connection) => carries(connection, tlsFor(connection.host)));
       if (at >= 0) {
         const [connection] = pool.idle.splice(at, 1);
         clearTimeout(connection!.idleTimer);
@@ -349,7 +367,7 @@ export class DirectProvider implements EmailProvider {
       // (the pool asked for again: an empty one is dropped while the Shaper is being asked).
       pool = this.poolOf(key);
       pool.count += 1;
-      const opened = await this.open(pool, key, lease, sourceIp, hosts, enforce);
+      const opened = await this.open(pool, key, lease, sourceIp, hosts, tlsFor);
       if ('response' in opened) this.connectionGone(pool);
       return opened;
     }
@@ -379,8 +397,10 @@ export class DirectProvider implements EmailProvider {
   /**
    * The hosts' addresses in order until one greets and finishes EHLO (and STARTTLS): a refused
    * connection, a timeout or a 4xx or 5xx greeting moves on to the next (RFC 5321 §5.1), each
-   * reported to the Shaper. Under an `enforce` policy TLS is required and the certificate must be
-   * valid for the MX host's name. Otherwise STARTTLS is used whenever offered, its certificate
+   * reported to the Shaper. A host with usable TLSA records (DANE) requires TLS and a certificate
+   * matching one of them, checked before any mail goes; else under an `enforce` policy TLS is
+   * required and the certificate must be valid for the MX host's name. Otherwise STARTTLS is used
+   * whenever offered (required when the host's TLSA records are all unusable), its certificate
    * unchecked, and a handshake that fails is followed by a plaintext session on the same host, as
    * opportunistic TLS does (RFC 7435): a broken TLS stack must not stop mail that may go in clear.
    */
@@ -390,14 +410,18 @@ export class DirectProvider implements EmailProvider {
     lease: ConnectionLease,
     sourceIp: string | undefined,
     hosts: MxHost[],
-    enforce: StsPolicy | null,
+    tlsFor: (host: string) => HostTls,
   ): Promise<PooledConnection | Deferral> {
     const family = sourceIp ? isIP(sourceIp) : 0;
     let failure: Deferral = { response: 'no MX address to connect to', transient: true, class: 'unknown' };
-    for (const host of hosts)
+    for (const host of hosts) {
+      const tls = tlsFor(host.name);
+      if ('response' in tls) {
+        failure = tls;
+        continue;
+      }
       for (const address of host.addresses.filter((a) => family === 0 || isIP(a) === family)) {
-        const modes: TlsMode[] = enforce ? ['required'] : ['opportunistic', 'off'];
-        for (const mode of modes) {
+        for (const mode of tls.modes) {
           const smtp = this.connection(address, host.name, sourceIp, mode);
           try {
             await new Promise<void>((resolve, reject) => {
@@ -414,12 +438,20 @@ export class DirectProvider implements EmailProvider {
             if (tlsFailed) continue;
             break;
           }
+          const mismatch = mode === 'dane' ? this.daneMismatch(smtp, host.name, tls.tlsa!) : undefined;
+          if (mismatch) {
+            failure = mismatch;
+            await this.deps.shaper.recordReply(key, { kind: 'connection_failed', reason: mismatch.response });
+            smtp.close();
+            break;
+          }
           const connection: PooledConnection = {
             pool,
             smtp,
             lease,
             host: host.name,
             verified: mode === 'required' && smtp.secure,
+            dane: mode === 'dane',
             messagesLeft: lease.messagesLeft,
             open: true,
           };
@@ -429,14 +461,32 @@ export class DirectProvider implements EmailProvider {
           return connection;
         }
       }
+    }
     await lease.release();
     return failure;
+  }
+
+  /**
+   * Why the certificate the server presented after STARTTLS matches none of the host's TLSA
+   * records, or nothing when one matches. Checked after the handshake (node's TLS has no hook for
+   * it during one) and before MAIL FROM: only the EHLO name has crossed the connection by then.
+   */
+  private daneMismatch(smtp: SMTPConnection, host: string, tlsa: TlsaRecord[]): Deferral | undefined {
+    const socket = smtp._socket as TLSSocket | false | null;
+    const verdict =
+      smtp.secure && socket
+        ? matchTlsa(presentedChain(socket), tlsa, host, (this.deps.clock ?? (() => new Date()))())
+        : { ok: false as const, reason: 'the connection is not encrypted' };
+    if (verdict.ok) return undefined;
+    return { response: `${host}: DANE: ${verdict.reason}`, transient: true, class: 'tls_failure' };
   }
 
   /** A connection (not yet open) to one MX address, named by the EHLO name and bound to the source address. */
   private connection(address: string, host: string, sourceIp: string | undefined, mode: TlsMode): SMTPConnection {
     const tls = {
+      dane: { requireTLS: true },
       required: { requireTLS: true },
+      encrypted: { requireTLS: true },
       opportunistic: { opportunisticTLS: true },
       off: { ignoreTLS: true },
     }[mode];
@@ -449,6 +499,7 @@ export class DirectProvider implements EmailProvider {
       ...tls,
       tls: {
         servername: host,
+        // Only MTA-STS checks the certificate against the system's roots; DANE checks it against TLSA after the handshake.
         rejectUnauthorized: mode === 'required',
         ...(this.options.ca ? { ca: this.options.ca } : {}),
       },
@@ -461,9 +512,10 @@ export class DirectProvider implements EmailProvider {
 
   /** Why no connection could be had: the server's reply when it gave one, classified; else the socket's or TLS's error. */
   private connectionFailure(err: SmtpFailure, host: string, tlsFailed: boolean): Deferral {
-    if (err.response) return this.verdict(err.responseCode, err.response);
+    // A refused STARTTLS where TLS is required says nothing of the mail: it waits, whatever the code.
+    if (err.response && !tlsFailed) return this.verdict(err.responseCode, err.response);
     return {
-      response: `${host}: ${err.message.trim()}`,
+      response: `${host}: ${(err.response ?? err.message).trim()}`,
       transient: true,
       class: tlsFailed ? 'tls_failure' : this.deps.classifyReply({ text: err.message }).class,
     };
@@ -644,6 +696,33 @@ function byDomain(envelopes: Envelope[]): Map<string, Envelope[]> {
       else shares.push({ from, to: [address] });
     }
   return by;
+}
+
+/**
+ * The TLS a host's connection needs for one domain's mail: DANE first (RFC 8461 §2: it takes
+ * precedence over MTA-STS), then the MTA-STS `enforce` policy, then opportunistic TLS falling back
+ * to plaintext. A host whose DANE lookup failed is not used: delivery waits rather than risk a
+ * downgrade (RFC 7672 §2.2).
+ */
+function hostTls(host: string, dane: HostDane, enforce: StsPolicy | null): HostTls {
+  if (dane.kind === 'unavailable')
+    return { response: `${host}: ${dane.reason}`, transient: true, class: 'dns_failure' };
+  if (dane.kind === 'tlsa') return { modes: ['dane'], tlsa: dane.records };
+  if (enforce && !mxAllowedByPolicy(host, enforce))
+    return { response: `${host} is not named by its domain's MTA-STS policy`, transient: true, class: 'tls_failure' };
+  if (enforce) return { modes: ['required'] };
+  if (dane.kind === 'encrypt') return { modes: ['encrypted'] };
+  return { modes: ['opportunistic', 'off'] };
+}
+
+/** Whether an idle connection is as secure as `tls` asks, so it may carry this domain's mail. */
+function carries(connection: PooledConnection, tls: HostTls): boolean {
+  if ('response' in tls) return false;
+  const [mode] = tls.modes;
+  if (mode === 'dane') return connection.dane;
+  if (mode === 'required') return connection.verified;
+  if (mode === 'encrypted') return connection.smtp.secure;
+  return true;
 }
 
 const refuse = (addresses: string[], deferral: Deferral): RecipientResult[] =>

@@ -1,112 +1,37 @@
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../../../config/index.js';
 import { initOrm } from '../../../../server/db/orm.js';
 import { DnsResolver } from '../../../../server/dns/resolver.js';
 import { createBounceClassifier } from '../../../../server/mail/bounce-classifier.js';
-import type { OutboundMessage } from '../../../../server/mail/outbound-message.js';
+import { type DaneLookup, daneLookup, type TlsaRecord } from '../../../../server/providers/direct/dane.js';
 import { DirectProvider } from '../../../../server/providers/direct/direct.provider.js';
 import { currentPolicy, type MtaStsDeps } from '../../../../server/providers/direct/mta-sts.js';
 import { selfSignedCertificate, testCertificateAuthority } from '../../../support/certificate.js';
+import { stubSecureResolver, tlsaFor } from '../../../support/dane.js';
 import { createTestDatabase } from '../../../support/db.js';
 import { startDnsServer } from '../../../support/dns-server.js';
+import { message, type Mx, startOnOnePort } from '../../../support/mx-sinks.js';
 import { RecordingShaper } from '../../../support/recording-shaper.js';
-
-interface MxOptions {
-  /** The reply refusing a recipient, e.g. `550 5.1.1 no such user`, or nothing to accept it. */
-  rcpt?: (address: string) => string | undefined;
-  /** STARTTLS offered with this certificate (and TLS settings); not offered without one. */
-  tls?: { key: string; cert: string; maxVersion?: 'TLSv1' };
-}
-
-/** A mail server on `address`:`port` (0: any port) that records what it received and how many connections it had. */
-async function startMx(address: string, port: number, options: MxOptions = {}) {
-  const received: { from: string; to: string[]; secure: boolean; ehlo: string }[] = [];
-  let connections = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    logger: false,
-    ...(options.tls
-      ? { key: options.tls.key, cert: options.tls.cert, maxVersion: options.tls.maxVersion }
-      : { disabledCommands: ['STARTTLS'] }),
-    onConnect(_session, callback) {
-      connections += 1;
-      callback();
-    },
-    onRcptTo(rcpt, _session, callback) {
-      const reply = options.rcpt?.(rcpt.address);
-      if (!reply) return callback();
-      const err = new Error(reply.slice(4)) as Error & { responseCode: number };
-      err.responseCode = Number(reply.slice(0, 3));
-      callback(err);
-    },
-    onData(stream, session, callback) {
-      stream.resume();
-      stream.on('end', () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          secure: session.secure,
-          ehlo: session.hostNameAppearsAs,
-        });
-        callback();
-      });
-    },
-  });
-  server.on('error', () => {});
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, address, resolve);
-  });
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    received,
-    connections: () => connections,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-type Mx = Awaited<ReturnType<typeof startMx>>;
-
-/**
- * Sinks on one port number, each on its own address: the first takes a free port, the others the
- * same; if one of them finds it taken on its address, all start again on another.
- */
-async function startOnOnePort<Name extends string>(
-  sinks: Record<Name, [address: string, options: MxOptions]>,
-): Promise<Record<Name, Mx>> {
-  const entries = Object.entries(sinks) as [Name, [string, MxOptions]][];
-  for (let attempt = 1; ; attempt += 1) {
-    const started = new Map<Name, Mx>();
-    try {
-      for (const [name, [address, options]] of entries)
-        started.set(
-          name,
-          await startMx(address, started.size === 0 ? 0 : started.values().next().value!.port, options),
-        );
-      return Object.fromEntries(started) as Record<Name, Mx>;
-    } catch (err) {
-      await Promise.all([...started.values()].map((sink) => sink.close()));
-      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw err;
-    }
-  }
-}
 
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let resolver: DnsResolver;
 let port: number;
 const sinks: Mx[] = [];
 let preferred: Mx, backup: Mx, picky: Mx, tlsMx: Mx, wrongCert: Mx, validCert: Mx, reuse: Mx, brokenTls: Mx;
+let daneEe: Mx, daneTa: Mx, daneWrong: Mx;
 const tlsCertificate = selfSignedCertificate('mx.tls.direct.test');
 const wrongCertificate = selfSignedCertificate('mx.wrong.direct.test');
 const authority = testCertificateAuthority();
+/** A DANE-TA server sends its authority's certificate after its own (RFC 7672 §3.1.2). */
+const daneTaCertificate = authority.issue(['mx.dane-ta.direct.test']);
+/** TLSA records by name, as a stub resolver answering AD gives them (not a validating resolver: see test/topology/dane.test.ts). */
+const tlsa = new Map<string, TlsaRecord[] | 'servfail'>();
 const greylisted = new Set<string>();
 /** MTA-STS policy files by policy host, served over HTTPS with certificates of the test authority. */
 const policyFiles = new Map<string, string>();
@@ -129,7 +54,7 @@ function mx(domain: string, hosts: [preference: number, host: string, address: s
   }
 }
 
-function provider(shaper = new RecordingShaper(), sourceIps = ['127.0.0.1']) {
+function provider(shaper = new RecordingShaper(), sourceIps = ['127.0.0.1'], dane?: DaneLookup) {
   const direct = new DirectProvider(
     {
       type: 'direct',
@@ -146,29 +71,11 @@ function provider(shaper = new RecordingShaper(), sourceIps = ['127.0.0.1']) {
       stsPolicy: (domain) => currentPolicy(mtaSts, domain, new Date()),
       shapingProfile: () => 'default',
       random: () => 0,
+      dane,
     },
     { timeoutMs: 5_000, dkimSelector: 'postlane', port, ca: authority.cert },
   );
   return { direct, shaper };
-}
-
-function message(to: string[]): OutboundMessage {
-  const id = randomUUID();
-  return {
-    emailId: id,
-    messageId: `<${id}@sender.test>`,
-    from: { name: null, address: 'news@sender.test' },
-    to: to.map((address) => ({ name: null, address })),
-    cc: [],
-    bcc: [],
-    replyTo: [],
-    envelopeTo: to,
-    subject: 'Direct',
-    html: null,
-    text: 'Hello from the direct provider.',
-    headers: {},
-    attachments: [],
-  };
 }
 
 /** Publishes an `enforce` MTA-STS policy for `domain` naming `mxPattern` (RFC 8461: TXT record and policy file). */
@@ -239,8 +146,11 @@ beforeAll(async () => {
     reuse: ['127.0.0.8', {}],
     // Offers STARTTLS, but only TLS 1.0, which node refuses to speak: every handshake fails.
     brokenTls: ['127.0.0.10', { tls: { ...tlsCertificate, maxVersion: 'TLSv1' } }],
+    daneEe: ['127.0.0.11', { tls: tlsCertificate }],
+    daneTa: ['127.0.0.12', { tls: { key: daneTaCertificate.key, cert: daneTaCertificate.cert + authority.cert } }],
+    daneWrong: ['127.0.0.13', { tls: wrongCertificate }],
   });
-  ({ preferred, backup, picky, tlsMx, wrongCert, validCert, reuse, brokenTls } = started);
+  ({ preferred, backup, picky, tlsMx, wrongCert, validCert, reuse, brokenTls, daneEe, daneTa, daneWrong } = started);
   port = preferred.port;
   sinks.push(...Object.values(started));
 
@@ -262,6 +172,23 @@ beforeAll(async () => {
   enforce('valid.direct.test', 'mx.valid.direct.test');
   mx('reuse.direct.test', [[10, 'mx.reuse.direct.test', '127.0.0.8']]);
   mx('broken-tls.direct.test', [[10, 'mx.broken-tls.direct.test', '127.0.0.10']]);
+
+  // DANE: a self-signed certificate named by DANE-EE, one issued by the authority DANE-TA names, a
+  // certificate no record names, a server without STARTTLS, a bogus TLSA answer.
+  mx('dane-ee.direct.test', [[10, 'mx.dane-ee.direct.test', '127.0.0.11']]);
+  tlsa.set('_25._tcp.mx.dane-ee.direct.test', [tlsaFor(tlsCertificate.cert, 3, 1, 1)]);
+  mx('dane-ta.direct.test', [[10, 'mx.dane-ta.direct.test', '127.0.0.12']]);
+  tlsa.set('_25._tcp.mx.dane-ta.direct.test', [tlsaFor(authority.cert, 2, 0, 1)]);
+  mx('dane-wrong.direct.test', [[10, 'mx.dane-wrong.direct.test', '127.0.0.13']]);
+  tlsa.set('_25._tcp.mx.dane-wrong.direct.test', [tlsaFor(tlsCertificate.cert, 3, 1, 1)]);
+  mx('dane-plain.direct.test', [[10, 'mx.dane-plain.direct.test', '127.0.0.2']]);
+  tlsa.set('_25._tcp.mx.dane-plain.direct.test', [tlsaFor(tlsCertificate.cert, 3, 1, 1)]);
+  mx('dane-bogus.direct.test', [[10, 'mx.dane-bogus.direct.test', '127.0.0.2']]);
+  tlsa.set('_25._tcp.mx.dane-bogus.direct.test', 'servfail');
+  // An enforce policy naming another host, and a certificate no public authority signed: DANE decides.
+  mx('dane-sts.direct.test', [[10, 'mx.dane-sts.direct.test', '127.0.0.11']]);
+  tlsa.set('_25._tcp.mx.dane-sts.direct.test', [tlsaFor(tlsCertificate.cert, 3, 1, 1)]);
+  enforce('dane-sts.direct.test', 'mx.elsewhere.direct.test');
 });
 
 afterAll(async () => {
@@ -465,6 +392,92 @@ describe('direct delivery to the recipients’ MX hosts', () => {
       },
     ]);
     expect(preferred.received.length).toBe(before);
+  });
+});
+
+describe('DANE (RFC 7672), with a stub resolver answering AD', () => {
+  const dane = () => daneLookup(stubSecureResolver(tlsa, { insecure: new Set(['tls.direct.test']) }));
+
+  it('delivers over STARTTLS to a certificate a TLSA record names: DANE-EE whatever its name, DANE-TA through the named authority', async () => {
+    const { direct } = provider(new RecordingShaper(), ['127.0.0.1'], dane());
+    const ee = await direct.send(message(['ann@dane-ee.direct.test']), AbortSignal.timeout(10_000));
+    const ta = await direct.send(message(['ben@dane-ta.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(ee.recipients[0]).toMatchObject({ accepted: true });
+    expect(daneEe.received.at(-1)).toMatchObject({ to: ['ann@dane-ee.direct.test'], secure: true });
+    expect(ta.recipients[0]).toMatchObject({ accepted: true });
+    expect(daneTa.received.at(-1)).toMatchObject({ to: ['ben@dane-ta.direct.test'], secure: true });
+  });
+
+  it('defers as tls_failure, never in plaintext, when no record names the certificate or the server offers no STARTTLS', async () => {
+    const { direct, shaper } = provider(new RecordingShaper(), ['127.0.0.1'], dane());
+    const wrong = await direct.send(message(['cat@dane-wrong.direct.test']), AbortSignal.timeout(10_000));
+    const plain = await direct.send(message(['dov@dane-plain.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(wrong.recipients).toEqual([
+      {
+        address: 'cat@dane-wrong.direct.test',
+        accepted: false,
+        transient: true,
+        response: 'mx.dane-wrong.direct.test: DANE: no TLSA record matches the certificate',
+        class: 'tls_failure',
+        group: 'mx.dane-wrong.direct.test',
+      },
+    ]);
+    expect(plain.recipients).toEqual([
+      expect.objectContaining({ accepted: false, transient: true, class: 'tls_failure' }),
+    ]);
+    expect(daneWrong.connections()).toBe(1);
+    expect(daneWrong.received).toHaveLength(0);
+    expect(preferred.received.flatMap((mail) => mail.to)).not.toContain('dov@dane-plain.direct.test');
+    expect(shaper.replies[0]!.reply).toMatchObject({ kind: 'connection_failed' });
+  });
+
+  it('defers without connecting when the TLSA lookup fails (a bogus answer)', async () => {
+    const { direct, shaper } = provider(new RecordingShaper(), ['127.0.0.1'], dane());
+    const connections = preferred.connections();
+    const result = await direct.send(message(['eli@dane-bogus.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(result.recipients).toEqual([
+      {
+        address: 'eli@dane-bogus.direct.test',
+        accepted: false,
+        transient: true,
+        response: 'mx.dane-bogus.direct.test: TLSA lookup of _25._tcp.mx.dane-bogus.direct.test: SERVFAIL',
+        class: 'dns_failure',
+        group: 'mx.dane-bogus.direct.test',
+      },
+    ]);
+    expect(preferred.connections()).toBe(connections);
+    expect(shaper.replies).toEqual([]);
+  });
+
+  it('takes precedence over MTA-STS: an enforce policy naming another host does not stop a DANE-authenticated delivery', async () => {
+    const { direct } = provider(new RecordingShaper(), ['127.0.0.1'], dane());
+    const result = await direct.send(message(['fay@dane-sts.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+
+    expect(result.recipients[0]).toMatchObject({ accepted: true });
+    expect(daneEe.received.at(-1)).toMatchObject({ to: ['fay@dane-sts.direct.test'], secure: true });
+  });
+
+  it('does not carry DANE mail on a pooled connection that was not authenticated by TLSA', async () => {
+    const shaper = new RecordingShaper({ maxConnections: 2, messagesPerConnection: 10 });
+    const { direct } = provider(shaper, ['127.0.0.1'], dane());
+    // One MX host, so one group and pool; tls.direct.test's MX answer is insecure: DANE does not apply to its mail.
+    mx('dane-pool.direct.test', [[10, 'mx.tls.direct.test', '127.0.0.5']]);
+    tlsa.set('_25._tcp.mx.tls.direct.test', [tlsaFor(wrongCertificate.cert, 3, 1, 1)]);
+    const plainDomain = await direct.send(message(['gus@tls.direct.test']), AbortSignal.timeout(10_000));
+    const daneDomain = await direct.send(message(['hal@dane-pool.direct.test']), AbortSignal.timeout(10_000));
+    await direct.close();
+    tlsa.delete('_25._tcp.mx.tls.direct.test');
+
+    expect(plainDomain.recipients[0]).toMatchObject({ accepted: true });
+    expect(daneDomain.recipients[0]).toMatchObject({ accepted: false, class: 'tls_failure' });
+    expect(tlsMx.received.flatMap((mail) => mail.to)).not.toContain('hal@dane-pool.direct.test');
   });
 });
 
