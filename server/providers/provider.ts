@@ -33,8 +33,10 @@ export interface RecipientResult {
   /**
    * Held back by the provider's own traffic shaping before any server was asked: not an attempt,
    * so the outbox gives it back (a busy or suspended group never uses an email's attempts up).
+   * `suspension`: its group is backing off because a server asked it to slow down, which is
+   * announced as a delay; routine `pacing` (rates, connections, warm-up caps) is not.
    */
-  shaped?: boolean;
+  shaped?: 'pacing' | 'suspension';
 }
 
 export interface SendResult {

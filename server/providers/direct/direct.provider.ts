@@ -130,7 +130,7 @@ interface Deferral {
   response: string;
   transient: boolean;
   class: BounceClass;
-  shaped?: boolean;
+  shaped?: RecipientResult['shaped'];
 }
 
 /**
@@ -732,14 +732,14 @@ const warmupDeferral = (profile: string): Deferral => ({
   response: `deferred by IP warm-up: every source IP of the pool has sent today's cap to ${profile} (caps renew at midnight UTC)`,
   transient: true,
   class: 'rate_limited',
-  shaped: true,
+  shaped: 'pacing',
 });
 
 const shapingDeferral = (notNow: NotNow): Deferral => ({
   response: `deferred by traffic shaping until ${notNow.retryAt.toISOString()}: ${notNow.reason}`,
   transient: true,
   class: 'rate_limited',
-  shaped: true,
+  shaped: notNow.suspended ? 'suspension' : 'pacing',
 });
 
 const replyCode = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0] ?? 0);

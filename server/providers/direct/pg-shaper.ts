@@ -190,15 +190,17 @@ function bucketOpensAt(due: number | null, perPeriod: number | null, periodMs: n
   return at > now ? at : null;
 }
 
+type Wait = { at: number; reason: string; suspended?: true };
+
 /** The latest of the reasons that hold: the caller may go ahead only once all have passed. */
-function notNow(now: number, waits: ({ at: number; reason: string } | null)[]): NotNow {
-  const latest = waits.reduce<{ at: number; reason: string } | null>(
+function notNow(now: number, waits: (Wait | null)[]): NotNow {
+  const latest = waits.reduce<Wait | null>(
     (found, wait) => (wait && (!found || wait.at > found.at) ? wait : found),
     null,
   );
   // Nothing holds any more: another host spent and gave back in between. Ask again at once.
   return latest
-    ? { retryAt: new Date(latest.at), reason: latest.reason }
+    ? { retryAt: new Date(latest.at), reason: latest.reason, ...(latest.suspended && { suspended: true }) }
     : { retryAt: new Date(now), reason: 'contended: ask again' };
 }
 
@@ -206,7 +208,7 @@ function suspension(row: StateRow, now: number) {
   const until = row.suspended_until ?? 0;
   if (until <= now) return null;
   const cause = row.last_deferral ? ` after ${row.last_deferral}` : '';
-  return { at: until, reason: `suspended until ${new Date(until).toISOString()}${cause}` };
+  return { at: until, reason: `suspended until ${new Date(until).toISOString()}${cause}`, suspended: true as const };
 }
 
 /**

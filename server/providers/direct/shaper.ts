@@ -23,6 +23,8 @@ export interface ConnectionLease {
 export interface NotNow {
   retryAt: Date;
   reason: string;
+  /** The group is backing off after a reply that meant "slow down" (rather than paced by its limits). */
+  suspended?: boolean;
 }
 
 /** What a remote server did, as back-off reads it. */

@@ -361,6 +361,8 @@ function decide(
   let acceptedNow = false;
   let delayed: Settlement['delayed'] = null;
   let onlyShaped = true;
+  /** Some deferral was a server's, or its group's back-off: the delay is announced (routine pacing is not). */
+  let delayNews = false;
   const deferredDomains = new Set<string>();
   const deferredGroups = new Set<string>();
   for (const recipient of email.owed) {
@@ -372,13 +374,14 @@ function decide(
     } else if (verdict && !verdict.transient) {
       bounced.push({ address: recipient.address, response: verdict.response, class: verdict.class });
       recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
-    } else if (lastAttempt && verdict?.shaped !== true) {
+    } else if (lastAttempt && verdict?.shaped === undefined) {
       exhausted = true;
       recipients.push({ id: recipient.id, email_id: email.id, status: 'rejected', response });
     } else {
       if (!anyOwed) stillOwed = response;
       anyOwed = true;
-      onlyShaped &&= verdict?.shaped === true;
+      onlyShaped &&= verdict?.shaped !== undefined;
+      delayNews ||= verdict !== undefined && verdict.shaped !== 'pacing';
       if (verdict) {
         delayed ??= { response: verdict.response, ...(verdict.class && { class: verdict.class }) };
         deferredDomains.add(domainOfAddress(recipient.address));
@@ -397,9 +400,9 @@ function decide(
       }
     : {};
   // Held back by our own shaping alone (no server asked, none accepted or refused for good): the
-  // attempt is given back and nothing is announced; the mail waits its turn.
+  // attempt is given back; the mail waits its turn, announced only when its group is backing off.
   const heldBack = anyOwed && onlyShaped && !acceptedNow && bounced.length === 0 && !exhausted;
-  const extra = { recipients, sent: firstAcceptance, bounced, delayed: heldBack ? null : delayed, acceptedNow };
+  const extra = { recipients, sent: firstAcceptance, bounced, delayed: delayNews ? delayed : null, acceptedNow };
   if (anyOwed)
     return settlement(
       'retrying',

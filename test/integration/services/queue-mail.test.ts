@@ -67,7 +67,8 @@ let acceptAll = false;
 
 /**
  * A provider as direct delivery answers: every recipient at `accept.example` accepted, those at
- * `held.example` held back by its own traffic shaping, every other one refused for now (421), with
+ * `held.example` held back by its own traffic shaping's pacing and at `backing-off.example` by its
+ * group's back-off, every other one refused for now (421), with
  * its domain's MX group when the domain was routed.
  */
 function deferring(): EmailProvider {
@@ -77,8 +78,14 @@ function deferring(): EmailProvider {
     if (acceptAll || domain === 'accept.example')
       return { address, accepted: true, transient: false, response: '250 ok' };
     const group = GROUPS[domain];
-    if (domain === 'held.example')
-      return { address, accepted: false, transient: true, response: 'deferred by traffic shaping', shaped: true };
+    if (domain === 'held.example' || domain === 'backing-off.example')
+      return {
+        address,
+        accepted: false,
+        transient: true,
+        response: 'deferred by traffic shaping',
+        shaped: domain === 'held.example' ? 'pacing' : 'suspension',
+      };
     return {
       address,
       accepted: false,
@@ -156,21 +163,30 @@ describe('a deferred email', () => {
     expect(await row(id)).toMatchObject({ status: 'sent', deferred_domains: null, deferred_groups: null });
   });
 
-  it('held back by traffic shaping alone keeps its attempts and announces nothing, even at its last attempt', async () => {
-    const res = await app.request('POST', '/emails', {
-      token: app.token,
-      body: { from: 'news@acme.test', to: ['gil@held.example'], subject: 'held', text: 'body' },
-    });
-    const id = res.body.id as string;
+  it('held back by traffic shaping alone keeps its attempts, even at its last attempt; a delay is announced only while its group backs off', async () => {
+    const send = async (to: string) =>
+      (
+        await app.request('POST', '/emails', {
+          token: app.token,
+          body: { from: 'news@acme.test', to: [to], subject: 'held', text: 'body' },
+        })
+      ).body.id as string;
+    const [paced, backingOff] = [await send('gil@held.example'), await send('hal@backing-off.example')];
     for (let i = 0; i < app.deps.config.POSTLANE_SEND_MAX_ATTEMPTS + 1; i += 1) {
-      await sql('UPDATE email SET send_after = now() WHERE id = ?', [id]);
-      expect(await attempt(id)).toBe(1);
+      await sql('UPDATE email SET send_after = now() WHERE id IN (?, ?)', [paced, backingOff]);
+      expect(await attempt(paced)).toBe(1);
+      expect(await attempt(backingOff)).toBe(1);
     }
-    const [held] = await sql<{ status: string; attempts: number }>('SELECT status, attempts FROM email WHERE id = ?', [
-      id,
+    const rows = await sql<{ id: string; status: string; attempts: number }>(
+      'SELECT id, status, attempts FROM email WHERE id IN (?, ?)',
+      [paced, backingOff],
+    );
+    expect(rows.map(({ status, attempts }) => ({ status, attempts }))).toEqual([
+      { status: 'queued', attempts: 0 },
+      { status: 'queued', attempts: 0 },
     ]);
-    expect(held).toEqual({ status: 'queued', attempts: 0 });
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual([]);
+    expect((await eventsOf(paced)).map((e) => e.type)).toEqual([]);
+    expect(new Set((await eventsOf(backingOff)).map((e) => e.type))).toEqual(new Set(['email.delivery_delayed']));
   });
 
   it('whose group is suspended is retried when the suspension ends, not after the 30 s delay, within a little jitter', async () => {

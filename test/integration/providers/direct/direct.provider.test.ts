@@ -375,7 +375,11 @@ describe('direct delivery to the recipients’ MX hosts', () => {
   });
 
   it('defers, saying why, when the shaper says not now', async () => {
-    const notNow = { retryAt: new Date('2030-01-01T00:05:00Z'), reason: 'group suspended after 421 4.7.28' };
+    const notNow = {
+      retryAt: new Date('2030-01-01T00:05:00Z'),
+      reason: 'group suspended after 421 4.7.28',
+      suspended: true,
+    };
     const { direct } = provider(new RecordingShaper({ notNow }));
     const before = preferred.received.length;
     const result = await direct.send(message(['hal@preferred.direct.test']), AbortSignal.timeout(10_000));
@@ -387,7 +391,7 @@ describe('direct delivery to the recipients’ MX hosts', () => {
         transient: true,
         response: 'deferred by traffic shaping until 2030-01-01T00:05:00.000Z: group suspended after 421 4.7.28',
         class: 'rate_limited',
-        shaped: true,
+        shaped: 'suspension',
         group: 'mx1.preferred.direct.test,mx2.preferred.direct.test',
       },
     ]);

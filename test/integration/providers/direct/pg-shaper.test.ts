@@ -204,7 +204,11 @@ describe('back-off', () => {
     expect(await shapers[0]!.sendMessage(group)).toBe(true);
     await shapers[0]!.recordReply(group, gmailThrottle);
     const suspendedAt = now;
-    const expected = { retryAt: at(60_000), reason: expect.stringMatching(/^suspended until .* after 421 /) };
+    const expected = {
+      retryAt: at(60_000),
+      reason: expect.stringMatching(/^suspended until .* after 421 /),
+      suspended: true,
+    };
     expect(await shapers[1]!.sendMessage(group)).toEqual(expected);
     expect(await shapers[1]!.openConnection(group)).toEqual(expected);
     // Connections under way when it came report it too: the suspension is not lengthened by them.
@@ -318,6 +322,7 @@ describe('back-off', () => {
     expect(await shapers[1]!.openConnection(burst)).toEqual({
       retryAt: at(60_000),
       reason: `suspended until ${at(60_000).toISOString()} after connection failed: connect ECONNREFUSED 192.0.2.25:25`,
+      suspended: true,
     });
     expect(await stateOf(burst.group)).toMatchObject({ connection_failures: 3, suspensions: 1, deferrals: 0 });
   });
