@@ -206,7 +206,7 @@ export class DirectProvider implements EmailProvider {
         recipients.push(...refuse(envelope.to, connection));
         continue;
       }
-      const allowed = await this.deps.shaper.sendMessage(key);
+      const allowed = await this.deps.shaper.sendMessage(key, connection.lease);
       if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
       else {
         this.giveBack(connection);
