@@ -1,12 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
+import { DnsQueryCache } from '../dns/answer-cache.js';
 import { DnssecResolver } from '../dns/dnssec-resolver.js';
 import { DnsResolver } from '../dns/resolver.js';
 import { type ClassifyReply, createBounceClassifier } from '../mail/bounce-classifier.js';
 import { CaptureProvider } from './capture.provider.js';
 import { daneLookup } from './direct/dane.js';
 import { DirectProvider, type DirectProviderDeps } from './direct/direct.provider.js';
-import { currentPolicy, type MtaStsDeps } from './direct/mta-sts.js';
+import { currentPolicy, type MtaStsDeps, StsPolicyCache } from './direct/mta-sts.js';
 import { PgShaper } from './direct/pg-shaper.js';
 import { loadShapingProfiles, type ShapingProfiles } from './direct/shaping-profiles.js';
 import { PgWarmup } from './direct/warmup.js';
@@ -71,8 +72,10 @@ export function directServices(
     shapingProfiles?: ShapingProfiles;
   } = {},
 ): DirectServices {
+  // Every message asks its domain's route and policy: the answers are kept a minute in the process.
+  const answers = new DnsQueryCache(dns, () => clock().getTime());
   return {
-    dns,
+    dns: answers,
     classifyReply,
     shaper: new PgShaper({
       orm,
@@ -82,7 +85,7 @@ export function directServices(
     }),
     shapingProfile: (group) => shapingProfiles.profileFor(group).name,
     warmup: new PgWarmup({ orm, clock, profiles: shapingProfiles }),
-    mtaSts: { orm, dns, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
+    mtaSts: { orm, dns: answers, fetch: { allowedCidrs: config.POSTLANE_MTA_STS_ALLOWED_CIDRS } },
     dane: daneLookup(new DnssecResolver(config)),
     clock,
   };
@@ -115,9 +118,6 @@ function createDirectProvider(
 ): DirectProvider {
   if (!services) throw new Error('The direct provider needs traffic shaping, which this process was not given');
   const { mtaSts, clock, ...deps } = services;
-  return new DirectProvider(
-    config,
-    { ...deps, clock, relay, stsPolicy: (domain) => currentPolicy(mtaSts, domain, clock()) },
-    options,
-  );
+  const policies = new StsPolicyCache((domain, now) => currentPolicy(mtaSts, domain, now), clock);
+  return new DirectProvider(config, { ...deps, clock, relay, stsPolicy: (domain) => policies.policy(domain) }, options);
 }

@@ -272,8 +272,9 @@ export class DirectProvider implements EmailProvider {
         recipients.push(...refuse(envelope.to, connection));
         continue;
       }
-      let allowed = await this.deps.shaper.sendMessage(key);
-      while (allowed !== true && (await waitOut(allowed))) allowed = await this.deps.shaper.sendMessage(key);
+      let allowed = await this.deps.shaper.sendMessage(key, connection.lease);
+      while (allowed !== true && (await waitOut(allowed)))
+        allowed = await this.deps.shaper.sendMessage(key, connection.lease);
       if (allowed === true) recipients.push(...(await this.transact(connection, key, envelope, raw)));
       else {
         this.giveBack(connection);

@@ -1,6 +1,7 @@
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { ExpiringAnswers } from '../../dns/answer-cache.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { MTA_STS_MODES, MtaStsPolicy, type MtaStsMode } from '../../entities/index.js';
 import { isAddressAllowed } from '../../webhooks/ssrf.js';
@@ -181,6 +182,9 @@ function filteredLookup(dns: Pick<DnsResolver, 'query'>, allowedCidrs: readonly 
   };
 }
 
+/** Why no policy applies when the domain publishes none: the one `none` that is not a failure. */
+const NO_RECORD = 'no MTA-STS record';
+
 export type CurrentPolicy =
   | { kind: 'policy'; policyId: string; policy: StsPolicy; source: 'cache' | 'fetched'; refreshFailed?: string }
   | { kind: 'none'; reason: string };
@@ -219,7 +223,7 @@ export async function currentPolicy(deps: MtaStsDeps, recipientDomain: string, n
   const policyId = txt.kind === 'found' ? parseStsRecord(txt.values) : null;
   if (policyId === null) {
     if (valid) return fromCache();
-    return { kind: 'none', reason: txt.kind === 'unavailable' ? `TXT lookup: ${txt.reason}` : 'no MTA-STS record' };
+    return { kind: 'none', reason: txt.kind === 'unavailable' ? `TXT lookup: ${txt.reason}` : NO_RECORD };
   }
   if (valid && valid.policyId === policyId) return fromCache();
 
@@ -236,4 +240,45 @@ export async function currentPolicy(deps: MtaStsDeps, recipientDomain: string, n
     expiresAt: new Date(now.getTime() + maxAge * 1000),
   });
   return { kind: 'policy', policyId, policy: fetched.policy, source: 'fetched' };
+}
+
+/**
+ * currentPolicy's answers kept in this process, so a burst of mail to a domain reads its policy
+ * (a TXT question and a row of mta_sts_policy) once a `ttlMs` rather than once a message. A policy,
+ * or "no MTA-STS record", is kept for `ttlMs` (at most the policy's max_age): another host's
+ * refresh, a new policy id or a policy's expiry is seen that much later at worst, as a TXT answer's
+ * TTL would delay it anyway. An answer that comes of a failure (a TXT question or a fetch that
+ * failed) is kept for `failureTtlMs` only. Lookups under way are shared; at most `maxEntries` domains.
+ */
+export class StsPolicyCache {
+  private readonly answers: ExpiringAnswers<CurrentPolicy>;
+
+  constructor(
+    private readonly lookup: (domain: string, now: Date) => Promise<CurrentPolicy>,
+    private readonly clock: () => Date,
+    private readonly ttlMs = 60_000,
+    private readonly failureTtlMs = 5_000,
+    maxEntries = 10_000,
+  ) {
+    this.answers = new ExpiringAnswers(maxEntries);
+  }
+
+  policy(domain: string): Promise<CurrentPolicy> {
+    const key = domain.toLowerCase();
+    const now = this.clock();
+    const kept = this.answers.get(key, now.getTime());
+    if (kept) return kept;
+    const answer = this.lookup(domain, now).then((found) => {
+      const failed = found.kind === 'policy' ? found.refreshFailed : found.reason !== NO_RECORD;
+      const keepFor = failed
+        ? this.failureTtlMs
+        : Math.min(this.ttlMs, found.kind === 'policy' ? found.policy.maxAge * 1000 : this.ttlMs);
+      this.answers.expire(key, answer, now.getTime() + keepFor);
+      return found;
+    });
+    // A lookup that throws (the database away) is not kept at all.
+    answer.catch(() => this.answers.expire(key, answer, 0));
+    this.answers.set(key, now.getTime() + this.ttlMs, answer);
+    return answer;
+  }
 }

@@ -36,9 +36,27 @@ export interface PgShaperDeps {
   backoffBaseMs?: number;
 }
 
+/**
+ * Messages let through a statement at once for a connection: one statement per so many messages
+ * rather than per message. Another host's suspension of the group therefore reaches a connection
+ * at most this many messages late (this host's own at once: `recordReply` forfeits what is left).
+ */
+export const PERMITS_PER_GRANT = 10;
+
+/** The messages granted to one lease and not yet sent, and the buckets' due times after that grant (epoch ms). */
+interface Permits {
+  left: number;
+  /** Granted over the lease's life: a grant never takes more than the connection may still carry. */
+  taken: number;
+  messageDue: number | null;
+  hourDue: number | null;
+}
+
 /** The key's row as a refusal explains itself from it; times in epoch milliseconds. */
 interface StateRow {
   granted: boolean;
+  /** Messages granted (TAKE_MESSAGES). */
+  permits?: number;
   suspended_until: number | null;
   last_deferral: string | null;
   connection_due: number | null;
@@ -60,8 +78,6 @@ function bucket(column: string, step: string, period: string) {
   };
 }
 const connectionRate = bucket('connection_due', 'connection_step', '1 minute');
-const messageRate = bucket('message_due', 'message_step', '1 second');
-const hourlyRate = bucket('hour_due', 'hour_step', '1 hour');
 
 const KEY_MATCHES = 's.source_ip = p.source_ip AND s.mx_group = p.mx_group';
 const NOT_SUSPENDED = '(s.suspended_until IS NULL OR s.suspended_until <= p.now)';
@@ -103,17 +119,58 @@ const OPEN_CONNECTION = decision(
   `${connectionRate.allows} AND (SELECT count(*) FROM ${LIVE_LEASES}) < p.connections`,
 );
 
-// A message let through also renews this host's leases on the key: a connection in use is alive.
-const SEND_MESSAGE = decision(
-  `?::float8 * interval '1 millisecond' AS message_step, ?::float8 * interval '1 millisecond' AS hour_step,
-   ?::jsonb AS held, ?::bigint AS lease_expires_ms`,
-  `message_due = ${messageRate.spend}, hour_due = ${hourlyRate.spend},
-   leases = s.leases || (SELECT coalesce(jsonb_object_agg(key, p.lease_expires_ms), '{}'::jsonb) FROM ${LIVE_LEASES}
-     AND key IN (SELECT jsonb_array_elements_text(p.held)))`,
-  `${messageRate.allows} AND ${hourlyRate.allows}`,
-);
+/** How many messages a bucket of `step` (milliseconds a unit, `p.<step>_ms`) has room for now in its `period`; null step, all wanted. */
+const roomIn = (column: string, step: string, period: string) =>
+  `CASE WHEN p.${step}_ms IS NULL THEN p.wanted
+   ELSE floor(extract(epoch FROM p.now + interval '${period}' - greatest(s.${column}, p.now)) * 1000 / p.${step}_ms + 1e-9)::int END`;
+const spendOn = (column: string, step: string) =>
+  `CASE WHEN p.${step}_ms IS NULL THEN s.${column}
+   ELSE greatest(s.${column}, p.now) + l.permits * p.${step}_ms * interval '1 millisecond' END`;
 
-const RELEASE = `UPDATE shaping_state SET leases = leases - ?::text WHERE source_ip = ? AND mx_group = ?`;
+/**
+ * Messages let through: as many of `wanted` as both rate buckets have room for now, at least one,
+ * spent at once. The row is locked first (FOR UPDATE re-reads its newest version after waiting for
+ * a concurrent writer, as READ COMMITTED does), so the count is decided on the state the UPDATE
+ * writes over and no two hosts spend the same unit; the lock ends with the statement. A grant also
+ * renews this host's leases on the key: a connection in use is alive.
+ */
+const TAKE_MESSAGES = `
+  WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::text AS profile, ?::timestamptz AS now,
+    ?::bigint AS now_ms, ?::float8 AS message_step_ms, ?::float8 AS hour_step_ms, ?::jsonb AS held,
+    ?::bigint AS lease_expires_ms, ?::int AS wanted),
+  l AS MATERIALIZED (
+    SELECT s.source_ip, s.mx_group,
+           least(p.wanted, ${roomIn('message_due', 'message_step', '1 second')}, ${roomIn('hour_due', 'hour_step', '1 hour')}) AS permits
+      FROM shaping_state s JOIN p ON ${KEY_MATCHES} WHERE ${NOT_SUSPENDED}
+       FOR UPDATE OF s
+  ),
+  granted AS (
+    UPDATE shaping_state s SET message_due = ${spendOn('message_due', 'message_step')},
+      hour_due = ${spendOn('hour_due', 'hour_step')},
+      leases = s.leases || (SELECT coalesce(jsonb_object_agg(key, p.lease_expires_ms), '{}'::jsonb) FROM ${LIVE_LEASES}
+        AND key IN (SELECT jsonb_array_elements_text(p.held)))
+    FROM p, l WHERE ${KEY_MATCHES} AND s.source_ip = l.source_ip AND s.mx_group = l.mx_group AND l.permits >= 1
+    RETURNING l.permits, ${STATE_COLUMNS}
+  )
+  SELECT true AS granted, * FROM granted
+  UNION ALL
+  SELECT false, 0, ${STATE_COLUMNS} FROM shaping_state s JOIN p ON ${KEY_MATCHES} WHERE NOT EXISTS (SELECT FROM granted)`;
+
+/**
+ * A connection's lease given back, and with it the messages granted for the connection that it did
+ * not carry: each bucket moves back by them, but only while the grant's own due time (`p.<bucket>_granted`)
+ * is still ahead, so what is given back is capacity not yet come due, never credit from the past.
+ */
+const giveBack = (column: string, step: string) =>
+  `CASE WHEN p.unused > 0 AND p.${step}_ms IS NOT NULL AND p.now_ms < p.${column}_granted
+   THEN greatest(s.${column} - p.unused * p.${step}_ms * interval '1 millisecond', p.now) ELSE s.${column} END`;
+const RELEASE = `
+  WITH p AS (SELECT ?::text AS lease_id, ?::text AS source_ip, ?::text AS mx_group, ?::timestamptz AS now,
+    ?::bigint AS now_ms, ?::int AS unused, ?::float8 AS message_step_ms, ?::float8 AS hour_step_ms,
+    ?::float8 AS message_due_granted, ?::float8 AS hour_due_granted)
+  UPDATE shaping_state s SET leases = s.leases - p.lease_id,
+    message_due = ${giveBack('message_due', 'message_step')}, hour_due = ${giveBack('hour_due', 'hour_step')}
+  FROM p WHERE ${KEY_MATCHES}`;
 
 const ENSURE_ROW = `INSERT INTO shaping_state (source_ip, mx_group, profile) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`;
 
@@ -222,8 +279,9 @@ export class PgShaper implements Shaper {
    * lock must end with its statement, never be held until somebody else's commit.
    */
   private readonly em: EntityManager;
-  /** This host's open leases per key, renewed as their connections carry messages. */
-  private readonly held = new Map<string, Set<string>>();
+  /** This host's open leases per key, renewed as their connections carry messages, with their messages granted. */
+  private readonly held = new Map<string, Map<string, Permits>>();
+  private readonly leasePermits = new WeakMap<ConnectionLease, Permits>();
   /**
    * The keys whose back-off was raised when this host last looked (each decision tells): only their
    * deliveries can lower it, so the others' cost no statement.
@@ -263,29 +321,73 @@ export class PgShaper implements Shaper {
       ]);
     }
     const held = this.heldFor(key);
-    held.add(leaseId);
+    const permits: Permits = { left: 0, taken: 0, messageDue: null, hourDue: null };
+    held.set(leaseId, permits);
     let released = false;
-    return {
+    const lease: ConnectionLease = {
       messagesLeft: profile.messagesPerConnection,
       release: async () => {
         if (released) return;
         released = true;
         held.delete(leaseId);
-        await sqlQuery(this.em, RELEASE, [leaseId, key.sourceIp, key.group], 'postlane_shaper_release');
+        const at = this.deps.clock();
+        await sqlQuery(
+          this.em,
+          RELEASE,
+          [
+            leaseId,
+            key.sourceIp,
+            key.group,
+            at,
+            at.getTime(),
+            permits.left,
+            stepOf(profile.messagesPerSecond, 1000),
+            stepOf(profile.messagesPerHour, 3_600_000),
+            permits.messageDue,
+            permits.hourDue,
+          ],
+          'postlane_shaper_release',
+        );
       },
     };
+    this.leasePermits.set(lease, permits);
+    return lease;
   }
 
-  async sendMessage(key: ShapingKey): Promise<true | NotNow> {
+  /**
+   * One message. On a lease, messages are granted a few at a time (PERMITS_PER_GRANT, never more
+   * than the connection may still carry) and kept with it; the lease gives back those it did not
+   * use. Without one, a single message.
+   */
+  async sendMessage(key: ShapingKey, lease?: ConnectionLease): Promise<true | NotNow> {
+    const permits = lease && this.leasePermits.get(lease);
+    if (permits && permits.left > 0) {
+      permits.left -= 1;
+      return true;
+    }
     const profile = this.deps.profiles.byName(key.profile);
     const now = this.deps.clock().getTime();
-    const row = await this.decide(key, 'postlane_shaper_send_message', SEND_MESSAGE, now, [
+    const wanted = permits
+      ? Math.max(1, Math.min(PERMITS_PER_GRANT, profile.messagesPerConnection - permits.taken))
+      : 1;
+    const row = await this.decide(key, 'postlane_shaper_take_messages', TAKE_MESSAGES, now, [
       stepOf(profile.messagesPerSecond, 1000),
       stepOf(profile.messagesPerHour, 3_600_000),
-      JSON.stringify([...this.heldFor(key)]),
+      JSON.stringify([...this.heldFor(key).keys()]),
       now + LEASE_MS,
+      wanted,
     ]);
-    if (row.granted) return true;
+    if (row.granted) {
+      const granted = row.permits ?? 1;
+      if (permits)
+        Object.assign(permits, {
+          left: granted - 1,
+          taken: permits.taken + granted,
+          messageDue: row.message_due,
+          hourDue: row.hour_due,
+        });
+      return true;
+    }
     const perSecond = bucketOpensAt(row.message_due, profile.messagesPerSecond, 1000, now);
     const perHour = bucketOpensAt(row.hour_due, profile.messagesPerHour, 3_600_000, now);
     return notNow(now, [
@@ -310,6 +412,8 @@ export class PgShaper implements Shaper {
       if (lowered) this.noteBackoff(key, lowered.backoff_level);
       return;
     }
+    // Told to slow down: this host's connections to the group send nothing more on messages granted before.
+    if (effect === 'slowdown') for (const permits of this.heldFor(key).values()) permits.left = 0;
     const params = [
       key.sourceIp,
       key.group,
@@ -348,10 +452,10 @@ export class PgShaper implements Shaper {
     else this.backedOff.delete(keyId(key));
   }
 
-  private heldFor(key: ShapingKey): Set<string> {
+  private heldFor(key: ShapingKey): Map<string, Permits> {
     const id = keyId(key);
     let held = this.held.get(id);
-    if (!held) this.held.set(id, (held = new Set()));
+    if (!held) this.held.set(id, (held = new Map<string, Permits>()));
     return held;
   }
 }

@@ -39,6 +39,7 @@ export type ShapedReply =
  */
 export interface Shaper {
   openConnection(key: ShapingKey): Promise<ConnectionLease | NotNow>;
-  sendMessage(key: ShapingKey): Promise<true | NotNow>;
+  /** One message, on the connection of `lease` when given (a shaper may then grant several at once and keep them with it). */
+  sendMessage(key: ShapingKey, lease?: ConnectionLease): Promise<true | NotNow>;
   recordReply(key: ShapingKey, reply: ShapedReply): Promise<void>;
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Email, type EmailFacts, type EmailLastEvent } from '../../entities/index.js';
 import type { JudgeDeps } from '../deliverability/judge-team.js';
 import { recordDeliverabilityOutcome } from '../deliverability/record-outcome.js';
-import { emitEvent, emitEvents } from '../events/emit-event.js';
+import { type AlongsideWrite, emitEvent, emitEvents } from '../events/emit-event.js';
 
 /** The `last_event` each email event leaves behind; `email.prefetched` leaves it alone. */
 const LAST_EVENT_OF: Readonly<Record<string, EmailLastEvent>> = {
@@ -51,10 +51,14 @@ export function emitEmailEvent(
   });
 }
 
-/** emitEmailEvent for many events at once (the outcomes of a batch of sends), in the caller's transaction. */
+/**
+ * emitEmailEvent for many events at once (the outcomes of a batch of sends), in the caller's
+ * transaction; `alongside` is a write of the caller's sharing the first statement (emitEvents).
+ */
 export function emitEmailEvents(
   tx: EntityManager,
   items: readonly { email: EmailFacts; type: string; at: Date; extra?: Record<string, unknown> }[],
+  alongside?: AlongsideWrite,
 ) {
   return emitEvents(
     tx,
@@ -65,6 +69,7 @@ export function emitEmailEvents(
       createdAt: at,
       data: { ...emailEventData(email), ...extra },
     })),
+    alongside,
   );
 }
 

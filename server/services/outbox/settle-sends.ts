@@ -262,9 +262,15 @@ export async function settleSends(
         await recordEmailEvent(deps, tx, s.email, 'email.delivery_delayed', now, {
           delay: { message: s.delayed.response, ...(s.delayed.class && { class: s.delayed.class }) },
         });
-      if (s.acceptedNow && provider.acceptanceIsDelivery)
-        await recordEmailEvent(deps, tx, s.email, 'email.delivered', now);
     }
+    // Direct delivery's acceptances are deliveries, every one of them: written together, after the
+    // rarer events above, so `last_event` ends as one at a time would leave it.
+    if (provider.acceptanceIsDelivery)
+      await recordDeliveries(
+        tx,
+        mine.filter((s) => s.acceptedNow).map((s) => s.email),
+        now,
+      );
     return ids;
   });
   for (const s of settlements) {
@@ -282,6 +288,32 @@ export async function settleSends(
       outcome: outcomes[at]!,
     })),
     now,
+  );
+}
+
+/**
+ * `email.delivered` for each of these emails, in the caller's transaction, with the email's
+ * `last_event` as recordEmailEvent leaves it (unless a newer event is already there), that update
+ * sharing the events' statement.
+ */
+function recordDeliveries(tx: EntityManager, emails: ClaimedEmail[], at: Date): Promise<void> {
+  if (emails.length === 0) return Promise.resolve();
+  return emitEmailEvents(
+    tx,
+    emails.map((email) => ({ email, type: 'email.delivered', at })),
+    {
+      ctes: `delivered AS (
+        UPDATE email SET last_event = 'delivered', last_event_at = ?::timestamptz
+          FROM unnest(?::uuid[], ?::timestamptz[]) AS d(id, created_at)
+         WHERE email.id = d.id AND email.created_at = d.created_at
+           AND (email.last_event_at IS NULL OR email.last_event_at <= ?::timestamptz))`,
+      bindings: [
+        at,
+        `{${emails.map((email) => email.id).join(',')}}`,
+        `{${emails.map((email) => email.createdAt.toISOString()).join(',')}}`,
+        at,
+      ],
+    },
   );
 }
 

@@ -163,6 +163,42 @@ describe('the drain', () => {
     ]);
   });
 
+  it('records a delivery per email where acceptance is delivery, written after the bounces so it is the last event', async () => {
+    const ids = await Promise.all([
+      send(['in@delivering.test'], 'delivering'),
+      send(['in2@delivering.test', 'gone@delivering.test'], 'delivering'),
+    ]);
+    const relay = app.deps.providers.forRegion('us-east-1');
+    const delivering: EmailProvider = {
+      type: 'direct',
+      regions: relay.regions,
+      takesReturnPath: true,
+      acceptanceIsDelivery: true,
+      send: async (message) => ({
+        providerMessageId: message.emailId,
+        recipients: message.envelopeTo.map((address) =>
+          address.startsWith('gone')
+            ? {
+                address,
+                accepted: false,
+                transient: false,
+                response: '550 5.1.1 no such user',
+                class: 'invalid_recipient',
+              }
+            : { address, accepted: true, transient: false, response: '250 2.0.0 queued' },
+        ),
+      }),
+      setUpDomain: (d) => relay.setUpDomain(d),
+      tearDownDomain: (d) => relay.tearDownDomain(d),
+      verify: () => relay.verify(),
+      close: async () => {},
+    };
+    await app.run(() => deliverDue({ ...app.deps, providers: new ProviderRegistry([delivering]) }, 'us-east-1', ids));
+    expect(await eventTypes(ids[0]!)).toEqual(['email.sent', 'email.delivered']);
+    expect((await eventTypes(ids[1]!)).sort()).toEqual(['email.bounced', 'email.delivered', 'email.sent']);
+    for (const id of ids) expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'delivered' });
+  });
+
   it('records each recipient’s verdict when some are refused', async () => {
     const id = await send(['ok@example.com', 'gone2@example.com'], 'mixed');
     await deliver(id);

@@ -11,6 +11,7 @@ import { initOrm } from '../../../../server/db/orm.js';
 import { DnsResolver } from '../../../../server/dns/resolver.js';
 import {
   currentPolicy,
+  StsPolicyCache,
   fetchStsPolicy,
   MAX_AGE_LIMIT,
   MAX_POLICY_BYTES,
@@ -303,5 +304,38 @@ describe('currentPolicy: the policy cache every worker host shares (RFC 8461 §5
       kind: 'none',
       reason: 'no MTA-STS record',
     });
+  });
+});
+
+describe('StsPolicyCache: the policy in force, kept in the process', () => {
+  it('looks a domain up once a minute (a failure every five seconds), not once a message', async () => {
+    let now = at('2027-01-02T00:00:00Z');
+    const later = (ms: number) => (now = new Date(now.getTime() + ms));
+    let lookups = 0;
+    const policies = new StsPolicyCache(
+      (domain, when) => {
+        lookups += 1;
+        return currentPolicy(deps(), domain, when);
+      },
+      () => now,
+    );
+    publish('kept.sts.test', 'v1', servePolicy(policyText('enforce', ['mx.kept.sts.test'], 3600)));
+    expect(await policies.policy('kept.sts.test')).toMatchObject({ policyId: 'v1', source: 'fetched' });
+    publish('kept.sts.test', 'v2', servePolicy(policyText('testing', ['mx.kept.sts.test'], 3600)));
+    later(59_999);
+    expect(await policies.policy('Kept.sts.test')).toMatchObject({ policyId: 'v1' });
+    expect(lookups).toBe(1);
+    later(1);
+    expect(await policies.policy('kept.sts.test')).toMatchObject({ policyId: 'v2', source: 'fetched' });
+    expect(lookups).toBe(2);
+
+    publish('down.sts.test', 'v1', (_request, response) => response.writeHead(503).end());
+    expect(await policies.policy('down.sts.test')).toMatchObject({ kind: 'none' });
+    publish('down.sts.test', 'v1', servePolicy(policyText('enforce', ['mx.down.sts.test'], 3600)));
+    later(4_999);
+    expect(await policies.policy('down.sts.test')).toMatchObject({ kind: 'none' });
+    later(1);
+    expect(await policies.policy('down.sts.test')).toMatchObject({ kind: 'policy', policyId: 'v1' });
+    expect(lookups).toBe(4);
   });
 });

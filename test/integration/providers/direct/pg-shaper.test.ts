@@ -40,6 +40,22 @@ const testProfiles: Record<string, ShapingProfileInput> = {
     connectionsPerMinute: 2,
     source: 'test',
   },
+  batched: {
+    mxSuffixes: ['batched.test'],
+    connections: 10,
+    messagesPerConnection: 100,
+    ...unlimited,
+    messagesPerSecond: 20,
+    source: 'test',
+  },
+  short: {
+    mxSuffixes: ['short.test'],
+    connections: 10,
+    messagesPerConnection: 4,
+    ...unlimited,
+    messagesPerSecond: 20,
+    source: 'test',
+  },
 };
 let shapers: PgShaper[];
 
@@ -189,6 +205,70 @@ describe('rate buckets', () => {
     });
     now = at(30_000);
     expect(isNotNow(await shapers[0]!.openConnection(group))).toBe(false);
+  });
+});
+
+describe('messages granted to a connection a few at a time', () => {
+  const messageDue = async (group: string) =>
+    (
+      await queryDatabase<{ message_due: Date }>(
+        database.url,
+        'SELECT message_due FROM shaping_state WHERE mx_group = $1',
+        [group],
+      )
+    )[0]!.message_due;
+
+  it('never lets connections of two hosts racing for messages send more than the rate allows', async () => {
+    const group = key('mx.batched.test', 'batched');
+    let sent = 0;
+    // Four connections on each host, each sending until refused: twenty a second between them all.
+    const connection = async (shaper: PgShaper) => {
+      const lease = (await shaper.openConnection(group)) as ConnectionLease;
+      while ((await shaper.sendMessage(group, lease)) === true) sent += 1;
+      await lease.release();
+    };
+    await Promise.all(shapers.flatMap((shaper) => [0, 1, 2, 3].map(() => connection(shaper))));
+    expect(sent).toBe(20);
+    expect(await shapers[1]!.sendMessage(group)).toMatchObject({ reason: 'messages limited to 20 a second' });
+  });
+
+  it('takes ten at once for a connection, and gives back those it did not send', async () => {
+    const group = key('mx2.batched.test', 'batched');
+    const lease = (await shapers[0]!.openConnection(group)) as ConnectionLease;
+    expect(await shapers[0]!.sendMessage(group, lease)).toBe(true);
+    expect(await shapers[0]!.sendMessage(group, lease)).toBe(true);
+    // Ten granted in one statement: the bucket is ten twentieths of a second on.
+    expect(await messageDue(group.group)).toEqual(at(500));
+    await lease.release();
+    expect(await messageDue(group.group)).toEqual(at(100));
+    let sent = 0;
+    while ((await shapers[1]!.sendMessage(group)) === true) sent += 1;
+    expect(sent).toBe(18);
+  });
+
+  it('never grants a connection more than it may carry', async () => {
+    const group = key('mx.short.test', 'short');
+    const lease = (await shapers[0]!.openConnection(group)) as ConnectionLease;
+    expect(await shapers[0]!.sendMessage(group, lease)).toBe(true);
+    // Four a connection: four granted, not ten.
+    expect(await messageDue(group.group)).toEqual(at(200));
+    for (let i = 0; i < 3; i += 1) expect(await shapers[0]!.sendMessage(group, lease)).toBe(true);
+    expect(await messageDue(group.group)).toEqual(at(200));
+    // All sent: nothing to give back.
+    await lease.release();
+    expect(await messageDue(group.group)).toEqual(at(200));
+  });
+
+  it("stops a connection's granted messages when its host is told to slow down", async () => {
+    const group = key('mx3.batched.test', 'batched');
+    const lease = (await shapers[0]!.openConnection(group)) as ConnectionLease;
+    expect(await shapers[0]!.sendMessage(group, lease)).toBe(true);
+    await shapers[0]!.recordReply(
+      group,
+      replyOf({ code: 421, text: '421 4.7.28 Our system has detected an unusual rate of unsolicited mail.' }),
+    );
+    expect(await shapers[0]!.sendMessage(group, lease)).toMatchObject({ retryAt: at(60_000) });
+    await lease.release();
   });
 });
 
