@@ -4,7 +4,7 @@ import { type DNSResolver, spf } from 'mailauth';
 import type { Config } from '../../../config/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { type SourceIdentity, sourceIdentities } from '../../providers/direct/source-ips.js';
-import type { CheckResult } from './doctor.js';
+import type { CheckResult } from './check-result.js';
 
 /** A direct provider's source IP, with the regions whose mail it carries. */
 export interface DirectSource extends SourceIdentity {

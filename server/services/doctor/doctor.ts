@@ -13,16 +13,10 @@ import { outboxSummary, outboxTotals } from '../status/outbox-summary.js';
 import { jobBacklog } from '../health/job-backlog.js';
 import { probeHealth } from '../health/probe-health.js';
 import { probeSessions } from './pooler-probe.js';
+import type { CheckResult } from './check-result.js';
 import { checkPort25, checkReverseDns, checkSpf, directSources } from './direct-identity.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
-
-export interface CheckResult {
-  status: CheckStatus;
-  detail: string;
-  /** What to do, in plain words, when the status is not ok. */
-  fix?: string;
-}
+export type { CheckResult, CheckStatus } from './check-result.js';
 
 export interface DoctorCheck {
   name: string;
