@@ -161,7 +161,8 @@ describe('postlane webhooks', () => {
     const again = await cli(['webhooks', 'test', created.id, '--json']);
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout).error.message).toBe('Webhook not found');
-  });
+    // Eight runs of the compiled CLI, each a second or more on a machine the whole suite loads.
+  }, 120_000);
 
   it('test exits 1 and shows the answer when the endpoint refuses', async () => {
     const refusing = await startWebhookReceiver(() => ({ status: 500, body: 'broken receiver' }));
