@@ -4,6 +4,7 @@ import { getServers } from 'node:dns';
 import { connect, isIP } from 'node:net';
 import packet from 'dns-packet';
 import type { Config } from '../../config/index.js';
+import { ExpiringAnswers } from './answer-cache.js';
 
 export type SecureRecordType = 'MX' | 'A' | 'AAAA' | 'TLSA';
 
@@ -36,8 +37,6 @@ const MAX_TTL_SECONDS = 3600;
 const NEGATIVE_TTL_SECONDS = 60;
 const MAX_ENTRIES = 10_000;
 
-type Entry = { expiresAt: number; answer: SecureAnswer };
-
 /**
  * DNS questions whose DNSSEC status matters (DANE, RFC 7672): asked of the configured servers
  * (POSTLANE_DNS_SERVERS, else the system's) with the DO bit, answers read with their AD bit.
@@ -52,15 +51,15 @@ type Entry = { expiresAt: number; answer: SecureAnswer };
 export class DnssecResolver {
   private readonly servers: Server[];
   private readonly timeoutMs: number;
-  private readonly entries = new Map<string, Entry>();
-  private readonly asking = new Map<string, Promise<SecureAnswer>>();
+  private readonly answers: ExpiringAnswers<SecureAnswer>;
 
   constructor(
     config: Pick<Config, 'POSTLANE_DNS_SERVERS' | 'POSTLANE_DNS_TIMEOUT_MS'>,
     private readonly clock: () => number = Date.now,
-    private readonly maxEntries = MAX_ENTRIES,
+    maxEntries = MAX_ENTRIES,
     systemServers: () => string[] = getServers,
   ) {
+    this.answers = new ExpiringAnswers(maxEntries);
     const listed = config.POSTLANE_DNS_SERVERS.length > 0 ? config.POSTLANE_DNS_SERVERS : systemServers();
     this.servers = listed.map(parseServer);
     this.timeoutMs = config.POSTLANE_DNS_TIMEOUT_MS;
@@ -74,21 +73,17 @@ export class DnssecResolver {
   query(name: string, type: SecureRecordType): Promise<SecureAnswer> {
     const key = `${type} ${name.toLowerCase()}`;
     const now = this.clock();
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > now) return Promise.resolve(entry.answer);
-    const pending = this.asking.get(key);
-    if (pending) return pending;
-    const answer = this.ask(name, type).then(({ answer, ttl }) => {
-      if (answer.kind !== 'unavailable' && ttl > 0) {
-        this.entries.delete(key);
-        if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-        this.entries.set(key, { expiresAt: now + Math.min(ttl, MAX_TTL_SECONDS) * 1000, answer });
-      }
-      return answer;
+    const kept = this.answers.get(key, now);
+    if (kept) return kept;
+    // Kept from the moment it is asked, so those asking meanwhile share it; once answered, for its
+    // TTL, or dropped at once when it could not be had.
+    const answer: Promise<SecureAnswer> = this.ask(name, type).then(({ answer: found, ttl }) => {
+      const keepMs = found.kind === 'unavailable' ? 0 : Math.min(ttl, MAX_TTL_SECONDS) * 1000;
+      this.answers.expire(key, answer, keepMs > 0 ? now + keepMs : 0);
+      return found;
     });
-    this.asking.set(key, answer);
-    const forget = () => this.asking.delete(key);
-    answer.then(forget, forget);
+    this.answers.set(key, Number.POSITIVE_INFINITY, answer);
+    answer.catch(() => this.answers.expire(key, answer, 0));
     return answer;
   }
 
