@@ -15,6 +15,8 @@ export const ShapingState = defineEntity({
     profile: p.text(),
     /** The open connections: lease id → expiry (epoch milliseconds); an expired one is a dead host's and no longer counts. */
     leases: p.json<Record<string, number>>(),
+    /** Worker hosts refused a connection lately: host id → until when (epoch milliseconds); each is given a share of the slots. */
+    waiting: p.json<Record<string, number>>(),
     /**
      * The rate buckets (GCRA): when every connection or message let through has "come back". Microsecond
      * precision: a rate's interval (1/30 s) rounded to milliseconds would drift the rate by percents.

@@ -1,5 +1,5 @@
 import type { OutboundMessage } from './outbound-message.js';
-import { buildMime } from './mime.js';
+import { buildMime, composeSignedMime } from './mime.js';
 
 export type BuiltMime = Awaited<ReturnType<typeof buildMime>> | { error: string };
 
@@ -11,4 +11,9 @@ export default async function buildMimeBatch(messages: OutboundMessage[]): Promi
   const built: BuiltMime[] = [];
   for (const message of messages) built.push(await buildMime(message).catch((err: Error) => ({ error: err.message })));
   return built;
+}
+
+/** One message as it leaves for the recipients' own servers (composeSignedMime), or why it could not be built. */
+export function buildOutgoing(message: OutboundMessage): Promise<Uint8Array | { error: string }> {
+  return composeSignedMime(message).catch((err: Error) => ({ error: err.message }));
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PERMITS_PER_GRANT } from '../../server/providers/direct/pg-shaper.js';
 import { type ChaosStack, startStack } from '../support/chaos.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { until } from '../support/until.js';
@@ -18,7 +19,7 @@ import { createNetwork, type Network } from './netns.js';
 const DOMAIN = 'shaped.test';
 const MX = `mx.${DOMAIN}`;
 const LIMITS = { connections: 3, messagesPerConnection: 10, messagesPerSecond: 50 };
-const EMAILS = 300;
+const EMAILS = 500;
 
 let net: Network;
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
@@ -86,7 +87,9 @@ it('two worker hosts together never pass a group’s connections, messages per c
     text: 'Hello',
   }));
   const ids: string[] = [];
-  // Everything is queued before either worker starts, so both find work at once.
+  // Both workers are up before anything is queued, so both find work at once: one started first
+  // would have the group to itself until the other had started, on a loaded machine seconds later.
+  await Promise.all([stack.startWorker(net.hosts.worker1), stack.startWorker(net.hosts.worker2)]);
   for (let at = 0; at < EMAILS; at += 100) {
     const res = await fetch(`${stack.apiUrl}/emails/batch`, {
       method: 'POST',
@@ -96,7 +99,6 @@ it('two worker hosts together never pass a group’s connections, messages per c
     expect(res.status).toBe(200);
     ids.push(...((await res.json()) as { data: { id: string }[] }).data.map((e) => e.id));
   }
-  await Promise.all([stack.startWorker(net.hosts.worker1), stack.startWorker(net.hosts.worker2)]);
 
   const accepted = () => sinks.events.flatMap((e) => (e.kind === 'message' && e.verdict === 'accepted' ? [e] : []));
   await until(
@@ -122,8 +124,10 @@ it('two worker hosts together never pass a group’s connections, messages per c
 
   expect(figures.open).toBeLessThanOrEqual(LIMITS.connections);
   expect(figures.onOneConnection).toBeLessThanOrEqual(LIMITS.messagesPerConnection);
-  // GCRA lets a second's worth through at once, then one per step: no second holds more than two.
-  expect(figures.inOneSecond).toBeLessThanOrEqual(2 * LIMITS.messagesPerSecond);
+  // GCRA lets a second's worth through at once, then one per step: no second of grants holds more
+  // than two. A connection's grant of up to ten is sent in the moments after it, so a second at
+  // the receiver may hold one grant more.
+  expect(figures.inOneSecond).toBeLessThanOrEqual(2 * LIMITS.messagesPerSecond + PERMITS_PER_GRANT);
   // Both hosts carried mail: the limits above were held between them, not by one alone.
   expect(clients).toEqual(new Set([net.hosts.worker1!.back, net.hosts.worker2!.back]));
   // Nothing lost. A copy only where a batch outlived its claim on a loaded machine and the other

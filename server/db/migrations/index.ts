@@ -35,6 +35,7 @@ import { Migration20270106004000_mta_sts_policy } from './Migration2027010600400
 import { Migration20270107000000_shaping_state } from './Migration20270107000000_shaping_state.js';
 import { Migration20270110000000_deferred_destinations } from './Migration20270110000000_deferred_destinations.js';
 import { Migration20270111000000_ip_pools_warmup } from './Migration20270111000000_ip_pools_warmup.js';
+import { Migration20270112000000_shaping_waiting } from './Migration20270112000000_shaping_waiting.js';
 import { Migration20261225000000_receiving } from './Migration20261225000000_receiving.js';
 import { Migration20261231000000_email_metrics } from './Migration20261231000000_email_metrics.js';
 import { Migration20261231000010_contact_imports } from './Migration20261231000010_contact_imports.js';
@@ -81,6 +82,7 @@ export const migrationsList = [
   { name: 'Migration20270107000000_shaping_state', class: Migration20270107000000_shaping_state },
   { name: 'Migration20270110000000_deferred_destinations', class: Migration20270110000000_deferred_destinations },
   { name: 'Migration20270111000000_ip_pools_warmup', class: Migration20270111000000_ip_pools_warmup },
+  { name: 'Migration20270112000000_shaping_waiting', class: Migration20270112000000_shaping_waiting },
 ];
 
 /** Whether a migration can be rolled back: it has a `down()` of its own (MikroORM's default throws). */

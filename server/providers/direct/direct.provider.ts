@@ -1,11 +1,13 @@
 import { createServer, isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { ProviderConfig } from '../../../config/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { BounceClass, ClassifyReply } from '../../mail/bounce-classifier.js';
-import { composeSignedMime, type Envelope, envelopesOf } from '../../mail/mime.js';
+import { type Envelope, envelopesOf } from '../../mail/mime.js';
+import { MimeThreads, UnbuildableMessage } from '../../mail/mime-threads.js';
 import type { OutboundMessage } from '../../mail/outbound-message.js';
 import { postlaneSignedDomainSetup } from '../postlane-signed-domain.js';
 import {
@@ -110,6 +112,8 @@ interface Pool {
   count: number;
   /** Called whenever a connection comes back or closes: a lane waiting for one looks again. */
   waiters: (() => void)[];
+  /** The Shaper refused a connection while this pool had some: set until one of them closes. */
+  atLimit: boolean;
 }
 
 /** Where a message leaves from: a source IP (and the warm-up room it took), or the system's choice. */
@@ -154,6 +158,12 @@ export class DirectProvider implements EmailProvider {
   private readonly ehloNames: Map<string, string>;
   private readonly pools = new Map<string, Pool>();
   private readonly unrecorded = new Unrecorded(LANES * UNRECORDED_PER_LANE, LANES);
+  /**
+   * A thread a core (two at least, four at most): an RSA signature and nodemailer's streams are
+   * most of a message's CPU, and the lanes wait on the recipients' servers meanwhile. The direct
+   * benchmark on 2 cores delivered 221/s with one thread, 305/s with two.
+   */
+  private readonly mime = new MimeThreads(Math.min(4, Math.max(2, availableParallelism())));
   private nextSource = 0;
   /** Set by close(): connections coming back from a message are closed rather than kept. */
   private closed = false;
@@ -175,12 +185,42 @@ export class DirectProvider implements EmailProvider {
    * transaction per envelope (one per VERP return path) to its MX; every recipient gets a verdict
    * of its own, so those accepted are never sent again.
    */
-  async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
+  send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
+    return this.sendBuilt(message, this.mime.outgoing(message), signal);
+  }
+
+  /**
+   * Every message of the batch goes to the threads that build and sign at once, so that building
+   * (on another core) runs ahead of the lanes delivering; a batch is bounded in bytes
+   * (POSTLANE_SEND_BATCH_MB), and so are the messages built ahead.
+   */
+  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
+    const built = messages.map((message) => {
+      const raw = this.mime.outgoing(message);
+      raw.catch(() => {}); // awaited by its lane; a rejection meanwhile is not unhandled
+      return { message, raw };
+    });
+    return mapConcurrently(
+      built,
+      LANES,
+      ({ message, raw }, laneSignal) => this.sendBuilt(message, raw, laneSignal),
+      signal,
+      onOutcome,
+      this.unrecorded,
+    );
+  }
+
+  private async sendBuilt(
+    message: OutboundMessage,
+    building: Promise<Buffer>,
+    signal: AbortSignal,
+  ): Promise<SendResult> {
     let raw: Buffer;
     try {
-      raw = await composeSignedMime(message);
+      raw = await building;
     } catch (err) {
-      throw new ProviderError(`the message could not be built: ${(err as Error).message}`, false);
+      const unbuildable = err instanceof UnbuildableMessage;
+      throw new ProviderError(`the message could not be built: ${(err as Error).message}`, !unbuildable);
     }
     const recipients: RecipientResult[] = [];
     for (const [domain, envelopes] of byDomain(envelopesOf(message))) {
@@ -201,17 +241,6 @@ export class DirectProvider implements EmailProvider {
       recipients.push(...(await this.deliver(domain, envelopes, raw, message, signal)));
     }
     return { providerMessageId: message.messageId, recipients };
-  }
-
-  sendBatch(messages: readonly OutboundMessage[], signal: AbortSignal, onOutcome: OnOutcome): Promise<BatchOutcome[]> {
-    return mapConcurrently(
-      messages,
-      LANES,
-      (message, laneSignal) => this.send(message, laneSignal),
-      signal,
-      onOutcome,
-      this.unrecorded,
-    );
   }
 
   /**
@@ -358,9 +387,15 @@ export class DirectProvider implements EmailProvider {
         clearTimeout(connection!.idleTimer);
         return connection!;
       }
+      // Refused while holding connections of its own: the next chance is one of them coming back
+      // or closing, which wakes the waiters; the Shaper is asked again only once one has closed.
+      if (pool.atLimit && pool.count > 0) {
+        await new Promise<void>((resolve) => pool.waiters.push(resolve));
+        continue;
+      }
       const lease = await this.deps.shaper.openConnection(key);
       if ('retryAt' in lease) {
-        if (pool.count > 0) await new Promise<void>((resolve) => pool.waiters.push(resolve));
+        if (pool.count > 0) pool.atLimit = true;
         else if (!(await waitOut(lease))) return shapingDeferral(lease);
         continue;
       }
@@ -378,7 +413,7 @@ export class DirectProvider implements EmailProvider {
     const name = `${key.sourceIp} ${key.group}`;
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = { name, idle: [], count: 0, waiters: [] };
+      pool = { name, idle: [], count: 0, waiters: [], atLimit: false };
       this.pools.set(name, pool);
     }
     return pool;
@@ -390,6 +425,7 @@ export class DirectProvider implements EmailProvider {
    */
   private connectionGone(pool: Pool): void {
     pool.count -= 1;
+    pool.atLimit = false;
     if (pool.count === 0 && pool.waiters.length === 0 && this.pools.get(pool.name) === pool)
       this.pools.delete(pool.name);
     pool.waiters.splice(0).forEach((wake) => wake());
@@ -674,6 +710,7 @@ export class DirectProvider implements EmailProvider {
   async close(): Promise<void> {
     this.closed = true;
     for (const pool of this.pools.values()) for (const connection of [...pool.idle]) this.retire(connection);
+    await this.mime.close();
   }
 }
 

@@ -27,6 +27,8 @@ export const FAILURE_WINDOW_MS = 60_000;
  * which no bucket predicts, so the answer is a short wait rather than the leases' expiry.
  */
 export const CONNECTION_RECHECK_MS = 1000;
+/** A host refused a connection counts as waiting for one this long: it asks again within CONNECTION_RECHECK_MS. */
+const WAITING_MS = 2 * CONNECTION_RECHECK_MS;
 
 export interface PgShaperDeps {
   orm: MikroORM;
@@ -63,6 +65,8 @@ interface StateRow {
   message_due: number | null;
   hour_due: number | null;
   leases: Record<string, number>;
+  /** Hosts refused a connection lately: host id → until when it counts as waiting (epoch ms). */
+  waiting: Record<string, number>;
   backoff_level: number;
 }
 
@@ -90,34 +94,47 @@ const STATE_COLUMNS = [
   epochMs('message_due'),
   epochMs('hour_due'),
   's.leases',
+  's.waiting',
   's.backoff_level',
 ].join(', ');
 
+/** Lease ids are `<host id>:<n>`, so a host's own leases can be told from the others'. */
+const OWN_LIVE_LEASES = `(SELECT count(*) FROM ${LIVE_LEASES} AND key LIKE p.host || ':%')`;
+const OTHERS_WAITING = `(SELECT count(*) FROM jsonb_each(s.waiting) WHERE key <> p.host AND value::bigint > p.now_ms)`;
+const STILL_WAITING = (except: string) =>
+  `(SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(s.waiting) WHERE value::bigint > p.now_ms AND key <> ${except})`;
+
 /**
- * A decision in one statement: the UPDATE spends from the key's row only when `allows` holds, on
- * the row's newest version with its lock held for that statement alone (READ COMMITTED re-checks
- * the condition after waiting for a concurrent writer), so no two hosts spend the same unit. When
- * refused, the same statement reads the row to say why and until when. No row: the key is new.
+ * A connection in one statement: the UPDATE takes a slot only when the rate allows, a slot is
+ * free and this host holds fewer than its share, on the row's newest version with its lock held
+ * for that statement alone (READ COMMITTED re-checks the condition after waiting for a concurrent
+ * writer), so no two hosts take the same slot. A host's share is the slots divided among it and
+ * the other hosts refused lately: a host that frees a slot would otherwise take it again at once,
+ * before a host asking once a second ever saw it free. Refused, the same statement notes this
+ * host as waiting and reads the row to say why and until when. No row: the key is new.
  */
-const decision = (params: string, set: string, allows: string) => `
+const OPEN_CONNECTION = `
   WITH p AS (SELECT ?::text AS source_ip, ?::text AS mx_group, ?::text AS profile, ?::timestamptz AS now,
-    ?::bigint AS now_ms, ${params}),
+    ?::bigint AS now_ms, ?::int AS connections, ?::float8 * interval '1 millisecond' AS connection_step,
+    ?::text AS host, ?::text AS lease_id, ?::bigint AS lease_expires_ms, ?::bigint AS waiting_until_ms),
   granted AS (
-    UPDATE shaping_state s SET ${set}
-    FROM p WHERE ${KEY_MATCHES} AND ${NOT_SUSPENDED} AND ${allows}
+    UPDATE shaping_state s SET profile = p.profile, connection_due = ${connectionRate.spend},
+      leases = (SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM ${LIVE_LEASES})
+        || jsonb_build_object(p.lease_id, p.lease_expires_ms),
+      waiting = ${STILL_WAITING('p.host')}
+    FROM p WHERE ${KEY_MATCHES} AND ${NOT_SUSPENDED} AND ${connectionRate.allows}
+      AND (SELECT count(*) FROM ${LIVE_LEASES}) < p.connections
+      AND ${OWN_LIVE_LEASES} < ceil(p.connections::numeric / (1 + ${OTHERS_WAITING}))
+    RETURNING ${STATE_COLUMNS}
+  ),
+  refused AS (
+    UPDATE shaping_state s SET waiting = ${STILL_WAITING("''")} || jsonb_build_object(p.host, p.waiting_until_ms)
+    FROM p WHERE ${KEY_MATCHES} AND NOT EXISTS (SELECT FROM granted)
     RETURNING ${STATE_COLUMNS}
   )
   SELECT true AS granted, * FROM granted
   UNION ALL
-  SELECT false, ${STATE_COLUMNS} FROM shaping_state s JOIN p ON ${KEY_MATCHES} WHERE NOT EXISTS (SELECT FROM granted)`;
-
-const OPEN_CONNECTION = decision(
-  `?::int AS connections, ?::float8 * interval '1 millisecond' AS connection_step, ?::text AS lease_id, ?::bigint AS lease_expires_ms`,
-  `profile = p.profile, connection_due = ${connectionRate.spend},
-   leases = (SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM ${LIVE_LEASES})
-     || jsonb_build_object(p.lease_id, p.lease_expires_ms)`,
-  `${connectionRate.allows} AND (SELECT count(*) FROM ${LIVE_LEASES}) < p.connections`,
-);
+  SELECT false, * FROM refused`;
 
 /** How many messages a bucket of `step` (milliseconds a unit, `p.<step>_ms`) has room for now in its `period`; null step, all wanted. */
 const roomIn = (column: string, step: string, period: string) =>
@@ -289,6 +306,10 @@ export class PgShaper implements Shaper {
   private readonly backedOff = new Set<string>();
   private readonly backoffBaseMs: number;
 
+  /** This process among the worker hosts: its lease ids begin with it. */
+  private readonly hostId = randomUUID();
+  private leases = 0;
+
   constructor(private readonly deps: PgShaperDeps) {
     this.em = deps.orm.em.fork({ disableContextResolution: true });
     this.backoffBaseMs = deps.backoffBaseMs ?? BACKOFF_BASE_MS;
@@ -297,22 +318,33 @@ export class PgShaper implements Shaper {
   async openConnection(key: ShapingKey): Promise<ConnectionLease | NotNow> {
     const profile = this.deps.profiles.byName(key.profile);
     const now = this.deps.clock().getTime();
-    const leaseId = randomUUID();
+    this.leases += 1;
+    const leaseId = `${this.hostId}:${this.leases}`;
     const row = await this.decide(key, 'postlane_shaper_open_connection', OPEN_CONNECTION, now, [
       profile.connections,
       stepOf(profile.connectionsPerMinute, 60_000),
+      this.hostId,
       leaseId,
       now + LEASE_MS,
+      now + WAITING_MS,
     ]);
     if (!row.granted) {
-      const live = Object.values(row.leases).filter((expiry) => expiry > now);
+      const live = Object.entries(row.leases).filter(([, expiry]) => expiry > now);
+      const own = live.filter(([id]) => id.startsWith(`${this.hostId}:`)).length;
+      const othersWaiting = Object.entries(row.waiting).filter(([host, until]) => host !== this.hostId && until > now);
+      const share = Math.ceil(profile.connections / (1 + othersWaiting.length));
       const full =
         live.length >= profile.connections
           ? {
-              at: Math.min(now + CONNECTION_RECHECK_MS, ...live),
+              at: Math.min(now + CONNECTION_RECHECK_MS, ...live.map(([, expiry]) => expiry)),
               reason: `${live.length} connections open, the limit is ${profile.connections}`,
             }
-          : null;
+          : own >= share
+            ? {
+                at: now + CONNECTION_RECHECK_MS,
+                reason: `${own} connections open on this host, its share while ${othersWaiting.length} more hosts wait`,
+              }
+            : null;
       const opensAt = bucketOpensAt(row.connection_due, profile.connectionsPerMinute, 60_000, now);
       return notNow(now, [
         suspension(row, now),

@@ -359,6 +359,7 @@ export const UNSCRUBBED: Readonly<Record<string, string>> = {
   'shaping_state.mx_group': 'the MX host names of a destination group',
   'shaping_state.profile': 'the name of a shaping profile',
   'shaping_state.leases': 'connection slots: ids and expiry times',
+  'shaping_state.waiting': 'worker hosts waiting for a connection slot: ids and expiry times',
   'shaping_state.recent_failures': 'times of recent connection failures',
   'shaping_state.last_deferral': 'a reply code and class, or why a connection failed, addresses masked',
   'warmup_count.source_ip': 'one of the appliance’s own sending addresses',

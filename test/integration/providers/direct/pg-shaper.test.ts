@@ -140,6 +140,26 @@ describe('connection leases across hosts', () => {
     expect(isNotNow(await shapers[1]!.openConnection(group))).toBe(true);
   });
 
+  it('gives a host that was refused its share: the host that frees a slot cannot take it back while the other waits', async () => {
+    const group = key('mx3.three.test', 'three');
+    const held = (await Promise.all([0, 1, 2].map(() => shapers[0]!.openConnection(group)))) as ConnectionLease[];
+    expect(held.some(isNotNow)).toBe(false);
+    expect(isNotNow(await shapers[1]!.openConnection(group))).toBe(true);
+    await held[0]!.release();
+    // Two of three slots are the first host's share while the second waits.
+    expect(await shapers[0]!.openConnection(group)).toEqual({
+      retryAt: at(CONNECTION_RECHECK_MS),
+      reason: '2 connections open on this host, its share while 1 more hosts wait',
+    });
+    const second = await shapers[1]!.openConnection(group);
+    expect(isNotNow(second)).toBe(false);
+    // Once nobody has been refused for a while, a host may hold every slot again.
+    await (second as ConnectionLease).release();
+    now = at(2 * CONNECTION_RECHECK_MS);
+    expect(isNotNow(await shapers[0]!.openConnection(group))).toBe(false);
+    await Promise.all(held.map((lease) => lease.release()));
+  });
+
   it("lets a dead host's leases lapse, while a host sending on its connection keeps them", async () => {
     const start = now;
     const dead = key('mx.one.test', 'one');

@@ -56,3 +56,15 @@ describe('MIME built in a worker thread', () => {
     expect(built).toMatchObject({ raw: expect.stringMatching(/^DKIM-Signature: v=1; a=rsa-sha256;.* d=acme\.test;/m) });
   });
 });
+
+describe('a message built in a worker thread to leave for its recipients', () => {
+  it('is signed, has no Bcc header, and arrives as a Buffer', async () => {
+    const raw = await threads.outgoing(message({ dkim: { domainName: 'acme.test', keySelector: 'pl1', privateKey } }));
+    expect(Buffer.isBuffer(raw)).toBe(true);
+    const text = raw.toString('utf8');
+    expect(text).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256;.* d=acme\.test;/m);
+    expect(text).not.toMatch(/^Bcc:/m);
+    // The attachment's bytes above 127 survive the thread's copy.
+    expect(text).toContain(Buffer.from([0, 1, 2, 250, 251, 252]).toString('base64'));
+  });
+});
