@@ -39,6 +39,11 @@ export interface ReplyClassification {
   class: BounceClass;
   /** Whether sending again cannot help: a 5xx code or 5.x.x status, or, with neither, the class's nature. */
   permanent: boolean;
+  /**
+   * Whether the reply is about the sending IP and backs the MX group off (direct delivery): a
+   * rate limit, a policy or reputation block, a 421; a rule's `backoff` says otherwise.
+   */
+  backoff: boolean;
 }
 
 export type ClassifyReply = (reply: SmtpReply) => ReplyClassification;
@@ -48,6 +53,9 @@ export type ClassifyReply = (reply: SmtpReply) => ReplyClassification;
  * hundred characters, and a hostile server's megabyte of text then costs no more than 2 KB.
  */
 export const MATCHED_TEXT_CHARS = 2048;
+
+/** Classes whose replies are about the sending IP: they back the MX group off (a 421 does too). */
+const BACKS_OFF: ReadonlySet<BounceClass> = new Set(['rate_limited', 'policy_block']);
 
 /** Classes that mean "try again later" when the reply carries no code to say so. */
 const TRANSIENT_WITHOUT_CODE: ReadonlySet<BounceClass> = new Set([
@@ -122,6 +130,11 @@ export const BounceRuleSchema = v.pipe(
     enhanced: v.optional(EnhancedPatternSchema),
     /** Matched case-insensitively against the reply's text. */
     text: v.optional(TextPatternSchema),
+    /**
+     * Whether a reply it matches backs the MX group off. Unset: as its class and code have it
+     * (rate limits, policy blocks and 421 replies do).
+     */
+    backoff: v.optional(v.boolean()),
     /** Why the rule is there: for the reader of the file only. */
     note: v.optional(v.string()),
   }),
@@ -138,6 +151,7 @@ export type BounceRuleInput = v.InferInput<typeof BounceRuleSchema>;
 
 interface CompiledRule {
   class: BounceClass;
+  backoff: boolean | undefined;
   code: RegExp | null;
   enhanced: RegExp | null;
   text: RegExp | null;
@@ -149,6 +163,7 @@ const wildcard = (pattern: string, any: string) => new RegExp(`^${pattern.replac
 function compile(rule: v.InferOutput<typeof BounceRuleSchema>): CompiledRule {
   return {
     class: rule.class,
+    backoff: rule.backoff,
     code: rule.code === undefined ? null : wildcard(rule.code, '\\d'),
     enhanced: rule.enhanced === undefined ? null : wildcard(rule.enhanced, '\\d{1,3}'),
     text: rule.text === undefined ? null : new RegExp(rule.text, 'i'),
@@ -186,6 +201,10 @@ export function createBounceClassifier(operatorFile?: string): ClassifyReply {
     );
     const found = rule?.class ?? 'unknown';
     const severity = enhanced?.[0] ?? code?.[0];
-    return { class: found, permanent: severity ? severity === '5' : !TRANSIENT_WITHOUT_CODE.has(found) };
+    return {
+      class: found,
+      permanent: severity ? severity === '5' : !TRANSIENT_WITHOUT_CODE.has(found),
+      backoff: rule?.backoff ?? (BACKS_OFF.has(found) || code === '421'),
+    };
   };
 }

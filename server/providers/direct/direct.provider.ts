@@ -564,8 +564,7 @@ export class DirectProvider implements EmailProvider {
   }
 
   private shapedReply(code: number, text: string): ShapedReply {
-    const classification = this.deps.classifyReply({ code, text });
-    return { kind: 'reply', code, class: classification.class, permanent: classification.permanent };
+    return { kind: 'reply', code, ...this.deps.classifyReply({ code, text }) };
   }
 
   /**

@@ -237,10 +237,9 @@ const RECORD_DELIVERY = `
 function replyEffect(reply: ShapedReply): 'slowdown' | 'failure' | 'delivered' | null {
   if (reply.kind === 'connection_failed') return 'failure';
   if (reply.code >= 200 && reply.code < 300) return 'delivered';
-  // A policy or reputation block, temporary or not, is about the sending IP: the group backs off
-  // (a permanent one also fails its message, but never suppresses the address).
-  const slowDown = reply.class === 'rate_limited' || reply.class === 'policy_block' || reply.code === 421;
-  return slowDown ? 'slowdown' : null;
+  // A rate limit or a policy or reputation block, temporary or not, is about the sending IP: the
+  // group backs off (a permanent one also fails its message, but never suppresses the address).
+  return reply.backoff ? 'slowdown' : null;
 }
 
 /** The code and class of a reply, or why a connection failed: never a reply's text, which may name a recipient. */

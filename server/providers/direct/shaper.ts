@@ -29,7 +29,7 @@ export interface NotNow {
 
 /** What a remote server did, as back-off reads it. */
 export type ShapedReply =
-  | { kind: 'reply'; code: number; class: BounceClass; permanent: boolean }
+  | { kind: 'reply'; code: number; class: BounceClass; permanent: boolean; backoff: boolean }
   | { kind: 'connection_failed'; reason: string };
 
 /**

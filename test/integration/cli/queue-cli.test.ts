@@ -72,7 +72,7 @@ beforeAll(async () => {
   const shaper = new PgShaper({ orm, clock: () => now, profiles: loadShapingProfiles() });
   await shaper.recordReply(
     { sourceIp: '198.51.100.7', group: GROUP, profile: 'default' },
-    { kind: 'reply', code: 421, class: 'rate_limited', permanent: false },
+    { kind: 'reply', code: 421, class: 'rate_limited', permanent: false, backoff: true },
   );
 });
 afterAll(async () => {

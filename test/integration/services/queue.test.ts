@@ -34,7 +34,7 @@ const deps = () => ({
 /** The group shop.example's MX records name (sorted host names), as direct delivery keys it. */
 const GROUP = 'mx1.hosting.test,mx2.hosting.test';
 const keyFrom = (sourceIp: string): ShapingKey => ({ sourceIp, group: GROUP, profile: 'default' });
-const slowDown = { kind: 'reply', code: 421, class: 'rate_limited', permanent: false } as const;
+const slowDown = { kind: 'reply', code: 421, class: 'rate_limited', permanent: false, backoff: true } as const;
 
 beforeAll(async () => {
   dns = await startDnsServer();

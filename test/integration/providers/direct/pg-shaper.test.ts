@@ -298,6 +298,16 @@ describe('back-off', () => {
     text: '421-4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited.',
   });
 
+  it('does not back a group off for greylisting: the retry is all the server asks', async () => {
+    const group = key('mx.greylisting.test', 'default');
+    const greylisted = replyOf({ code: 451, text: '451 4.7.1 Greylisted, please try again in 5 minutes' });
+    expect(greylisted).toMatchObject({ class: 'policy_block', permanent: false, backoff: false });
+    expect(await shapers[0]!.sendMessage(group)).toBe(true);
+    await shapers[0]!.recordReply(group, greylisted);
+    expect(await shapers[1]!.sendMessage(group)).toBe(true);
+    expect(await stateOf(group.group)).toMatchObject({ suspended_until: null, backoff_level: 0, deferrals: 0 });
+  });
+
   it('suspends a group on 421 4.7.28 for a growing interval, and resumes by itself', async () => {
     const group = key('mx.backoff.test', 'default');
     expect(gmailThrottle).toMatchObject({ permanent: false });
@@ -336,7 +346,7 @@ describe('back-off', () => {
 
   it('lowers the back-off gradually as mail is delivered after the suspension', async () => {
     const group = key('mx2.backoff.test', 'default');
-    const delivered: ShapedReply = { kind: 'reply', code: 250, class: 'unknown', permanent: false };
+    const delivered: ShapedReply = { kind: 'reply', code: 250, class: 'unknown', permanent: false, backoff: false };
     // As the provider does: a message let through, then its reply.
     const deliver = async (shaper: PgShaper) => {
       expect(await shaper.sendMessage(group)).toBe(true);

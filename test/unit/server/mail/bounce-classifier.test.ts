@@ -85,10 +85,12 @@ describe('classifyReply', () => {
     expect(classifyReply({ code: 550, enhanced: '5.1.1', text: 'Requested action not taken' })).toEqual({
       class: 'invalid_recipient',
       permanent: true,
+      backoff: false,
     });
     expect(classifyReply({ text: 'smtp; 552 5.2.2 Requested action aborted' })).toEqual({
       class: 'mailbox_full',
       permanent: true,
+      backoff: false,
     });
     expect(classifyReply({ text: '550 5.7.26 Unauthenticated mail' }).class).toBe('authentication_failure');
   });
@@ -100,19 +102,46 @@ describe('classifyReply', () => {
         enhanced: '4.7.28',
         text: 'Gmail has detected an unusual rate of unsolicited mail originating from your IP address.',
       }),
-    ).toEqual({ class: 'policy_block', permanent: false });
+    ).toEqual({ class: 'policy_block', permanent: false, backoff: true });
     expect(
       classifyReply({ code: 550, enhanced: '5.7.1', text: 'Service unavailable; blocked using zen.spamhaus.org' }),
     ).toEqual({
       class: 'policy_block',
       permanent: true,
+      backoff: true,
     });
   });
 
   it('without any code, takes permanence from the class', () => {
-    expect(classifyReply({ text: 'User unknown' })).toEqual({ class: 'invalid_recipient', permanent: true });
-    expect(classifyReply({ text: 'Mailbox full' })).toEqual({ class: 'mailbox_full', permanent: false });
-    expect(classifyReply({ text: 'Nyaan?' })).toEqual({ class: 'unknown', permanent: false });
+    expect(classifyReply({ text: 'User unknown' })).toEqual({
+      class: 'invalid_recipient',
+      permanent: true,
+      backoff: false,
+    });
+    expect(classifyReply({ text: 'Mailbox full' })).toEqual({
+      class: 'mailbox_full',
+      permanent: false,
+      backoff: false,
+    });
+    expect(classifyReply({ text: 'Nyaan?' })).toEqual({ class: 'unknown', permanent: false, backoff: false });
+  });
+
+  it('backs the group off for a rate limit, a policy block or any 421, but not for greylisting', () => {
+    expect(classifyReply({ code: 421, text: 'Service not available, closing channel' }).backoff).toBe(true);
+    expect(
+      classifyReply({ code: 451, text: '451 4.7.650 The mail server has been temporarily rate limited' }),
+    ).toMatchObject({
+      backoff: true,
+    });
+    expect(classifyReply({ code: 451, text: '4.7.1 Greylisted, please try again in 300 seconds' })).toEqual({
+      class: 'policy_block',
+      permanent: false,
+      backoff: false,
+    });
+    expect(
+      classifyReply({ code: 450, text: '4.2.0 <ada@example.com>: Recipient address rejected: Greylisting in action' })
+        .backoff,
+    ).toBe(false);
   });
 
   it('suppresses nothing on an unknown user after DATA, nor on an unknown host beside "no valid recipients"', () => {
@@ -159,6 +188,19 @@ describe('an operator rule file', () => {
     expect(classifyReply({ text: '550 5.1.1 Mailbox migrating, retry tomorrow' }).class).toBe('unknown');
     expect(classifyReply({ text: '450 Try again in an hour' }).class).not.toBe('rate_limited');
     expect(classifyReply({ text: '550 5.1.1 User unknown' }).class).toBe('invalid_recipient');
+  });
+
+  it('may say whether a reply backs the group off', () => {
+    const classifyReply = createBounceClassifier(
+      rulesFile('backoff.json', {
+        rules: [
+          { class: 'policy_block', text: 'sender warming up', backoff: false },
+          { class: 'unknown', text: 'queue full, slow down', backoff: true },
+        ],
+      }),
+    );
+    expect(classifyReply({ text: '451 Sender warming up' })).toMatchObject({ class: 'policy_block', backoff: false });
+    expect(classifyReply({ text: '451 Queue full, slow down' })).toMatchObject({ class: 'unknown', backoff: true });
   });
 
   it.each([
