@@ -6,11 +6,13 @@ import type { ShapingProfiles } from './shaping-profiles.js';
 import { maskAddresses } from '../../logger.js';
 
 /**
- * How long a lease outlives the last sign of its connection (its opening, or a message let through
- * on it): RFC 5321's longest timeout (10 minutes for the end of DATA, §4.5.3.2.6), so a living
- * connection never loses its lease mid-message, while a dead host's lapse by themselves.
+ * How long a lease outlives the last sign of its connection: its opening, a message let through on
+ * it, or its host's renewal every LEASE_RENEWAL_MS while it is open (a message may take RFC 5321's
+ * 10 minutes to the end of DATA, §4.5.3.2.6, with no grant meanwhile). A dead host's leases lapse
+ * by themselves within this, and its slots are the other hosts' again.
  */
-export const LEASE_MS = 10 * 60_000;
+export const LEASE_MS = 60_000;
+export const LEASE_RENEWAL_MS = 15_000;
 /**
  * The first suspension unless configured (POSTLANE_SHAPING_BACKOFF_SECONDS); each further one
  * without recovery in between doubles it, up to the cap.
@@ -173,6 +175,14 @@ const TAKE_MESSAGES = `
   UNION ALL
   SELECT false, 0, ${STATE_COLUMNS} FROM shaping_state s JOIN p ON ${KEY_MATCHES} WHERE NOT EXISTS (SELECT FROM granted)`;
 
+/** This host's open leases renewed, each while still live (a lapsed one's slot may be another host's by now). */
+const RENEW_LEASES = `
+  WITH p AS (SELECT ?::bigint AS now_ms, ?::bigint AS lease_expires_ms, ?::jsonb AS held)
+  UPDATE shaping_state s SET leases = s.leases || (SELECT coalesce(jsonb_object_agg(key, p.lease_expires_ms), '{}'::jsonb)
+    FROM ${LIVE_LEASES} AND key IN (SELECT jsonb_array_elements_text(h.ids)))
+  FROM p, jsonb_to_recordset(p.held) AS h(source_ip text, mx_group text, ids jsonb)
+  WHERE s.source_ip = h.source_ip AND s.mx_group = h.mx_group`;
+
 /**
  * A connection's lease given back, and with it the messages granted for the connection that it did
  * not carry: each bucket moves back by them, but only while the grant's own due time (`p.<bucket>_granted`)
@@ -295,8 +305,9 @@ export class PgShaper implements Shaper {
    * lock must end with its statement, never be held until somebody else's commit.
    */
   private readonly em: EntityManager;
-  /** This host's open leases per key, renewed as their connections carry messages, with their messages granted. */
-  private readonly held = new Map<string, Map<string, Permits>>();
+  /** This host's open leases per key, renewed as their connections carry messages and every LEASE_RENEWAL_MS, with their messages granted. */
+  private readonly held = new Map<string, { key: ShapingKey; leases: Map<string, Permits> }>();
+  private renewal: NodeJS.Timeout | null = null;
   private readonly leasePermits = new WeakMap<ConnectionLease, Permits>();
   /**
    * The keys whose back-off was raised when this host last looked (each decision tells): only their
@@ -354,6 +365,8 @@ export class PgShaper implements Shaper {
     const held = this.heldFor(key);
     const permits: Permits = { left: 0, taken: 0, messageDue: null, hourDue: null };
     held.set(leaseId, permits);
+    // A failed renewal (the database away) leaves the leases to lapse; the next one renews what is still live.
+    this.renewal ??= setInterval(() => void this.renewLeases().catch(() => {}), LEASE_RENEWAL_MS).unref();
     let released = false;
     const lease: ConnectionLease = {
       messagesLeft: profile.messagesPerConnection,
@@ -361,6 +374,11 @@ export class PgShaper implements Shaper {
         if (released) return;
         released = true;
         held.delete(leaseId);
+        if (held.size === 0 && this.held.get(keyId(key))?.leases === held) this.held.delete(keyId(key));
+        if (this.held.size === 0 && this.renewal) {
+          clearInterval(this.renewal);
+          this.renewal = null;
+        }
         const at = this.deps.clock();
         await sqlQuery(
           this.em,
@@ -404,7 +422,7 @@ export class PgShaper implements Shaper {
     const row = await this.decide(key, 'postlane_shaper_take_messages', TAKE_MESSAGES, now, [
       stepOf(profile.messagesPerSecond, 1000),
       stepOf(profile.messagesPerHour, 3_600_000),
-      JSON.stringify([...this.heldFor(key).keys()]),
+      JSON.stringify([...this.heldOn(key).keys()]),
       now + LEASE_MS,
       wanted,
     ]);
@@ -444,7 +462,7 @@ export class PgShaper implements Shaper {
       return;
     }
     // Told to slow down: this host's connections to the group send nothing more on messages granted before.
-    if (effect === 'slowdown') for (const permits of this.heldFor(key).values()) permits.left = 0;
+    if (effect === 'slowdown') for (const permits of this.heldOn(key).values()) permits.left = 0;
     const params = [
       key.sourceIp,
       key.group,
@@ -483,10 +501,27 @@ export class PgShaper implements Shaper {
     else this.backedOff.delete(keyId(key));
   }
 
+  /** This host's leases on the key, none when it holds none. */
+  private heldOn(key: ShapingKey): ReadonlyMap<string, Permits> {
+    return this.held.get(keyId(key))?.leases ?? new Map();
+  }
+
   private heldFor(key: ShapingKey): Map<string, Permits> {
     const id = keyId(key);
     let held = this.held.get(id);
-    if (!held) this.held.set(id, (held = new Map<string, Permits>()));
-    return held;
+    if (!held) this.held.set(id, (held = { key, leases: new Map<string, Permits>() }));
+    return held.leases;
+  }
+
+  /** Renews this host's open leases in one statement: a connection kept open without a message is alive too. */
+  async renewLeases(): Promise<void> {
+    const held = [...this.held.values()].map(({ key, leases }) => ({
+      source_ip: key.sourceIp,
+      mx_group: key.group,
+      ids: [...leases.keys()],
+    }));
+    if (held.length === 0) return;
+    const now = this.deps.clock().getTime();
+    await sqlQuery(this.em, RENEW_LEASES, [now, now + LEASE_MS, JSON.stringify(held)], 'postlane_shaper_renew_leases');
   }
 }

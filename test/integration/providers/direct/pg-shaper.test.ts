@@ -160,6 +160,20 @@ describe('connection leases across hosts', () => {
     await Promise.all(held.map((lease) => lease.release()));
   });
 
+  it('keeps the lease of a connection open without a message while its host renews it, and lets it lapse once it stops', async () => {
+    const start = now;
+    const quiet = key('mx3.one.test', 'one');
+    expect(isNotNow(await shapers[0]!.openConnection(quiet))).toBe(false);
+    // A message in DATA for longer than a lease: the host renews, nothing is granted meanwhile.
+    now = new Date(start.getTime() + LEASE_MS - 1);
+    await shapers[0]!.renewLeases();
+    now = new Date(start.getTime() + LEASE_MS + 1);
+    expect(isNotNow(await shapers[1]!.openConnection(quiet))).toBe(true);
+    // The host died after that renewal: a lease later, the slot is the other host's.
+    now = new Date(start.getTime() + 2 * LEASE_MS - 1);
+    expect(isNotNow(await shapers[1]!.openConnection(quiet))).toBe(false);
+  });
+
   it("lets a dead host's leases lapse, while a host sending on its connection keeps them", async () => {
     const start = now;
     const dead = key('mx.one.test', 'one');
