@@ -37,6 +37,11 @@ export interface RecipientResult {
    * announced as a delay; routine `pacing` (rates, connections, warm-up caps) is not.
    */
   shaped?: 'pacing' | 'suspension';
+  /**
+   * Accepted by a relay standing in for the recipient's own server (direct delivery's warm-up
+   * fallback): sent, but not delivered, whatever the provider's acceptances otherwise mean.
+   */
+  relayed?: boolean;
 }
 
 export interface SendResult {

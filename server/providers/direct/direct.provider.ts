@@ -355,7 +355,8 @@ export class DirectProvider implements EmailProvider {
   private async relay(message: OutboundMessage, to: string[], signal: AbortSignal): Promise<RecipientResult[]> {
     try {
       const relay = this.deps.relay!(this.config.warmup_fallback!);
-      return (await relay.send({ ...message, envelopeTo: to }, signal)).recipients;
+      const { recipients } = await relay.send({ ...message, envelopeTo: to }, signal);
+      return recipients.map((recipient) => (recipient.accepted ? { ...recipient, relayed: true } : recipient));
     } catch (err) {
       const failure = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true);
       return refuse(to, {

@@ -53,6 +53,8 @@ interface Settlement {
   delayed: { response: string; class?: BounceClass } | null;
   /** Some recipient accepted the message in this attempt. */
   acceptedNow: boolean;
+  /** Some recipient's own server accepted it in this attempt, not a relay standing in for it. */
+  deliveredNow: boolean;
 }
 
 /**
@@ -263,12 +265,12 @@ export async function settleSends(
           delay: { message: s.delayed.response, ...(s.delayed.class && { class: s.delayed.class }) },
         });
     }
-    // Direct delivery's acceptances are deliveries, every one of them: written together, after the
-    // rarer events above, so `last_event` ends as one at a time would leave it.
+    // Direct delivery's acceptances are deliveries, every one but a relay's: written together,
+    // after the rarer events above, so `last_event` ends as one at a time would leave it.
     if (provider.acceptanceIsDelivery)
       await recordDeliveries(
         tx,
-        mine.filter((s) => s.acceptedNow).map((s) => s.email),
+        mine.filter((s) => s.deliveredNow).map((s) => s.email),
         now,
       );
     return ids;
@@ -360,6 +362,7 @@ function decide(
     bounced: [],
     delayed: null,
     acceptedNow: false,
+    deliveredNow: false,
     ...extra,
   });
 
@@ -391,6 +394,7 @@ function decide(
   let anyOwed = false;
   let exhausted = false;
   let acceptedNow = false;
+  let deliveredNow = false;
   let delayed: Settlement['delayed'] = null;
   let onlyShaped = true;
   /** Some deferral was a server's, or its group's back-off: the delay is announced (routine pacing is not). */
@@ -402,6 +406,7 @@ function decide(
     const response = verdict?.response ?? recipient.response ?? null;
     if (verdict?.accepted) {
       acceptedNow = true;
+      if (!verdict.relayed) deliveredNow = true;
       recipients.push({ id: recipient.id, email_id: email.id, status: 'accepted', response });
     } else if (verdict && !verdict.transient) {
       bounced.push({ address: recipient.address, response: verdict.response, class: verdict.class });
@@ -434,7 +439,14 @@ function decide(
   // Held back by our own shaping alone (no server asked, none accepted or refused for good): the
   // attempt is given back; the mail waits its turn, announced only when its group is backing off.
   const heldBack = anyOwed && onlyShaped && !acceptedNow && bounced.length === 0 && !exhausted;
-  const extra = { recipients, sent: firstAcceptance, bounced, delayed: delayNews ? delayed : null, acceptedNow };
+  const extra = {
+    recipients,
+    sent: firstAcceptance,
+    bounced,
+    delayed: delayNews ? delayed : null,
+    acceptedNow,
+    deliveredNow,
+  };
   if (anyOwed)
     return settlement(
       'retrying',

@@ -163,10 +163,11 @@ describe('the drain', () => {
     ]);
   });
 
-  it('records a delivery per email where acceptance is delivery, written after the bounces so it is the last event', async () => {
+  it('records a delivery per email where acceptance is delivery, written after the bounces so it is the last event, and none for a relay standing in', async () => {
     const ids = await Promise.all([
       send(['in@delivering.test'], 'delivering'),
       send(['in2@delivering.test', 'gone@delivering.test'], 'delivering'),
+      send(['relayed@delivering.test'], 'delivering'),
     ]);
     const relay = app.deps.providers.forRegion('us-east-1');
     const delivering: EmailProvider = {
@@ -185,7 +186,13 @@ describe('the drain', () => {
                 response: '550 5.1.1 no such user',
                 class: 'invalid_recipient',
               }
-            : { address, accepted: true, transient: false, response: '250 2.0.0 queued' },
+            : {
+                address,
+                accepted: true,
+                transient: false,
+                response: '250 2.0.0 queued',
+                relayed: address.startsWith('relayed'),
+              },
         ),
       }),
       setUpDomain: (d) => relay.setUpDomain(d),
@@ -196,7 +203,10 @@ describe('the drain', () => {
     await app.run(() => deliverDue({ ...app.deps, providers: new ProviderRegistry([delivering]) }, 'us-east-1', ids));
     expect(await eventTypes(ids[0]!)).toEqual(['email.sent', 'email.delivered']);
     expect((await eventTypes(ids[1]!)).sort()).toEqual(['email.bounced', 'email.delivered', 'email.sent']);
-    for (const id of ids) expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'delivered' });
+    for (const id of ids.slice(0, 2)) expect(await load(id)).toMatchObject({ status: 'sent', lastEvent: 'delivered' });
+    // Accepted by the warm-up fallback relay: sent, its delivery is the relay's to report.
+    expect(await eventTypes(ids[2]!)).toEqual(['email.sent']);
+    expect(await load(ids[2]!)).toMatchObject({ status: 'sent', lastEvent: 'sent' });
   });
 
   it('records each recipient’s verdict when some are refused', async () => {

@@ -284,6 +284,8 @@ describe('IP warm-up', () => {
     );
 
     expect(results.every((r) => r.accepted)).toBe(true);
+    // The relay's acceptance is a send, not a delivery: it is marked so.
+    expect(results.map((r) => r.relayed ?? false)).toEqual([false, false, true]);
     expect(['e1@pools.test', 'e2@pools.test'].map((to) => fromOf(to)?.from)).toEqual(['127.0.0.51', '127.0.0.51']);
     expect(fromOf('e3@pools.test')).toBeUndefined();
     expect((await relaySink.waitFor(1)).map((mail) => mail.envelope.to)).toEqual([['e3@pools.test']]);
