@@ -9,15 +9,15 @@ import buildMimeBatch, { type BuiltMime, buildOutgoing } from './mime-batch.work
 const WORKER_FILE = fileURLToPath(new URL('./mime-batch.worker.js', import.meta.url));
 const COMPILED = existsSync(WORKER_FILE);
 
-/** A message the composer refused (an attachment it cannot encode, a key it cannot sign with): building it again fails again. */
+/** A message the composer refused (a part or header it cannot encode): building it again fails again. */
 export class UnbuildableMessage extends Error {}
 
 /**
  * Building MIME, and signing it, is most of the CPU a message costs us: nodemailer streams every
  * part, and an RSA signature alone is a millisecond. Worker threads build beside the event loop,
- * which meanwhile claims, delivers and settles; one core is left to PostgreSQL. Run from the
- * TypeScript sources (no compiled worker module beside this one), messages are built on the event
- * loop instead, by the same functions.
+ * which meanwhile claims, delivers and settles. Run from the TypeScript sources (no compiled
+ * worker module beside this one), messages are built on the event loop instead, by the same
+ * functions.
  */
 export class MimeThreads {
   private pool: Piscina | null = null;

@@ -318,7 +318,7 @@ export class PgShaper implements Shaper {
 
   /** This process among the worker hosts: its lease ids begin with it. */
   private readonly hostId = randomUUID();
-  private leases = 0;
+  private leasesOpened = 0;
 
   constructor(private readonly deps: PgShaperDeps) {
     this.em = deps.orm.em.fork({ disableContextResolution: true });
@@ -328,8 +328,8 @@ export class PgShaper implements Shaper {
   async openConnection(key: ShapingKey): Promise<ConnectionLease | NotNow> {
     const profile = this.deps.profiles.byName(key.profile);
     const now = this.deps.clock().getTime();
-    this.leases += 1;
-    const leaseId = `${this.hostId}:${this.leases}`;
+    this.leasesOpened += 1;
+    const leaseId = `${this.hostId}:${this.leasesOpened}`;
     const row = await this.decide(key, 'postlane_shaper_open_connection', OPEN_CONNECTION, now, [
       profile.connections,
       stepOf(profile.connectionsPerMinute, 60_000),
