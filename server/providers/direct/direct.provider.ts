@@ -180,11 +180,7 @@ export class DirectProvider implements EmailProvider {
     this.ehloNames = new Map(identities.map((identity) => [identity.ip, identity.ehloName]));
   }
 
-  /**
-   * The recipients by domain, each domain's route and policy looked up once, then an SMTP
-   * transaction per envelope (one per VERP return path) to its MX; every recipient gets a verdict
-   * of its own, so those accepted are never sent again.
-   */
+  /** One message, built and signed in a thread, then delivered as `sendBuilt` does. */
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
     return this.sendBuilt(message, this.mime.outgoing(message), signal);
   }
@@ -210,6 +206,11 @@ export class DirectProvider implements EmailProvider {
     );
   }
 
+  /**
+   * The recipients by domain, each domain's route and policy looked up once, then an SMTP
+   * transaction per envelope (one per VERP return path) to its MX; every recipient gets a verdict
+   * of its own, so those accepted are never sent again.
+   */
   private async sendBuilt(
     message: OutboundMessage,
     building: Promise<Buffer>,

@@ -103,8 +103,8 @@ const STATE_COLUMNS = [
 /** Lease ids are `<host id>:<n>`, so a host's own leases can be told from the others'. */
 const OWN_LIVE_LEASES = `(SELECT count(*) FROM ${LIVE_LEASES} AND key LIKE p.host || ':%')`;
 const OTHERS_WAITING = `(SELECT count(*) FROM jsonb_each(s.waiting) WHERE key <> p.host AND value::bigint > p.now_ms)`;
-const STILL_WAITING = (except: string) =>
-  `(SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(s.waiting) WHERE value::bigint > p.now_ms AND key <> ${except})`;
+/** The other hosts still waiting: this host's own mark is dropped on a grant, set afresh on a refusal. */
+const OTHERS_STILL_WAITING = `(SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(s.waiting) WHERE key <> p.host AND value::bigint > p.now_ms)`;
 
 /**
  * A connection in one statement: the UPDATE takes a slot only when the rate allows, a slot is
@@ -123,14 +123,14 @@ const OPEN_CONNECTION = `
     UPDATE shaping_state s SET profile = p.profile, connection_due = ${connectionRate.spend},
       leases = (SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM ${LIVE_LEASES})
         || jsonb_build_object(p.lease_id, p.lease_expires_ms),
-      waiting = ${STILL_WAITING('p.host')}
+      waiting = ${OTHERS_STILL_WAITING}
     FROM p WHERE ${KEY_MATCHES} AND ${NOT_SUSPENDED} AND ${connectionRate.allows}
       AND (SELECT count(*) FROM ${LIVE_LEASES}) < p.connections
       AND ${OWN_LIVE_LEASES} < ceil(p.connections::numeric / (1 + ${OTHERS_WAITING}))
     RETURNING ${STATE_COLUMNS}
   ),
   refused AS (
-    UPDATE shaping_state s SET waiting = ${STILL_WAITING("''")} || jsonb_build_object(p.host, p.waiting_until_ms)
+    UPDATE shaping_state s SET waiting = ${OTHERS_STILL_WAITING} || jsonb_build_object(p.host, p.waiting_until_ms)
     FROM p WHERE ${KEY_MATCHES} AND NOT EXISTS (SELECT FROM granted)
     RETURNING ${STATE_COLUMNS}
   )
