@@ -5,11 +5,15 @@ import { DnsResolver } from '../../dns/resolver.js';
 import { authenticateMessage } from './authenticate-message.js';
 import type { MailWorkerData, MailWorkSettings, WorkerResult, WorkerTask } from './mail-work.js';
 import { parseReceived } from './parse-received.js';
+import { installPublicKeyMemo } from './public-key-memo.js';
 
 // mailauth's DKIM verifier prints `TOTAL … EXPECTING …` with console.log for every signature whose
 // `l=` does not match the body; a worker's stdout is the process's, whose lines must all be JSON logs.
 // Nothing this thread runs has anything to say on stdout.
 console.log = console.info = console.debug = () => {};
+
+// A DKIM key is parsed once per thread, not twice per signature (see publicKeyMemo).
+installPublicKeyMemo();
 
 // On Linux the nice value set here is this thread's alone (the lane for large messages runs at a lower
 // priority), counted from the one it was started with: lowering a priority needs no privilege.
