@@ -9,7 +9,8 @@
  * 16 MB), while the listener's held bytes and the process's memory are sampled: every message gets
  * 250 or 451, the held bytes never pass the budget and are all given back. Each side first gets a
  * tenth as many messages unmeasured, so both are measured warm (compiled, heap grown), as a running
- * server is.
+ * server is. Last, the floor: the same message parsed by the mail workers alone, the most the listener
+ * could reach here.
  *
  *   node --import tsx test/bench/submission.bench.ts [--json] [--messages 3000] [--connections 8]
  */
@@ -25,7 +26,7 @@ import { selfSignedSubmissionCert } from '../../cli/services/submission-cert.js'
 import { loadConfig } from '../../config/index.js';
 import { serverPool } from '../../config/mikro-orm.js';
 import { initOrm, migrate } from '../../server/db/orm.js';
-import { createDeps } from '../../server/deps.js';
+import { createDeps, type Deps } from '../../server/deps.js';
 import { Domain } from '../../server/entities/index.js';
 import { RecordingJobQueue } from '../../server/jobs/index.js';
 import { createLogger } from '../../server/logger.js';
@@ -235,12 +236,21 @@ try {
     progress(`flood: ${FLOOD_SESSIONS} sessions at once, each with a message of ${FLOOD_MAX_MB} MB…`);
     const flooded = await flood(listener, token);
     await listener.close();
+    progress(`floor: ${messages} messages parsed by the mail workers alone…`);
+    const floor = await parseAll(deps, Buffer.from(message));
 
     const [row] = await orm.em
       .fork()
       .getConnection()
       .execute<{ stored: number }[]>(`SELECT count(*)::int AS stored FROM email WHERE raw_mime IS NOT NULL`);
-    report({ baseline, postlane, stored: row!.stored - flooded.accepted - warmup, kept: kept - warmup, flooded });
+    report({
+      baseline,
+      postlane,
+      floor,
+      stored: row!.stored - flooded.accepted - warmup,
+      kept: kept - warmup,
+      flooded,
+    });
     await deps.providers.close();
   } finally {
     await orm.close();
@@ -249,9 +259,31 @@ try {
   await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }
 
+/**
+ * The floor under the listener: the same message parsed by the same mail workers, `connections` at
+ * a time, with no SMTP, no validation and nothing stored. The listener cannot pass this rate on this
+ * machine, however little the rest costs.
+ */
+async function parseAll(deps: Deps, raw: Buffer): Promise<{ perSecond: number; cpuMicrosPerMessage: number }> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async (_, lane) => {
+      for (let i = lane; i < messages; i += connections)
+        if ((await deps.mailWork.parse(raw)).parseError) throw new Error(`message ${i} did not parse`);
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return {
+    perSecond: messages / ((performance.now() - started) / 1000),
+    cpuMicrosPerMessage: (used.user + used.system) / messages,
+  };
+}
+
 function report(r: {
   baseline: Awaited<ReturnType<typeof submitAll>>;
   postlane: Awaited<ReturnType<typeof submitAll>>;
+  floor: Awaited<ReturnType<typeof parseAll>>;
   stored: number;
   kept: number;
   flooded: Awaited<ReturnType<typeof flood>>;
@@ -295,6 +327,9 @@ function report(r: {
             r.postlane.mainCpuMicrosPerMessage && Math.round(r.postlane.mainCpuMicrosPerMessage),
           ratio: Number(ratio.toFixed(3)),
           target: { perSecond: 1000, ratio: 0.3 },
+          floorPerSecond: Math.round(r.floor.perSecond),
+          floorCpuMicrosPerMessage: Math.round(r.floor.cpuMicrosPerMessage),
+          ratioToFloor: Number((r.postlane.perSecond / r.floor.perSecond).toFixed(3)),
           flood: { sessions: FLOOD_SESSIONS, ...f },
           sanity,
         },
@@ -317,6 +352,9 @@ function report(r: {
   );
   console.log(
     `postlane submission listener           ${Math.round(r.postlane.perSecond).toString().padStart(6)} /s   ${cpu(r.postlane)}   ratio ${ratio.toFixed(3)}   (target ≥ 1,000 /s and ≥ 0.3)`,
+  );
+  console.log(
+    `floor: parsed alone                    ${Math.round(r.floor.perSecond).toString().padStart(6)} /s   ${(r.floor.cpuMicrosPerMessage / 1000).toFixed(2)} ms CPU a message   listener at ${(r.postlane.perSecond / r.floor.perSecond).toFixed(2)} of it`,
   );
   console.log(
     '(CPU: this whole process, client included, the database not; the main thread is the event loop without the mail workers; on a loaded machine the most stable figures)',
