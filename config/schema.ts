@@ -835,7 +835,7 @@ export const SETTING_DOCS: { readonly [K in keyof ConfigInput]-?: SettingDoc } =
   },
   POSTLANE_MAIL_WORKERS: {
     description:
-      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail of less than 128 KB, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Larger messages have one more thread of their own, at a lower scheduling priority on Linux (nice 10), so a flood of them waits for the processor behind everything else. Messages beyond the threads wait their turn, the smallest first (a waiting message counts half its size for every second it has waited); each then has `POSTLANE_INBOUND_PARSE_DEADLINE_MS`. The DNS answers of the checks are kept a minute per thread.',
+      'Worker threads that authenticate (SPF, DKIM, DMARC) and parse received mail of less than 128 KB, shared by the process, so a costly message never holds up the event loop (API, `/health`, other SMTP sessions). Larger messages have one more thread of their own, at a lower scheduling priority on Linux (nice 10), so a flood of them waits for the processor behind everything else. Messages beyond the threads wait their turn, the smallest first (a waiting message counts half its size for every second it has waited); each then has `POSTLANE_INBOUND_PARSE_DEADLINE_MS`. The DNS answers of the checks are kept per thread for the TTL their publisher gave them, at most an hour (a missing record for the negative TTL of its zone); an answer that could not be had is asked again by the next message.',
   },
   POSTLANE_SUBMISSION_HOST: {
     description:

@@ -1,8 +1,5 @@
 import type { DnsAnswer, DnsRecordType, DnsResolver } from './resolver.js';
 
-/** Answers that mean "nothing published here": kept like answers, since they are just as stable. */
-const MISSING_CODES = new Set(['ENOTFOUND', 'ENODATA']);
-
 type Entry<T> = { expiresAt: number; answer: Promise<T> };
 
 /** Answers by question, each until it expires; at most `maxEntries`, oldest dropped first. */
@@ -28,41 +25,6 @@ export class ExpiringAnswers<T> {
     if (entry?.answer !== answer) return;
     if (expiresAt <= 0) this.entries.delete(key);
     else entry.expiresAt = Math.min(entry.expiresAt, expiresAt);
-  }
-}
-
-/**
- * DnsResolver's `resolve()` with its answers kept for a while: what received mail's SPF, DKIM and
- * DMARC checks ask is the same few names per sending domain, message after message. Node's
- * resolver does not tell a TXT record's TTL, so every answer is kept for `ttlMs`, a floor under the
- * TTLs such records are published with; "no such name / no such record" likewise. A failure to ask
- * (timeout, SERVFAIL) is never kept: the next message asks again. Questions already on the wire
- * are shared, so a burst from one sender asks once. At most `maxEntries` names, oldest dropped first.
- */
-export class DnsAnswerCache {
-  private readonly answers: ExpiringAnswers<unknown>;
-
-  constructor(
-    private readonly dns: Pick<DnsResolver, 'resolve'>,
-    private readonly clock: () => number = Date.now,
-    private readonly ttlMs = 60_000,
-    maxEntries = 10_000,
-  ) {
-    this.answers = new ExpiringAnswers(maxEntries);
-  }
-
-  resolve(name: string, type: string): Promise<unknown> {
-    const key = `${type} ${name.toLowerCase()}`;
-    const now = this.clock();
-    // A copy each time: the checker may change what it is handed.
-    const kept = this.answers.get(key, now);
-    if (kept) return kept.then(structuredClone);
-    const answer = this.dns.resolve(name, type);
-    this.answers.set(key, now + this.ttlMs, answer);
-    answer.catch((err: unknown) => {
-      if (!MISSING_CODES.has((err as NodeJS.ErrnoException).code ?? '')) this.answers.expire(key, answer, 0);
-    });
-    return answer.then(structuredClone);
   }
 }
 

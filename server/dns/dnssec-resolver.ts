@@ -6,7 +6,7 @@ import packet from 'dns-packet';
 import type { Config } from '../../config/index.js';
 import { ExpiringAnswers } from './answer-cache.js';
 
-export type SecureRecordType = 'MX' | 'A' | 'AAAA' | 'TLSA';
+export type SecureRecordType = 'MX' | 'A' | 'AAAA' | 'TLSA' | 'TXT' | 'PTR';
 
 /**
  * What one question got, and whether the resolver vouched for it (`secure`: the AD bit, from a
@@ -38,15 +38,16 @@ const NEGATIVE_TTL_SECONDS = 60;
 const MAX_ENTRIES = 10_000;
 
 /**
- * DNS questions whose DNSSEC status matters (DANE, RFC 7672): asked of the configured servers
- * (POSTLANE_DNS_SERVERS, else the system's) with the DO bit, answers read with their AD bit.
- * Node's own resolver (c-ares) neither asks for DNSSEC nor tells the AD bit, hence dns-packet over
- * UDP (TCP when the answer is truncated). The resolver must validate: this class checks no
+ * DNS questions whose DNSSEC status or TTL matters: DANE (RFC 7672), and received mail's SPF, DKIM
+ * and DMARC (through nodeStyleResolver). Asked of the configured servers (POSTLANE_DNS_SERVERS,
+ * else the system's) with the DO bit, answers read with their AD bit. Node's own resolver (c-ares)
+ * neither asks for DNSSEC nor tells the AD bit, nor a TXT or MX record's TTL, hence dns-packet over
+ * UDP (TCP when the answer is truncated). For DANE the resolver must validate: this class checks no
  * signature itself, it believes a loopback resolver's AD bit and nobody else's.
  *
  * Answers are kept for their TTL (at most MAX_TTL_SECONDS), at most `maxEntries` of them, oldest
  * dropped first; a failure to ask is never kept. A question already on the wire is not asked again:
- * the lanes starting on one domain's mail at once share its answers.
+ * the lanes starting on one domain's mail at once, or one sender's messages, share its answers.
  */
 export class DnssecResolver {
   private readonly servers: Server[];

@@ -27,6 +27,7 @@ const chunks = (value: string) => value.match(/[\s\S]{1,255}/g) ?? [''];
  */
 export async function startDnsServer({ host = '127.0.0.1' }: { host?: string } = {}) {
   const zone = new Map<string, ZoneEntry>();
+  const ttls = new Map<string, number>();
   const key = (type: RecordType, name: string) => `${type} ${name.toLowerCase().replace(/\.$/, '')}`;
   const answer = (request: dns2.Packet, send: dns2.Send) => {
     const response = Packet.createResponseFromRequest(request);
@@ -45,7 +46,8 @@ export async function startDnsServer({ host = '127.0.0.1' }: { host?: string } =
       return send(response);
     }
     for (const value of entry) {
-      const base = { name: question.name, type: TYPES[type!], class: Packet.CLASS.IN, ttl: 60 };
+      const ttl = ttls.get(key(type!, name)) ?? 60;
+      const base = { name: question.name, type: TYPES[type!], class: Packet.CLASS.IN, ttl };
       if (type === 'TXT') response.answers.push({ ...base, data: chunks(value) });
       else if (type === 'CNAME' || type === 'PTR') response.answers.push({ ...base, domain: value });
       else if (type === 'A' || type === 'AAAA') response.answers.push({ ...base, address: value });
@@ -61,11 +63,14 @@ export async function startDnsServer({ host = '127.0.0.1' }: { host?: string } =
     port,
     /** The value for POSTLANE_DNS_SERVERS. */
     address: `${host}:${port}`,
-    set(type: RecordType, name: string, entry: ZoneEntry) {
+    /** Records answer with a TTL of 60 s unless given another. */
+    set(type: RecordType, name: string, entry: ZoneEntry, ttlSeconds = 60) {
       zone.set(key(type, name), entry);
+      ttls.set(key(type, name), ttlSeconds);
     },
     remove(type: RecordType, name: string) {
       zone.delete(key(type, name));
+      ttls.delete(key(type, name));
     },
     async close() {
       await Promise.all([udp.close(), tcp.close()]);

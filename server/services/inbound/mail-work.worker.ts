@@ -1,7 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { workerData } from 'piscina';
-import { DnsAnswerCache } from '../../dns/answer-cache.js';
-import { DnsResolver } from '../../dns/resolver.js';
+import { DnssecResolver } from '../../dns/dnssec-resolver.js';
+import { nodeStyleResolver } from '../../dns/node-style-resolver.js';
 import { authenticateMessage } from './authenticate-message.js';
 import type { MailWorkerData, MailWorkSettings, WorkerResult, WorkerTask } from './mail-work.js';
 import { parseReceived } from './parse-received.js';
@@ -20,12 +20,12 @@ installPublicKeyMemo();
 const { niceness } = workerData as MailWorkerData;
 if (niceness !== 0) setPriority(Math.min(19, getPriority() + niceness));
 
-let resolver: { key: string; dns: DnsAnswerCache } | null = null;
+let resolver: { key: string; dns: { resolve: ReturnType<typeof nodeStyleResolver> } } | null = null;
 
-/** One resolver per thread, for the process's DNS settings (they are the same for every task), its answers kept a while. */
-function dnsFor(settings: MailWorkSettings): DnsAnswerCache {
+/** One resolver per thread, for the process's DNS settings (they are the same for every task), each answer kept for its TTL. */
+function dnsFor(settings: MailWorkSettings) {
   const key = `${settings.POSTLANE_DNS_SERVERS.join(',')}/${settings.POSTLANE_DNS_TIMEOUT_MS}`;
-  if (resolver?.key !== key) resolver = { key, dns: new DnsAnswerCache(new DnsResolver(settings)) };
+  if (resolver?.key !== key) resolver = { key, dns: { resolve: nodeStyleResolver(new DnssecResolver(settings)) } };
   return resolver.dns;
 }
 
