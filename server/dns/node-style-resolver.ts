@@ -23,19 +23,21 @@ function nodeShape(record: packet.Answer): unknown {
 }
 
 /**
- * A resolver in the shape of node's `dns.promises.resolve(name, type)` (what mailauth asks its
+ * A `resolve` in the shape of node's `dns.promises.resolve(name, type)` (what mailauth asks its
  * resolver for), answered by a DnssecResolver: each answer kept for the TTL its publisher gave it,
  * at most an hour, rather than a fixed time. No record of the type, or no such name, raises
  * ENOTFOUND; no usable answer (timeout, SERVFAIL) raises ETIMEOUT or ESERVFAIL, which mailauth
  * reads as a temporary error.
  */
 export function nodeStyleResolver(dns: Pick<DnssecResolver, 'query'>) {
-  return async (name: string, type: string): Promise<unknown[]> => {
-    if (!NODE_TYPES.has(type)) throw failure('ENOTIMP', `${type} records are not asked here`);
-    const answer = await dns.query(name, type as SecureRecordType);
-    if (answer.kind === 'missing') throw failure('ENOTFOUND', `no ${type} record for ${name}`);
-    if (answer.kind === 'unavailable')
-      throw failure(answer.reason.startsWith('timeout') ? 'ETIMEOUT' : 'ESERVFAIL', answer.reason);
-    return answer.records.map(nodeShape);
+  return {
+    async resolve(name: string, type: string): Promise<unknown[]> {
+      if (!NODE_TYPES.has(type)) throw failure('ENOTIMP', `${type} records are not asked here`);
+      const answer = await dns.query(name, type as SecureRecordType);
+      if (answer.kind === 'missing') throw failure('ENOTFOUND', `no ${type} record for ${name}`);
+      if (answer.kind === 'unavailable')
+        throw failure(answer.reason.startsWith('timeout') ? 'ETIMEOUT' : 'ESERVFAIL', answer.reason);
+      return answer.records.map(nodeShape);
+    },
   };
 }

@@ -20,12 +20,12 @@ installPublicKeyMemo();
 const { niceness } = workerData as MailWorkerData;
 if (niceness !== 0) setPriority(Math.min(19, getPriority() + niceness));
 
-let resolver: { key: string; dns: { resolve: ReturnType<typeof nodeStyleResolver> } } | null = null;
+let resolver: { key: string; dns: ReturnType<typeof nodeStyleResolver> } | null = null;
 
 /** One resolver per thread, for the process's DNS settings (they are the same for every task), each answer kept for its TTL. */
 function dnsFor(settings: MailWorkSettings) {
   const key = `${settings.POSTLANE_DNS_SERVERS.join(',')}/${settings.POSTLANE_DNS_TIMEOUT_MS}`;
-  if (resolver?.key !== key) resolver = { key, dns: { resolve: nodeStyleResolver(new DnssecResolver(settings)) } };
+  if (resolver?.key !== key) resolver = { key, dns: nodeStyleResolver(new DnssecResolver(settings)) };
   return resolver.dns;
 }
 

@@ -5,10 +5,11 @@ import { startDnsServer } from '../../support/dns-server.js';
 
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let now = 0;
-const resolver = () =>
-  nodeStyleResolver(
-    new DnssecResolver({ POSTLANE_DNS_SERVERS: [dns.address], POSTLANE_DNS_TIMEOUT_MS: 300 }, () => now),
-  );
+const resolver = () => {
+  const dnssec = new DnssecResolver({ POSTLANE_DNS_SERVERS: [dns.address], POSTLANE_DNS_TIMEOUT_MS: 300 }, () => now);
+  const { resolve } = nodeStyleResolver(dnssec);
+  return resolve;
+};
 const code = (promise: Promise<unknown>) =>
   promise.then(
     () => 'answered',
